@@ -8,7 +8,6 @@ stderr with exit code 2 (never a traceback).
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
 import sys
 
@@ -20,6 +19,11 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="ablate: ablation studies of RAG pipelines.")
 
 
+@app.callback()
+def _root() -> None:
+    """ablate: ablation studies of RAG pipelines."""
+
+
 def _register_commands() -> None:
     import flows
     for info in sorted(pkgutil.iter_modules(flows.__path__), key=lambda m: m.name):
@@ -29,8 +33,8 @@ def _register_commands() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from flows import env
+    env.prepare()
     _register_commands()
     try:
         app(args=argv, standalone_mode=True)

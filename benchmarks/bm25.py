@@ -1,0 +1,117 @@
+"""BM25 query throughput: the project's index vs rank-bm25 and bm25s, side by side.
+
+Corpus: 20,000 overlapping word-window chunks of the bundled SQuAD 2.0 dev-half
+paragraphs; queries: its questions. All three engines get the same token lists from the
+project's analyzer (tokenization is not timed). Timed per engine (best of --repeats):
+- project: BM25Index.search(query, k) -> top-k with ids (scoring + exact top-k);
+- rank-bm25: BM25Okapi.get_scores(query) (scoring only, on a --rank-sample of queries);
+- bm25s: BM25.retrieve(queries, k) with its default numpy backend, single thread
+  (bm25s's numba backend is printed too, for information).
+Prints queries/second of each and the two ratios the issue sets targets for
+(project / rank-bm25 >= 20, project / bm25s >= 0.8), plus a parity check.
+
+    python benchmarks/bm25.py [--chunks 20000] [--queries 2000] [--rank-sample 40] [--k 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from components.retrieval.analyzer import get_analyzer
+from components.retrieval.bm25 import BM25Index
+
+DATA = Path(__file__).resolve().parent.parent / "experiments/data/squad2-dev-half/dev-v2.0.json"
+
+
+def load(n_chunks: int, width: int = 40) -> tuple[list[str], list[str]]:
+    """n_chunks word windows (width words, stride chosen to reach n_chunks) and the questions."""
+    data = json.loads(DATA.read_text())["data"]
+    paras = [p["context"].split() for a in data for p in a["paragraphs"]]
+    questions = [q["question"] for a in data for p in a["paragraphs"] for q in p["qas"]]
+    for stride in range(width, 0, -1):
+        chunks = [" ".join(w[i:i + width]) for w in paras for i in range(0, max(len(w) - width, 0) + 1, stride)]
+        if len(chunks) >= n_chunks:
+            return chunks[:n_chunks], questions
+    raise SystemExit(f"cannot make {n_chunks} chunks from {DATA}")
+
+
+def best_of(repeats: int, fn) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chunks", type=int, default=20000)
+    ap.add_argument("--queries", type=int, default=2000)
+    ap.add_argument("--rank-sample", type=int, default=40)
+    ap.add_argument("--k", type=int, default=50)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+
+    import bm25s
+    from rank_bm25 import BM25Okapi
+
+    texts, questions = load(args.chunks)
+    an = get_analyzer("default")
+    docs = an.batch(texts)
+    ids = [f"c{i:06d}" for i in range(len(docs))]
+    queries = an.batch(questions[: args.queries])
+    sample = queries[: args.rank_sample]
+    print(f"corpus: {len(docs)} chunks, {sum(map(len, docs))} tokens; "
+          f"{len(queries)} queries (rank-bm25 on {len(sample)}); k={args.k}")
+
+    t0 = time.perf_counter()
+    ours = BM25Index(ids, docs)
+    t_ours_build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ref = BM25Okapi(docs)
+    t_ref_build = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    b25 = bm25s.BM25(k1=1.5, b=0.75, method="robertson")
+    b25.index(docs, show_progress=False)
+    t_b25_build = time.perf_counter() - t0
+    b25n = bm25s.BM25(k1=1.5, b=0.75, method="robertson", backend="numba")
+    b25n.index(docs, show_progress=False)
+    b25n.retrieve(queries[:5], k=args.k, show_progress=False)  # JIT warm-up
+
+    t_ours = best_of(args.repeats, lambda: [ours.search(q, args.k) for q in queries])
+    t_b25 = best_of(args.repeats, lambda: b25.retrieve(queries, k=args.k, show_progress=False,
+                                                       n_threads=0))
+    t_b25n = best_of(args.repeats, lambda: b25n.retrieve(queries, k=args.k, show_progress=False,
+                                                         n_threads=1))
+    t_ref = best_of(1, lambda: [ref.get_scores(q) for q in sample])
+
+    qps = {"project": len(queries) / t_ours, "bm25s": len(queries) / t_b25,
+           "bm25s-numba": len(queries) / t_b25n, "rank-bm25": len(sample) / t_ref}
+    print(f"index build (s): project {t_ours_build:.2f}  rank-bm25 {t_ref_build:.2f}  "
+          f"bm25s {t_b25_build:.2f}")
+    for name, v in qps.items():
+        print(f"  {name:12s} {v:10.1f} queries/s")
+    print(f"ratio project / rank-bm25 get_scores: {qps['project'] / qps['rank-bm25']:.1f}x  (target >= 20)")
+    print(f"ratio project / bm25s (numpy backend): {qps['project'] / qps['bm25s']:.2f}x  (target >= 0.8)")
+    print(f"ratio project / bm25s (numba backend, info): {qps['project'] / qps['bm25s-numba']:.2f}x")
+
+    pos = ours.positions(ids)
+    worst, same_top = 0.0, 0
+    for q in sample:
+        r = ref.get_scores(q)
+        worst = max(worst, float(np.abs(ours.scores(q)[pos] - r).max()))
+        # ties: rank-bm25's own sums carry ~1e-13 noise, so compare at the project's rounding
+        exp = sorted(range(len(ids)), key=lambda i: (-round(r[i], 9), ids[i]))[: args.k]
+        same_top += [d for d, _ in ours.search(q, args.k)] == [ids[i] for i in exp]
+    print(f"parity vs rank-bm25 on {len(sample)} queries: max |score diff| {worst:.2e}, "
+          f"identical top-{args.k}: {same_top}/{len(sample)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Chunkers with exact character offsets: chunk.text == doc.text[start:end], always.
+
+Sizes are tokens of the one experiment tokenizer (special tokens excluded). Each document
+is encoded once with offsets; windows are cut at token boundaries that start a new word
+(a whitespace gap or punctuation), so re-tokenising a chunk's text gives the same tokens
+and a chunk never exceeds `size` (chunks cut elsewhere than at whitespace are re-counted
+to check it). chunk_id is
+"{doc_id}:{start}-{end}", stable and content-based; chunks come by document, then start.
+
+- token_window: windows of at most `size` tokens; consecutive windows share at most
+  `overlap` tokens (the nearest word boundary at or after end - overlap).
+- sentence: whole sentences packed greedily up to `size`; the next chunk repeats the
+  trailing whole sentences of the previous one that fit in `overlap`. A sentence longer
+  than `size` is cut into token windows.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from typing import Callable, Sequence
+
+from components.config import ChunkingConfig
+from components.records import Chunk, Document
+from components.registry import Registry
+
+Offsets = list[tuple[int, int]]
+Splitter = Callable[[str, Offsets, ChunkingConfig], list[tuple[int, int]]]  # token ranges
+
+CHUNKERS: Registry[Splitter] = Registry("chunker")
+
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n\s*\n")
+
+
+def word_boundaries(text: str, offsets: Offsets) -> list[int]:
+    """Token indices where a cut keeps re-tokenisation identical (0 and len included)."""
+    out = [0]
+    for k in range(1, len(offsets)):
+        s, prev_end = offsets[k][0], offsets[k - 1][1]
+        if s > prev_end or not text[s].isalnum() or not text[prev_end - 1].isalnum():
+            out.append(k)
+    if offsets:
+        out.append(len(offsets))
+    return out
+
+
+def _windows(bounds: list[int], lo: int, hi: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Token ranges [i, j) covering tokens lo..hi, cut at `bounds` where possible."""
+    out: list[tuple[int, int]] = []
+    i = lo
+    while i < hi:
+        limit = min(i + size, hi)
+        j = bounds[bisect_right(bounds, limit) - 1]
+        if j <= i:  # one word longer than size: cut inside it
+            j = limit
+        out.append((i, j))
+        if j >= hi:
+            break
+        nxt = j
+        if overlap:
+            b = bounds[bisect_left(bounds, j - overlap)]
+            nxt = b if i < b < j else j
+        i = nxt
+    return out
+
+
+@CHUNKERS.register("token_window")
+def token_window(text: str, offsets: Offsets, cfg: ChunkingConfig) -> list[tuple[int, int]]:
+    bounds = word_boundaries(text, offsets)
+    return _windows(bounds, 0, len(offsets), cfg.size, cfg.overlap)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character ranges of sentences (whitespace trimmed), in order."""
+    out = []
+    pos = 0
+    for m in _SENTENCE_END.finditer(text):
+        out.append((pos, m.end()))
+        pos = m.end()
+    out.append((pos, len(text)))
+    trimmed = []
+    for s, e in out:
+        seg = text[s:e]
+        s2 = s + (len(seg) - len(seg.lstrip()))
+        e2 = e - (len(seg) - len(seg.rstrip()))
+        if e2 > s2:
+            trimmed.append((s2, e2))
+    return trimmed
+
+
+@CHUNKERS.register("sentence")
+def sentence(text: str, offsets: Offsets, cfg: ChunkingConfig) -> list[tuple[int, int]]:
+    bounds = word_boundaries(text, offsets)
+    starts = [s for s, _ in offsets]
+    units: list[tuple[int, int]] = []  # token ranges of sentences (long ones pre-cut)
+    for s, e in sentence_spans(text):
+        i, j = bisect_left(starts, s), bisect_left(starts, e)
+        if j <= i:
+            continue
+        i, j = bounds[bisect_right(bounds, i) - 1], bounds[bisect_left(bounds, j)]
+        if units and i < units[-1][1]:  # a cut inside a word: join with the previous unit
+            i = units.pop()[0]
+        units.extend(_windows(bounds, i, j, cfg.size, 0) if j - i > cfg.size else [(i, j)])
+    out: list[tuple[int, int]] = []
+    u = 0
+    while u < len(units):
+        v = u + 1
+        while v < len(units) and units[v][1] - units[u][0] <= cfg.size:
+            v += 1
+        out.append((units[u][0], units[v - 1][1]))
+        if v >= len(units):
+            break
+        back = v
+        while back - 1 > u and units[v - 1][1] - units[back - 1][0] <= cfg.overlap:
+            back -= 1
+        u = back
+    return out
+
+
+def chunk_documents(documents: Sequence[Document], cfg: ChunkingConfig, tokenizer) -> list[Chunk]:
+    """Chunk every document with the registered method `cfg.method` (see module doc)."""
+    splitter = CHUNKERS.get(cfg.method)
+    docs = list(documents)
+    all_offsets = tokenizer.offsets_batch([d.text for d in docs])
+    pieces: list[tuple[Document, int, int, int]] = []
+    for doc, offsets in zip(docs, all_offsets):
+        for i, j in splitter(doc.text, offsets, cfg):
+            pieces.append((doc, offsets[i][0], offsets[j - 1][1], j - i))
+    # A cut next to whitespace cannot change tokenisation (whitespace always splits words),
+    # so only chunks with another kind of cut are re-counted.
+    risky = [k for k, (d, s, e, _) in enumerate(pieces)
+             if (s > 0 and not d.text[s - 1].isspace())
+             or (e < len(d.text) and not d.text[e].isspace())]
+    counts = [n for *_, n in pieces]
+    for k, c in zip(risky, tokenizer.count_batch([pieces[k][0].text[pieces[k][1]:pieces[k][2]]
+                                                  for k in risky])):
+        counts[k] = c
+    chunks = []
+    for (doc, s, e, n), c in zip(pieces, counts):
+        if c > cfg.size:  # re-tokenisation differs at this cut: shrink until it fits
+            offs = tokenizer.offsets(doc.text[s:e])
+            k = min(n, len(offs), cfg.size)
+            while k > 1 and tokenizer.count(doc.text[s:s + offs[k - 1][1]]) > cfg.size:
+                k -= 1
+            e = s + offs[k - 1][1]
+            c = tokenizer.count(doc.text[s:e])
+        chunks.append(Chunk(f"{doc.doc_id}:{s}-{e}", doc.doc_id, s, e, doc.text[s:e], c))
+    return chunks
+
+
+def chunk_stats(chunks: Sequence[Chunk], window: int = 256) -> dict[str, float]:
+    """Manifest figures of one chunking; `over_window_share` is the share of chunks longer
+    than the embedder's window (MiniLM reads 256 word pieces and truncates the rest)."""
+    n = len(chunks)
+    tokens = [c.n_tokens for c in chunks]
+    return {"n_chunks": n, "mean_tokens": sum(tokens) / n if n else 0.0,
+            "max_tokens": max(tokens, default=0),
+            "over_window_share": sum(t > window for t in tokens) / n if n else 0.0}

@@ -1,0 +1,119 @@
+"""Loader for the native JSONL format (DESIGN.md section 3), plain or gzip.
+
+A folder holds corpus.jsonl(.gz) and questions.jsonl(.gz). Every record is type-checked
+as it is read, so the first bad line is reported with its file, line number and field.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Iterator
+
+from components.data.validate import Origin, need
+from components.errors import InputError
+from components.records import Document, Question, Span
+
+
+def find_file(folder: Path, stem: str) -> Path | None:
+    """folder/stem.jsonl or folder/stem.jsonl.gz (the plain file wins), or None."""
+    for name in (f"{stem}.jsonl", f"{stem}.jsonl.gz"):
+        p = folder / name
+        if p.is_file():
+            return p
+    return None
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[dict, Origin]]:
+    """Yield (object, origin) per non-blank line; InputError on bytes, JSON or non-objects."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                origin = Origin(str(path), lineno)
+                try:
+                    text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise origin.error(f"undecodable bytes (not UTF-8) at byte {exc.start}")
+                if not text.strip():
+                    continue
+                try:
+                    obj = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise origin.error(f"invalid JSON: {exc.msg} (column {exc.colno})")
+                if not isinstance(obj, dict):
+                    raise origin.error(f"a line must hold a JSON object, got {type(obj).__name__}")
+                yield obj, origin
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(f"cannot read file: {exc}", path=str(path)) from None
+
+
+def parse_document(obj: dict, origin: Origin) -> Document:
+    metadata = need(obj, "metadata", dict, origin, optional=True)
+    credibility = need(obj, "credibility", float, origin, optional=True)
+    return Document(
+        doc_id=need(obj, "doc_id", str, origin),
+        text=need(obj, "text", str, origin),
+        title=need(obj, "title", str, origin, optional=True),
+        source=need(obj, "source", str, origin, optional=True),
+        credibility=None if credibility is None else float(credibility),
+        metadata=metadata,
+    )
+
+
+def parse_evidence(value: object, origin: Origin) -> tuple[tuple[Span, ...], ...]:
+    """[[{doc_id, start, end, grade?}, ...], ...] -> groups of alternative spans (de-duplicated)."""
+    if not isinstance(value, list):
+        raise origin.error(f"must be a list of groups, got {type(value).__name__}", "evidence")
+    groups = []
+    for g, group in enumerate(value):
+        if not isinstance(group, list):
+            raise origin.error(f"must be a list of spans, got {type(group).__name__}",
+                               f"evidence[{g}]")
+        spans: list[Span] = []
+        for a, item in enumerate(group):
+            where = f"evidence[{g}][{a}]"
+            if not isinstance(item, dict):
+                raise origin.error(f"must be an object, got {type(item).__name__}", where)
+            sub = Origin(origin.path, origin.line, origin.field(where))
+            grade = need(item, "grade", float, sub, optional=True, default=1.0)
+            span = Span(need(item, "doc_id", str, sub), need(item, "start", int, sub),
+                        need(item, "end", int, sub), float(grade))
+            if span not in spans:
+                spans.append(span)
+        groups.append(tuple(spans))
+    return tuple(groups)
+
+
+def parse_question(obj: dict, origin: Origin) -> Question:
+    answers = need(obj, "answers", list, origin)
+    for i, a in enumerate(answers):
+        if not isinstance(a, str):
+            raise origin.error(f"must be a string, got {type(a).__name__}", f"answers[{i}]")
+    if "evidence" not in obj:
+        raise origin.error("missing required field", "evidence")
+    return Question(
+        qid=need(obj, "qid", str, origin),
+        question=need(obj, "question", str, origin),
+        answers=tuple(answers),
+        answerable=need(obj, "answerable", bool, origin),
+        evidence=parse_evidence(obj["evidence"], origin),
+        cluster=need(obj, "cluster", str, origin, optional=True),
+        type=need(obj, "type", str, origin, optional=True),
+        tier=need(obj, "tier", str, origin, optional=True),
+        split=need(obj, "split", str, origin, optional=True),
+    )
+
+
+def load_jsonl(folder: Path) -> tuple[Iterator[tuple[Document, Origin]],
+                                      Iterator[tuple[Question, Origin]]]:
+    """Lazy (record, origin) streams of a native folder, so checks run in file order."""
+    corpus = find_file(folder, "corpus")
+    questions = find_file(folder, "questions")
+    if corpus is None or questions is None:
+        missing = "corpus.jsonl" if corpus is None else "questions.jsonl"
+        raise InputError(f"missing {missing} (or {missing}.gz)", path=str(folder))
+    docs = ((parse_document(o, origin), origin) for o, origin in read_jsonl(corpus))
+    qs = ((parse_question(o, origin), origin) for o, origin in read_jsonl(questions))
+    return docs, qs

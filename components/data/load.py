@@ -1,0 +1,65 @@
+"""load_dataset: detect the format, parse, validate and fingerprint a data set.
+
+Validation runs before any compute and stops at the first problem with one InputError
+naming file, line and field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from components.data.beir import load_beir
+from components.data.fingerprint import fingerprint
+from components.data.jsonl import find_file, load_jsonl
+from components.data.squad import load_squad
+from components.data.validate import check_documents, check_questions
+from components.errors import InputError
+from components.records import Dataset
+
+FORMATS = ("auto", "jsonl", "squad", "beir")
+
+
+def detect_format(path: Path) -> str:
+    """jsonl (corpus + questions), beir (corpus + queries + qrels/) or squad (a .json file)."""
+    if path.is_file():
+        if path.suffix.lower() == ".json":
+            return "squad"
+        raise InputError("a file data set must be a SQuAD .json file; a folder holds "
+                         "corpus.jsonl + questions.jsonl (native) or a BEIR layout",
+                         path=str(path))
+    if path.is_dir():
+        if find_file(path, "corpus") and find_file(path, "questions"):
+            return "jsonl"
+        if find_file(path, "corpus") and find_file(path, "queries") and (path / "qrels").is_dir():
+            return "beir"
+        raise InputError("folder holds neither corpus.jsonl + questions.jsonl nor a BEIR "
+                         "layout (corpus.jsonl, queries.jsonl, qrels/)", path=str(path))
+    raise InputError("no such file or folder", path=str(path))
+
+
+def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test") -> Dataset:
+    """Load and validate a data set; raises InputError on the first bad record."""
+    path = Path(path)
+    if format not in FORMATS:
+        raise InputError(f"unknown data format '{format}' (known: {', '.join(FORMATS)})",
+                         field="format")
+    if not path.exists():
+        raise InputError("no such file or folder", path=str(path))
+    fmt = detect_format(path) if format == "auto" else format
+    if fmt == "jsonl":
+        if not path.is_dir():
+            raise InputError("the jsonl format needs a folder", path=str(path))
+        doc_stream, q_stream = load_jsonl(path)
+    elif fmt == "squad":
+        if not path.is_file():
+            raise InputError("the squad format needs a .json file", path=str(path))
+        doc_stream, q_stream = load_squad(path)
+    else:
+        if not path.is_dir():
+            raise InputError("the beir format needs a folder", path=str(path))
+        doc_stream, q_stream = load_beir(path, beir_split)
+    documents = check_documents(doc_stream)
+    questions = check_questions(q_stream, documents)
+    source = f"{fmt}:{path}" + (f"#{beir_split}" if fmt == "beir" else "")
+    return Dataset(documents=tuple(documents), questions=tuple(questions),
+                   fingerprint=fingerprint(documents, questions), source=source)

@@ -1,0 +1,86 @@
+"""Question tiers (smoke / regression / full) and the frozen test split.
+
+Both are deterministic from the seed and stratified by (answerable, type): within each
+stratum questions are ordered by a seeded hash of their qid, and strata are interleaved
+proportionally, so every prefix of the order has about the data set's mix. Tiers are
+prefixes of one order, hence nested (smoke within regression within full). Fields given
+by the data win: a question's own `split` places it, and its own `tier` puts it in that
+tier and the larger ones (and never in a smaller one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Iterable, Sequence
+
+from components.errors import InputError
+from components.records import Question
+
+TIERS = ("smoke", "regression", "full")
+SPLITS = ("dev", "test", "all")
+
+
+def _key(seed: int, salt: str, qid: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}\x1f{salt}\x1f{qid}".encode()).digest()[:8], "big")
+
+
+def stratified_order(questions: Iterable[Question], seed: int, salt: str) -> list[Question]:
+    """All questions in a seeded order whose every prefix is proportionally stratified."""
+    strata: dict[tuple[bool, str], list[Question]] = {}
+    for q in questions:
+        strata.setdefault((q.answerable, q.type or ""), []).append(q)
+    keyed = []
+    for members in strata.values():
+        members.sort(key=lambda q: (_key(seed, salt, q.qid), q.qid))
+        n = len(members)
+        for i, q in enumerate(members):
+            keyed.append(((i + 0.5) / n, _key(seed, salt + "/tie", q.qid), q.qid, q))
+    keyed.sort(key=lambda t: t[:3])
+    return [t[3] for t in keyed]
+
+
+def frozen_test_qids(questions: Sequence[Question], *, seed: int,
+                     test_fraction: float) -> set[str]:
+    """qids of the frozen test split: given `split` fields, else a seeded stratified share."""
+    if not 0 <= test_fraction < 1:
+        raise InputError(f"test_fraction must be within [0, 1), got {test_fraction}",
+                         field="test_fraction")
+    given = {q.qid for q in questions if q.split == "test"}
+    free = [q for q in questions if q.split is None]
+    n_test = round(test_fraction * len(free))
+    order = stratified_order(free, seed, "split")
+    return given | {q.qid for q in order[len(order) - n_test:]} if n_test else given
+
+
+def select_questions(questions: Sequence[Question], *, tier: str, split: str, seed: int,
+                     smoke_size: int = 50, regression_size: int = 500,
+                     test_fraction: float = 0.2) -> tuple[Question, ...]:
+    """The questions of one tier of one split, in data set order.
+
+    split "dev" never includes the frozen test part; "test" is only that part; "all" is
+    every question. Tiers are drawn within the chosen split.
+    """
+    if tier not in TIERS:
+        raise InputError(f"unknown tier '{tier}' (known: {', '.join(TIERS)})", field="tier")
+    if split not in SPLITS:
+        raise InputError(f"unknown split '{split}' (known: {', '.join(SPLITS)})", field="split")
+    if smoke_size < 0 or regression_size < smoke_size:
+        raise InputError("tier sizes must satisfy 0 <= smoke_size <= regression_size",
+                         field="regression_size")
+    if split == "all":
+        pool = list(questions)
+    else:
+        test = frozen_test_qids(questions, seed=seed, test_fraction=test_fraction)
+        pool = [q for q in questions if (q.qid in test) == (split == "test")]
+    if tier == "full":
+        return tuple(pool)
+    given_smoke = {q.qid for q in pool if q.tier == "smoke"}
+    given_reg = {q.qid for q in pool if q.tier == "regression"}
+    order = [q.qid for q in stratified_order([q for q in pool if q.tier is None], seed, "tier")]
+    smoke_fill = max(0, smoke_size - len(given_smoke))
+    if tier == "smoke":
+        chosen = given_smoke | set(order[:smoke_fill])
+    else:
+        reg_fill = max(smoke_fill, regression_size - len(given_smoke) - len(given_reg))
+        chosen = given_smoke | given_reg | set(order[:reg_fill])
+    return tuple(q for q in pool if q.qid in chosen)

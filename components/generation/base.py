@@ -1,0 +1,105 @@
+"""Generator registry, protocol and the shared cached batch loop.
+
+A generator turns (question, packed context) pairs into Answers. `cache_identity` is a
+stable string of everything that changes its outputs (model file, decoding settings,
+code version); with the rendered prompt it keys the GenerationCache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable, Protocol, Sequence, runtime_checkable
+
+from components.config import GeneratorConfig, PromptConfig
+from components.generation.cache import GenerationCache
+from components.generation.prompt import is_refusal, render_prompt
+from components.records import Answer, PackedContext, Question
+from components.registry import Registry
+
+Item = tuple[Question, "PackedContext | None"]
+Job = tuple[Question, "PackedContext | None", str, str]  # question, context, system, user
+
+
+@runtime_checkable
+class Generator(Protocol):
+    @property
+    def cache_identity(self) -> str: ...
+
+    def generate_many(self, items: Sequence[Item],
+                      cache: GenerationCache | None = None) -> list[Answer]: ...
+
+
+GENERATORS: Registry[Callable[[GeneratorConfig, PromptConfig], Generator]] = Registry("generator")
+
+
+def make_generator(cfg: GeneratorConfig, prompt: PromptConfig) -> Generator:
+    """Build the generator named by cfg.name (unknown name -> InputError listing names)."""
+    return GENERATORS.get(cfg.name)(cfg, prompt)
+
+
+class BaseGenerator:
+    """Render prompts, serve cache hits, generate each remaining prompt once, keep order.
+
+    Subclasses implement `cache_identity` and `_generate_one(question, context, system,
+    user) -> Answer` (or override `_generate_batch` to run requests concurrently).
+    """
+
+    uses_context = True  # closed-book generators set False: context is not rendered
+    version = "1"  # bump when a code change changes outputs
+
+    def __init__(self, cfg: GeneratorConfig, prompt: PromptConfig) -> None:
+        self.cfg = cfg
+        self.prompt = prompt
+
+    @property
+    def cache_identity(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.cache_identity})"
+
+    def _generate_one(self, question: Question, context: PackedContext | None,
+                      system: str, user: str) -> Answer:
+        raise NotImplementedError
+
+    def _generate_batch(self, jobs: Sequence[Job]) -> list[Answer]:
+        return [self._timed(*job) for job in jobs]
+
+    def _timed(self, question: Question, context: PackedContext | None,
+               system: str, user: str) -> Answer:
+        """Run one generation and stamp its wall-clock latency."""
+        t0 = time.perf_counter()
+        ans = self._generate_one(question, context, system, user)
+        return dataclasses.replace(ans, latency_s=time.perf_counter() - t0)
+
+    def refused(self, text: str) -> bool:
+        return is_refusal(text, self.prompt.refusal)
+
+    def generate_many(self, items: Sequence[Item],
+                      cache: GenerationCache | None = None) -> list[Answer]:
+        """Answers in input order; identical prompts are generated once per call."""
+        identity = self.cache_identity
+        groups: dict[tuple[str, str], list[int]] = {}
+        contexts: list[PackedContext | None] = []
+        for i, (q, ctx) in enumerate(items):
+            ctx = ctx if self.uses_context else None
+            contexts.append(ctx)
+            groups.setdefault(render_prompt(self.prompt, q.question, ctx), []).append(i)
+        out: list[Answer | None] = [None] * len(items)
+        todo: list[tuple[str, str]] = []
+        for prompt, idx in groups.items():
+            hit = cache.get(cache.key(identity, *prompt)) if cache is not None else None
+            if hit is None:
+                todo.append(prompt)
+                continue
+            for i in idx:
+                out[i] = hit
+        jobs = [(items[groups[p][0]][0], contexts[groups[p][0]], *p) for p in todo]
+        fresh = self._generate_batch(jobs) if jobs else []
+        for prompt, ans in zip(todo, fresh, strict=True):
+            if cache is not None:
+                cache.put(cache.key(identity, *prompt), ans)
+            for n, i in enumerate(groups[prompt]):
+                out[i] = ans if n == 0 else dataclasses.replace(ans, cached=True)
+        return [a for a in out if a is not None]

@@ -1,0 +1,84 @@
+"""On-disk generation cache keyed by (generator identity, rendered prompt).
+
+Retries, resumed sweeps and sweeps over other variables that leave the prompt unchanged
+never generate the same prompt twice. One small JSON file per entry, fanned out by the
+first two hex digits, written atomically (temp file + os.replace) so a killed run never
+leaves a torn entry. Answers that carry an error are never stored, so they are retried.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from components.records import Answer
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(Answer))
+
+
+def cache_key(identity: str, system: str, user: str) -> str:
+    """sha256 over the generator's cache identity and both prompt messages."""
+    h = hashlib.sha256()
+    for part in (identity, system, user):
+        data = part.encode("utf-8")
+        h.update(len(data).to_bytes(8, "little"))  # length-prefixed: no ambiguity
+        h.update(data)
+    return h.hexdigest()
+
+
+class GenerationCache:
+    """Content-addressed answers under `root`; `.counters` counts generated and reused."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._generated = 0
+        self._reused = 0
+
+    @property
+    def counters(self) -> dict[str, int]:
+        with self._lock:
+            return {"generated": self._generated, "reused": self._reused}
+
+    def key(self, identity: str, system: str, user: str) -> str:
+        return cache_key(identity, system, user)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Answer | None:
+        """The stored answer (marked cached=True, original latency kept), or None."""
+        try:
+            raw = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        data = {k: raw[k] for k in _FIELDS if k in raw}
+        data["cached"] = True
+        with self._lock:
+            self._reused += 1
+        return Answer(**data)
+
+    def put(self, key: str, answer: Answer) -> None:
+        """Store a freshly generated answer (counted as generated); errors are not stored."""
+        with self._lock:
+            self._generated += 1
+        if answer.error is not None:
+            return
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = dataclasses.asdict(answer)
+        data["cached"] = False
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, ensure_ascii=False, sort_keys=True)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

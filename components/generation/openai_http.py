@@ -1,0 +1,130 @@
+"""`openai`: any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp server, hosted).
+
+Config: generator.base_url (e.g. http://127.0.0.1:8000/v1), generator.model, and
+generator.api_key_env, the *name* of the environment variable holding the key. The key
+lives only in the HTTP client's headers: it is never part of the cache identity, a
+repr, an error message or an Answer, so it cannot reach logs, MLflow or reports.
+Timeouts, retries with exponential backoff on 429/5xx/transport errors (Retry-After
+honoured, capped), and a semaphore bounding requests in flight across threads.
+Auth / not-found errors stop the run (InputError); an answer whose retries are
+exhausted carries `error` and is not cached, so a re-run retries it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Sequence
+
+import httpx
+
+from components.errors import InputError
+from components.generation.base import GENERATORS, BaseGenerator, Job
+from components.generation.prompt import first_answer_line
+from components.records import Answer, PackedContext, Question
+
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+FATAL_STATUS = frozenset({401, 403, 404})
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 30.0
+
+
+@GENERATORS.register("openai")
+class OpenAIGenerator(BaseGenerator):
+    """Chat completions over HTTP with retries and bounded concurrency."""
+
+    version = "1"
+
+    def __init__(self, cfg, prompt, transport: httpx.BaseTransport | None = None,
+                 sleep=time.sleep) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(cfg, prompt)
+        if not cfg.base_url:
+            raise InputError("the openai generator needs a base URL", field="generator.base_url")
+        if not cfg.model:
+            raise InputError("the openai generator needs a model name", field="generator.model")
+        headers = {"Content-Type": "application/json"}
+        if cfg.api_key_env:
+            key = os.environ.get(cfg.api_key_env)
+            if not key:
+                raise InputError(f"environment variable {cfg.api_key_env} is not set",
+                                 field="generator.api_key_env")
+            headers["Authorization"] = f"Bearer {key}"
+        self._client = httpx.Client(base_url=cfg.base_url.rstrip("/") + "/", headers=headers,
+                                    timeout=httpx.Timeout(cfg.timeout_s), transport=transport)
+        self._slots = threading.BoundedSemaphore(cfg.concurrency)
+        self._sleep = sleep
+
+    @property
+    def cache_identity(self) -> str:
+        c = self.cfg
+        return (f"openai/v{self.version}/{c.base_url.rstrip('/')}/model={c.model}"
+                f"/max_new_tokens={c.max_new_tokens}/temperature={c.temperature!r}/seed={c.seed}")
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _generate_batch(self, jobs: Sequence[Job]) -> list[Answer]:
+        if self.cfg.concurrency == 1 or len(jobs) <= 1:
+            return [self._timed(*job) for job in jobs]
+        with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
+            return list(pool.map(lambda job: self._timed(*job), jobs))
+
+    def _backoff(self, attempt: int, response: httpx.Response | None) -> float:
+        delay = BACKOFF_BASE_S * (2 ** attempt)
+        if response is not None:
+            try:
+                delay = max(delay, float(response.headers.get("retry-after", 0)))
+            except ValueError:
+                pass
+        return min(delay, BACKOFF_MAX_S)
+
+    def _post(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        """(json, None) on success or (None, error) after the last retry."""
+        error = "no attempt"
+        for attempt in range(self.cfg.max_retries + 1):
+            response: httpx.Response | None = None
+            try:
+                with self._slots:
+                    response = self._client.post("chat/completions", json=body)
+            except httpx.TransportError as e:  # timeouts, refused connections, resets
+                error = type(e).__name__
+            else:
+                if response.status_code == 200:
+                    try:
+                        return response.json(), None
+                    except ValueError:
+                        return None, "invalid JSON response"
+                error = f"HTTP {response.status_code}"
+                if response.status_code in FATAL_STATUS:
+                    raise InputError(f"{self.cfg.base_url} answered {error} for model "
+                                     f"'{self.cfg.model}' (check URL, model and key)",
+                                     field="generator")
+                if response.status_code not in RETRY_STATUS:
+                    return None, error
+            if attempt < self.cfg.max_retries:
+                self._sleep(self._backoff(attempt, response))
+        return None, f"{error} after {self.cfg.max_retries + 1} attempts"
+
+    def _generate_one(self, question: Question, context: PackedContext | None,
+                      system: str, user: str) -> Answer:
+        body = {
+            "model": self.cfg.model,
+            "messages": [{"role": "system", "content": system},
+                         {"role": "user", "content": user}],
+            "max_tokens": self.cfg.max_new_tokens,
+            "temperature": self.cfg.temperature,
+            "seed": self.cfg.seed,
+        }
+        data, error = self._post(body)
+        if data is None:
+            return Answer(text="", refused=True, error=error)
+        try:
+            text = first_answer_line(data["choices"][0]["message"].get("content") or "")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return Answer(text="", refused=True, error="malformed completion")
+        usage = data.get("usage") or {}
+        return Answer(text=text, refused=self.refused(text),
+                      tokens_in=int(usage.get("prompt_tokens") or 0),
+                      tokens_out=int(usage.get("completion_tokens") or 0))

@@ -1,0 +1,60 @@
+"""Span labels mapped onto any chunking (DESIGN.md section 3).
+
+Labels are spans, not chunk ids, so they survive every chunking: for each question, each
+evidence group and each chunk, the label is the covered fraction of the best span of the
+group, |chunk ∩ span| / |span|, times the span's grade (1.0 for extractive spans, the
+qrel grade for BEIR whole-document spans, so graded labels may exceed 1). Only chunks
+with a positive value are listed. Whether a chunk is relevant is decided later against
+one fixed threshold per experiment.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import Iterable, Sequence
+
+from components.records import Chunk, Question
+
+# qid -> one {chunk_id: value} per evidence group (empty tuple: no evidence)
+Labels = dict[str, tuple[dict[str, float], ...]]
+
+
+class ChunkIndex:
+    """Chunks of each document sorted by start, for overlap look-ups by character range."""
+
+    def __init__(self, chunks: Iterable[Chunk]) -> None:
+        by_doc: dict[str, list[Chunk]] = {}
+        for c in chunks:
+            by_doc.setdefault(c.doc_id, []).append(c)
+        self._chunks = {d: sorted(cs, key=lambda c: (c.start, c.end)) for d, cs in by_doc.items()}
+        self._starts = {d: [c.start for c in cs] for d, cs in self._chunks.items()}
+        self._maxlen = {d: max(c.end - c.start for c in cs) for d, cs in self._chunks.items()}
+
+    def overlapping(self, doc_id: str, start: int, end: int) -> list[Chunk]:
+        """Chunks of doc_id sharing at least one character with [start, end)."""
+        cs = self._chunks.get(doc_id)
+        if not cs:
+            return []
+        starts = self._starts[doc_id]
+        lo = bisect_left(starts, start - self._maxlen[doc_id])
+        hi = bisect_left(starts, end)
+        return [c for c in cs[lo:hi] if c.end > start]
+
+
+def label_chunks(chunks: Sequence[Chunk], questions: Sequence[Question]) -> Labels:
+    """qid -> per evidence group {chunk_id: covered fraction of the best span x grade}."""
+    index = ChunkIndex(chunks)
+    out: Labels = {}
+    for q in questions:
+        groups = []
+        for group in q.evidence:
+            best: dict[str, float] = {}
+            for span in group:
+                for c in index.overlapping(span.doc_id, span.start, span.end):
+                    covered = min(c.end, span.end) - max(c.start, span.start)
+                    value = covered / span.length * span.grade
+                    if value > best.get(c.chunk_id, 0.0):
+                        best[c.chunk_id] = value
+            groups.append(dict(sorted(best.items())))
+        out[q.qid] = tuple(groups)
+    return out

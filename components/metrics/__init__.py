@@ -1,0 +1,1 @@
+"""Metrics: retrieval (per stage) here; answer, refusal and attribution metrics beside it."""

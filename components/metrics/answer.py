@@ -1,0 +1,142 @@
+"""Answer metrics: SQuAD v2 exact match and token F1, correctness, lexical support.
+
+Normalisation is the official SQuAD v2 evaluation script's: lower case, drop ASCII
+punctuation, drop the articles a/an/the, collapse white space. Scores are the maximum
+over the reference answers. Following SQuAD v2, an unanswerable question scores 1 only
+when the answer is a refusal, and an answerable question scores 0 when refused.
+
+`lexical_support` is the share of the answer's content tokens that occur in the context:
+a cheap *proxy* for grounding, never a faithfulness measure (a copied wrong span scores 1).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections import Counter
+from typing import Sequence
+
+from components.records import Answer, PackedContext, Question
+
+_PUNCT = set(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+
+# Function words ignored by lexical support (answer "in the 1990s" -> "1990s").
+STOPWORDS = frozenset(
+    "a an the of in on at to for from by with and or but is are was were be been being "
+    "it its this that these those as which who whom whose what when where why how "
+    "he she they them his her their we you i me my our your do does did not no".split()
+)
+
+
+def normalize_answer(s: str) -> str:
+    """The official SQuAD v2 normalisation (lower, no punctuation, no articles, single spaces)."""
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def _tokens(s: str) -> list[str]:
+    return normalize_answer(s).split() if s else []
+
+
+def _gold(references: Sequence[str]) -> list[str]:
+    """References that survive normalisation; [''] when none does (as the SQuAD script)."""
+    gold = [a for a in references if normalize_answer(a)]
+    return gold or [""]
+
+
+def _em_one(prediction: str, gold: str) -> float:
+    return float(normalize_answer(prediction) == normalize_answer(gold))
+
+
+def _f1_one(prediction: str, gold: str) -> float:
+    pred_toks, gold_toks = _tokens(prediction), _tokens(gold)
+    if not pred_toks or not gold_toks:
+        return float(pred_toks == gold_toks)
+    common = Counter(pred_toks) & Counter(gold_toks)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision = same / len(pred_toks)
+    recall = same / len(gold_toks)
+    return 2 * precision * recall / (precision + recall)
+
+
+def exact_match(prediction: str, references: Sequence[str]) -> float:
+    """Max over references of normalised string equality (1.0 or 0.0)."""
+    return max(_em_one(prediction, g) for g in _gold(references))
+
+
+def token_f1(prediction: str, references: Sequence[str]) -> float:
+    """Max over references of the SQuAD bag-of-tokens F1."""
+    return max(_f1_one(prediction, g) for g in _gold(references))
+
+
+def is_correct(*, answerable: bool, em: float, f1: float, refused: bool,
+               f1_threshold: float = 0.5) -> bool:
+    """Correct = answerable, not refused and (em == 1 or f1 >= f1_threshold);
+    an unanswerable question is correct iff refused."""
+    if not answerable:
+        return refused
+    return (not refused) and (em >= 1.0 or f1 >= f1_threshold)
+
+
+def context_text(context: PackedContext | None) -> str:
+    """All passage texts of a packed context joined by blank lines ('' for None)."""
+    if context is None:
+        return ""
+    return "\n\n".join(p.text for p in context.passages)
+
+
+def lexical_support(answer_text: str, context: PackedContext | None) -> float:
+    """Share of the answer's content tokens present in the context (a proxy, not faithfulness).
+
+    NaN when the answer is empty or there is no context (closed book): undefined, not 0.
+    Stop words are ignored unless the answer has nothing else.
+    """
+    toks = _tokens(answer_text)
+    if not toks or context is None:
+        return math.nan
+    content = [t for t in toks if t not in STOPWORDS] or toks
+    ctx = set(_tokens(context_text(context)))
+    return sum(t in ctx for t in content) / len(content)
+
+
+def answer_cost(answer: Answer, cost_per_1k_in: float = 0.0, cost_per_1k_out: float = 0.0) -> float:
+    """Money spent on one answer at the configured prices per 1000 tokens in / out."""
+    return (answer.tokens_in * cost_per_1k_in + answer.tokens_out * cost_per_1k_out) / 1000.0
+
+
+def answer_metrics(question: Question, answer: Answer, context: PackedContext | None, *,
+                   f1_threshold: float = 0.5, cost_per_1k_in: float = 0.0,
+                   cost_per_1k_out: float = 0.0) -> dict[str, float]:
+    """Per-question answer metrics.
+
+    Keys: em, f1 (SQuAD v2 rules: unanswerable correct iff refused), correct (see
+    `is_correct`), refused (0/1), lexical_support (NaN when refused/empty/no context),
+    tokens_in, tokens_out, latency_s, cost.
+    """
+    refused = bool(answer.refused)
+    if not question.answerable:
+        em = f1 = 1.0 if refused else 0.0
+    elif refused:
+        em = f1 = 0.0
+    else:
+        em = exact_match(answer.text, question.answers)
+        f1 = token_f1(answer.text, question.answers)
+    correct = is_correct(answerable=question.answerable, em=em, f1=f1, refused=refused,
+                         f1_threshold=f1_threshold)
+    return {
+        "em": em,
+        "f1": f1,
+        "correct": float(correct),
+        "refused": float(refused),
+        "lexical_support": math.nan if refused else lexical_support(answer.text, context),
+        "tokens_in": float(answer.tokens_in),
+        "tokens_out": float(answer.tokens_out),
+        "latency_s": float(answer.latency_s),
+        "cost": answer_cost(answer, cost_per_1k_in, cost_per_1k_out),
+    }

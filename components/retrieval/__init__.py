@@ -1,0 +1,5 @@
+"""The retrieval stack: BM25 and dense paths, fusion, composite rerank (issue 4).
+
+Stage-level API for the flow lives in components.retrieval.stages; registries:
+analyzer.ANALYZERS, stages.PATHS, fusion.FUSERS, rerank.SIGNALS, stages.RERANKERS.
+"""

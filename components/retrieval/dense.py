@@ -1,0 +1,135 @@
+"""Dense retrieval: a cached sentence-transformers encoder and exact blocked top-K search.
+
+Embeddings are L2-normalised, so cosine similarity is a dot product. Search is exact
+(no ANN): the corpus is scanned in blocks of rows and each block's candidates are
+merged into a running top-K, so memory is bounded by queries x (K + block) rather
+than queries x corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from components.retrieval.embed_cache import EmbeddingCache, text_key
+from components.retrieval.topk import merge_topk
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+Ranking = list[tuple[str, float]]
+
+
+@lru_cache(maxsize=None)
+def model_fingerprint(model_path: Path) -> str:
+    """`<dir name>-<sha256 of every file in the model dir>[:16]`: a stable id for cache keys."""
+    h = hashlib.sha256()
+    root = Path(model_path)
+    for p in sorted(q for q in root.rglob("*") if q.is_file()):
+        h.update(str(p.relative_to(root)).encode() + b"\0")
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    name = root.parent.name if root.name == "model" else root.name
+    return f"{name}-{h.hexdigest()[:16]}"
+
+
+class DenseEncoder:
+    """Encodes texts with a local sentence-transformers model, through an embedding cache.
+
+    The model is loaded lazily: a run whose texts are all cached never loads it.
+    `counters`: embedded = distinct texts run through the model, reused = texts served
+    without the model (cache hits and repeats), both cumulative in this process.
+    """
+
+    def __init__(self, model_path: Path, cache_dir: Path | None, batch_size: int = 64) -> None:
+        self.model_path = Path(model_path)
+        if not self.model_path.is_dir():
+            raise FileNotFoundError(f"dense model directory not found: {self.model_path}")
+        self.batch_size = int(batch_size)
+        self.model_id = model_fingerprint(self.model_path)
+        self.cache = EmbeddingCache(None if cache_dir is None else Path(cache_dir), self.model_id)
+        self._model = None
+        self._lock = threading.Lock()
+        self._embedded = 0
+        self._reused = 0
+
+    @property
+    def counters(self) -> dict[str, int]:
+        return {"embedded": self._embedded, "reused": self._reused}
+
+    @property
+    def model(self):
+        """The SentenceTransformer, loaded on first use (CPU, offline)."""
+        with self._lock:
+            if self._model is None:
+                from sentence_transformers import SentenceTransformer
+                self._model = SentenceTransformer(str(self.model_path), device="cpu",
+                                                  local_files_only=True)
+            return self._model
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                 convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vecs, dtype=np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (len(texts), dim), L2-normalised, in input order; embeds only cache misses."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        keys = [text_key(t) for t in texts]
+        found = self.cache.lookup(keys)
+        miss: dict[str, str] = {}  # key -> text, first occurrence order
+        for k, t, v in zip(keys, texts, found):
+            if v is None and k not in miss:
+                miss[k] = t
+        if miss:
+            new = self._embed(list(miss.values()))
+            self.cache.store(list(miss), new)
+            by_key = dict(zip(miss, new))
+            found = [by_key[k] if v is None else v for k, v in zip(keys, found)]
+        self._embedded += len(miss)
+        self._reused += len(texts) - len(miss)
+        return np.stack(found).astype(np.float32, copy=False)
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+
+class DenseIndex:
+    """Normalised vectors of documents held in id order, searched exactly in blocks."""
+
+    def __init__(self, ids: Sequence[str], vectors: np.ndarray, block: int = 4096) -> None:
+        if len(ids) != vectors.shape[0]:
+            raise ValueError(f"{len(ids)} ids for {vectors.shape[0]} vectors")
+        order = sorted(range(len(ids)), key=lambda i: ids[i])
+        self.ids = [ids[i] for i in order]
+        self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
+        self.block = int(block)
+
+    def search(self, queries: np.ndarray, k: int, query_block: int = 256) -> list[Ranking]:
+        """Top-k (id, cosine) per query row, best first, ties by id."""
+        n = len(self.ids)
+        k = min(int(k), n)
+        out: list[Ranking] = []
+        for q0 in range(0, queries.shape[0], query_block):
+            q = np.asarray(queries[q0:q0 + query_block], dtype=np.float32)
+            best_s = np.empty((q.shape[0], 0), dtype=np.float32)
+            best_p = np.empty((q.shape[0], 0), dtype=np.int64)
+            for c0 in range(0, n, self.block):
+                s = q @ self.vectors[c0:c0 + self.block].T
+                p = np.broadcast_to(np.arange(c0, c0 + s.shape[1], dtype=np.int64), s.shape)
+                best_s, best_p = merge_topk(np.concatenate([best_s, s], axis=1),
+                                            np.concatenate([best_p, p], axis=1), k)
+            for srow, prow in zip(best_s, best_p):
+                out.append([(self.ids[p], float(s_)) for p, s_ in zip(prow, srow)])
+        return out

@@ -1,0 +1,91 @@
+"""Per-process memo of the costly retrieval objects: BM25 indexes, encoders, cross-encoders.
+
+The bm25 path and the `lexical` rerank signal need the same index over the same chunks;
+an RRF-k or rerank sweep calls the stages again on identical chunks. Building once per
+(chunks, analyzer, k1, b, epsilon) keeps those calls cheap. Small LRUs bound memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable, Sequence, TypeVar
+
+from components.config import RetrievalConfig
+from components.errors import InputError
+from components.models import dense_model_path
+from components.records import Chunk
+from components.retrieval.analyzer import get_analyzer
+from components.retrieval.bm25 import BM25Index
+from components.retrieval.dense import DenseEncoder
+
+T = TypeVar("T")
+
+
+class _LRU:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: OrderedDict[object, object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_or_make(self, key: object, make: Callable[[], T]) -> T:
+        with self._lock:
+            if key in self._d:
+                self._d.move_to_end(key)
+                return self._d[key]  # type: ignore[return-value]
+            value = make()
+            self._d[key] = value
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+            return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+
+
+_BM25 = _LRU(4)
+_ENCODERS = _LRU(2)
+_CROSS = _LRU(2)
+
+
+def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
+    """Content hash of (chunk_id, text) pairs, order-independent."""
+    h = hashlib.sha256()
+    for c in sorted(chunks, key=lambda c: c.chunk_id):
+        h.update(c.chunk_id.encode() + b"\0" + c.text.encode() + b"\1")
+    return h.hexdigest()
+
+
+def bm25_index(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> BM25Index:
+    """The BM25 index of `chunks` under cfg.analyzer and cfg.bm25 (memoised)."""
+    analyzer = get_analyzer(cfg.analyzer)
+    key = (chunks_fingerprint(chunks), cfg.analyzer, cfg.bm25.k1, cfg.bm25.b, cfg.bm25.epsilon)
+
+    def make() -> BM25Index:
+        return BM25Index([c.chunk_id for c in chunks], analyzer.batch([c.text for c in chunks]),
+                         k1=cfg.bm25.k1, b=cfg.bm25.b, epsilon=cfg.bm25.epsilon)
+
+    return _BM25.get_or_make(key, make)
+
+
+def default_encoder(cfg: RetrievalConfig) -> DenseEncoder:
+    """An encoder for cfg.dense_model without a disk cache, for callers given none."""
+    path = dense_model_path(cfg.dense_model)
+    return _ENCODERS.get_or_make(str(path), lambda: DenseEncoder(path, None))
+
+
+def cross_encoder(path: str):
+    """A local sentence-transformers CrossEncoder (loaded once per process, CPU, offline)."""
+    p = Path(path)
+    if not p.is_dir():
+        raise InputError(f"cross-encoder model directory not found: {path}",
+                         field="rerank.cross_encoder")
+
+    def make():
+        from sentence_transformers import CrossEncoder
+        return CrossEncoder(str(p), device="cpu", local_files_only=True)
+
+    return _CROSS.get_or_make(str(p.resolve()), make)

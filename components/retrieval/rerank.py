@@ -1,0 +1,131 @@
+"""Composite reranking: score = sum over named signals of weight x signal.
+
+Signals (registered in SIGNALS), each computed over the top `depth` fused candidates
+of one question:
+- `semantic`: bi-encoder cosine of question and chunk (raw, in [-1, 1]).
+- `lexical`: BM25 of question vs chunk (corpus-wide idf), min-max normalised over the
+  candidates.
+- `fusion`: the fused score (the base relevance), min-max normalised over the candidates.
+- `source`: credibility of the chunk's document, `default_credibility` when missing.
+- `cross_encoder`: a local sentence-transformers CrossEncoder's score of
+  (question, chunk), min-max normalised over the candidates.
+Min-max maps a constant list to all 1. Signals with weight 0 are not computed.
+The seeds' "0.6 model / 0.3 base / 0.1 source" is
+{"cross_encoder": 0.6, "fusion": 0.3, "source": 0.1} (or "semantic" as the model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import numpy as np
+
+from components.config import RerankConfig, RetrievalConfig
+from components.errors import InputError
+from components.records import Chunk, Question
+from components.registry import Registry
+from components.retrieval import indexes
+from components.retrieval.analyzer import get_analyzer
+from components.retrieval.dense import DenseEncoder
+from components.retrieval.fusion import minmax
+
+Ranking = list[tuple[str, float]]
+
+
+@dataclass
+class SignalContext:
+    """What signals may read; costly objects are built on first use."""
+
+    cfg: RerankConfig
+    retrieval_cfg: RetrievalConfig
+    chunks: list[Chunk]
+    encoder: DenseEncoder | None
+    credibility: Mapping[str, float | None]
+    _cache: dict[str, object] = field(default_factory=dict)
+
+    def get_encoder(self) -> DenseEncoder:
+        if self.encoder is None:
+            self.encoder = indexes.default_encoder(self.retrieval_cfg)
+        return self.encoder
+
+
+Signal = Callable[[SignalContext, Question, list[Chunk], np.ndarray], np.ndarray]
+SIGNALS: Registry[Signal] = Registry("rerank signal")
+
+
+@SIGNALS.register("semantic")
+def semantic(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
+    enc = ctx.get_encoder()
+    vecs = enc.encode([q.question] + [c.text for c in cands])
+    return (vecs[1:] @ vecs[0]).astype(np.float64)
+
+
+@SIGNALS.register("lexical")
+def lexical(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
+    index = ctx._cache.get("bm25")
+    if index is None:
+        index = ctx._cache["bm25"] = indexes.bm25_index(ctx.chunks, ctx.retrieval_cfg)
+    query = get_analyzer(ctx.retrieval_cfg.analyzer)(q.question)
+    return minmax(index.scores_for(query, [c.chunk_id for c in cands]))
+
+
+@SIGNALS.register("fusion")
+def fusion(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
+    return minmax(fused)
+
+
+@SIGNALS.register("source")
+def source(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
+    default = ctx.cfg.default_credibility
+    vals = []
+    for c in cands:
+        v = ctx.credibility.get(c.doc_id)
+        vals.append(default if v is None else float(v))
+    return np.asarray(vals, dtype=np.float64)
+
+
+@SIGNALS.register("cross_encoder")
+def cross(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
+    if not ctx.cfg.cross_encoder:
+        raise InputError("the cross_encoder signal needs rerank.cross_encoder "
+                         "(a local CrossEncoder model directory)", field="rerank.weights")
+    model = indexes.cross_encoder(ctx.cfg.cross_encoder)
+    scores = model.predict([(q.question, c.text) for c in cands], show_progress_bar=False,
+                           convert_to_numpy=True)
+    return minmax(np.asarray(scores, dtype=np.float64).reshape(len(cands)))
+
+
+def check_weights(cfg: RerankConfig) -> dict[str, float]:
+    """Validated weights of the signals to compute (weight > 0), in name order."""
+    w = cfg.weights
+    unknown = sorted(k for k in w if k not in SIGNALS)
+    if unknown:
+        raise InputError(f"unknown rerank signal(s) {unknown} (known: {', '.join(SIGNALS.names())})",
+                         field="rerank.weights")
+    for k, v in w.items():
+        if not np.isfinite(v) or v < 0:
+            raise InputError(f"rerank weight '{k}' must be a non-negative number, got {v}",
+                             field="rerank.weights")
+    used = {k: float(v) for k, v in sorted(w.items()) if v > 0}
+    if not used:
+        raise InputError("rerank weights are all zero", field="rerank.weights")
+    if "cross_encoder" in used and not cfg.cross_encoder:
+        raise InputError("weight on cross_encoder but rerank.cross_encoder is not set",
+                         field="rerank.weights")
+    return used
+
+
+def rerank_one(ctx: SignalContext, q: Question, fused: Ranking,
+               chunk_by_id: Mapping[str, Chunk], weights: Mapping[str, float]) -> Ranking:
+    """Re-score the top cfg.depth of `fused`; the rest follow in fused order, fused scores."""
+    head, tail = fused[: ctx.cfg.depth], fused[ctx.cfg.depth:]
+    if not head:
+        return list(fused)
+    cands = [chunk_by_id[d] for d, _ in head]
+    base = np.asarray([s for _, s in head], dtype=np.float64)
+    total = np.zeros(len(head), dtype=np.float64)
+    for name, w in weights.items():
+        total += w * SIGNALS.get(name)(ctx, q, cands, base)
+    scored = sorted(((d, float(s)) for (d, _), s in zip(head, total)), key=lambda x: (-x[1], x[0]))
+    return scored + list(tail)

@@ -1,0 +1,99 @@
+"""Validate a wide per-question table and turn it into dense arrays for the tests.
+
+Wide form: one row per (variant, question), a variant column, a question-id column, an
+optional cluster column and one numeric column per metric. Null, NaN and +-inf scores
+are undefined. Variants, questions and metrics are sorted, so row order never matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import polars as pl
+
+from components.errors import InputError
+
+
+@dataclass(frozen=True)
+class WideTable:
+    """Dense view: values[variant, question, metric] (NaN = undefined or missing)."""
+
+    variants: list[str]
+    qids: list[object]
+    metrics: list[str]
+    values: np.ndarray          # float64, shape (n_variants, n_questions, n_metrics)
+    present: np.ndarray         # bool, shape (n_variants, n_questions): row exists
+    clusters: np.ndarray        # int64 cluster code per question (own code if none)
+
+
+def _require(table: pl.DataFrame, col: str, role: str) -> None:
+    if col not in table.columns:
+        raise InputError(f"no {role} column '{col}' (columns: {', '.join(table.columns)})",
+                         field=col)
+    if table[col].null_count():
+        row = int(table[col].is_null().arg_max())
+        raise InputError(f"{role} column has an empty value (row {row + 1})", field=col)
+
+
+def _metric_values(table: pl.DataFrame, metric: str) -> np.ndarray:
+    if metric not in table.columns:
+        raise InputError(f"no metric column '{metric}'", field=metric)
+    s = table[metric]
+    if s.dtype == pl.Boolean or s.dtype.is_numeric():
+        return s.cast(pl.Float64).to_numpy().astype(np.float64, copy=False)
+    if s.dtype == pl.Null:
+        return np.full(table.height, np.nan)
+    raise InputError(f"metric column is not numeric (dtype {s.dtype})", field=metric)
+
+
+def _cluster_codes(table: pl.DataFrame, cluster_col: str | None, qcodes: np.ndarray,
+                   nq: int) -> np.ndarray:
+    """One cluster code per question; a question without a cluster is its own cluster."""
+    codes = np.arange(nq, dtype=np.int64) + nq  # default: singleton clusters
+    if cluster_col is None:
+        return np.arange(nq, dtype=np.int64)
+    if cluster_col not in table.columns:
+        raise InputError(f"no cluster column '{cluster_col}'", field=cluster_col)
+    pairs = (pl.DataFrame({"q": qcodes, "c": table[cluster_col].cast(pl.String)})
+             .drop_nulls().unique().sort("q"))
+    dup = pairs["q"].is_duplicated()
+    if dup.any():
+        raise InputError("a question has more than one cluster value", field=cluster_col)
+    labels = pairs["c"].to_numpy()
+    _, lab_codes = np.unique(labels, return_inverse=True)
+    codes[pairs["q"].to_numpy()] = lab_codes
+    return codes
+
+
+def prepare_wide(table: pl.DataFrame, *, metrics: Sequence[str], variant_col: str = "variant",
+                 qid_col: str = "qid", cluster_col: str | None = None) -> WideTable:
+    """Check columns, duplicates and types; return the dense WideTable."""
+    _require(table, variant_col, "variant")
+    _require(table, qid_col, "question id")
+    metrics = sorted(dict.fromkeys(metrics))
+    if not metrics:
+        raise InputError("no metric to compare", field="metrics")
+    vals = np.stack([_metric_values(table, m) for m in metrics], axis=1) if table.height \
+        else np.zeros((0, len(metrics)))
+    var = table[variant_col].cast(pl.String)
+    qid = table[qid_col]
+    vcodes = (var.rank("dense") - 1).cast(pl.Int64).to_numpy()
+    qcodes = (qid.rank("dense") - 1).cast(pl.Int64).to_numpy()
+    variants = var.unique().sort().to_list()
+    qids = qid.unique().sort().to_list()
+    keys = pl.DataFrame({"v": vcodes, "q": qcodes})
+    dup = ~keys.select(pl.struct("v", "q").is_first_distinct()).to_series()
+    if dup.any():
+        row = int(dup.arg_max())
+        raise InputError(f"duplicate row for variant '{var[row]}' and question "
+                         f"'{qid[row]}' (row {row + 1})", field=qid_col)
+    nv, nq = len(variants), len(qids)
+    values = np.full((nv, nq, len(metrics)), np.nan)
+    values[vcodes, qcodes, :] = vals
+    values[~np.isfinite(values)] = np.nan
+    present = np.zeros((nv, nq), dtype=bool)
+    present[vcodes, qcodes] = True
+    clusters = _cluster_codes(table, cluster_col, qcodes, nq)
+    return WideTable(variants, qids, metrics, values, present, clusters)

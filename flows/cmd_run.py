@@ -1,0 +1,55 @@
+"""`ablate run EXPERIMENT.yaml`: validate, run the sweep flow, print the summary."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from flows import env
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run(
+        experiment: Path = typer.Argument(..., help="Experiment YAML file."),
+        out: Optional[str] = typer.Option(None, help="Output root (default: the spec's `out`)."),
+        tier: Optional[str] = typer.Option(None, help="smoke | regression | full"),
+        split: Optional[str] = typer.Option(None, help="dev | test | all"),
+        tracking_uri: Optional[str] = typer.Option(
+            None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI or .ablate/mlflow.db)."),
+        no_mlflow: bool = typer.Option(False, "--no-mlflow", help="Do not log to MLflow."),
+        workers: Optional[int] = typer.Option(None, min=1, help="Task runner workers."),
+        cache_dir: Optional[str] = typer.Option(None, help="Stage result cache folder."),
+    ) -> None:
+        """Run an ablation sweep and write its report."""
+        from components.errors import InputError
+        from flows.context import RunOptions, get_context
+
+        root = env.prepare()
+        if tier not in (None, "smoke", "regression", "full"):
+            raise InputError(f"unknown tier '{tier}' (smoke, regression, full)", field="--tier")
+        if split not in (None, "dev", "test", "all"):
+            raise InputError(f"unknown split '{split}' (dev, test, all)", field="--split")
+        # Validate spec, data and component names before anything starts.
+        ctx = get_context(str(experiment), RunOptions(tier, split, cache_dir))
+        uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or env.default_tracking_uri(root)
+        (root / env.STATE_DIR).mkdir(exist_ok=True)
+        typer.echo(f"ablate: {ctx.spec.name}: {len(ctx.variants)} variants x "
+                   f"{len(ctx.questions)} questions, {len(ctx.plan.nodes)} unique stages")
+        from flows.sweep import run_sweep
+        result = run_sweep(str(experiment), workers=workers, out=out, tier=tier, split=split,
+                           cache_dir=cache_dir, tracking_uri=None if no_mlflow else uri,
+                           artifact_root=env.default_artifact_root(root), mlflow=not no_mlflow)
+        sweep_dir = Path(result["sweep_dir"])
+        typer.echo("")
+        typer.echo((sweep_dir / "summary.txt").read_text())
+        if result.get("mlflow"):
+            typer.echo(f"MLflow: parent run {result['mlflow']['parent']} in {uri}")
+            typer.echo(f"  open the UI with: mlflow ui --backend-store-uri {uri}")
+        elif result.get("mlflow_error"):
+            typer.echo(f"MLflow logging FAILED ({result['mlflow_error']}); results are safe on disk; "
+                       f"log them later with: ablate sync {sweep_dir}", err=True)
+        typer.echo(f"Report: {sweep_dir / 'report.md'}")

@@ -1,0 +1,26 @@
+"""`ablate validate PATH`: check a data set before any compute; one line either way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from components.data import load_dataset
+
+
+def validate(
+    path: Path = typer.Argument(..., help="Data set: native folder, SQuAD .json or BEIR folder."),
+    format: str = typer.Option("auto", "--format", help="auto | jsonl | squad | beir"),
+    beir_split: str = typer.Option("test", "--beir-split", help="BEIR qrels split."),
+) -> None:
+    """Validate a data set: prints an OK summary, or one error line and exits 2."""
+    ds = load_dataset(path, format=format, beir_split=beir_split)
+    n_ans = sum(q.answerable for q in ds.questions)
+    typer.echo(f"OK {ds.source}: {len(ds.documents)} documents, {len(ds.questions)} questions "
+               f"({n_ans} answerable, {len(ds.questions) - n_ans} unanswerable), "
+               f"fingerprint {ds.fingerprint}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)

@@ -1,0 +1,42 @@
+"""Process environment for ablate: offline models, telemetry off, Prefect home in the project.
+
+Call `prepare()` before prefect or mlflow is imported. Values already set by the user win.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+STATE_DIR = ".ablate"  # run state under the project root: MLflow store, cache
+
+
+def prepare(root: Path | None = None) -> Path:
+    """Set environment defaults and return the project root (the current folder)."""
+    root = (root or Path.cwd()).resolve()
+    defaults = {
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_TELEMETRY_ENABLE_RESOURCE_METRICS": "false",
+        "PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY": "false",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+    }
+    if not (root / "prefect.toml").exists():
+        # Outside a project with its own prefect.toml, keep Prefect's state here anyway.
+        defaults["PREFECT_HOME"] = str(root / ".prefect")
+        defaults["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] = str(root / ".prefect" / "storage")
+    for key, value in defaults.items():
+        os.environ.setdefault(key, value)
+    return root
+
+
+def default_tracking_uri(root: Path) -> str:
+    """The local MLflow store: SQLite under the project's state folder."""
+    return f"sqlite:///{(root / STATE_DIR / 'mlflow.db').as_posix()}"
+
+
+def default_artifact_root(root: Path) -> str:
+    return (root / STATE_DIR / "mlartifacts").as_uri()

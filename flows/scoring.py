@@ -1,0 +1,73 @@
+"""Score one variant: per-question retrieval metrics at three stages, answer metrics, bucket.
+
+Deterministic columns go to per_query.parquet; latency columns (prefix `latency/`) vary
+run to run and are split off into timings.parquet by the caller.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import polars as pl
+
+from components.metrics.answer import answer_metrics
+from components.metrics.attribution import failure_bucket
+from components.metrics.retrieval import retrieval_metrics, span_coverage
+from components.records import Answer, PackedContext, Question
+
+STAGE_PREFIXES = ("candidates", "reranked", "final")
+ANSWER_KEYS = ("em", "f1", "correct", "refused", "lexical_support")
+
+
+def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[str, list[dict[str, float]]]:
+    out = {q.qid: [dict() for _ in q.evidence] for q in questions}
+    for qid, group, chunk_id, gain in labels.select("qid", "group", "chunk_id", "gain").iter_rows():
+        if qid in out and group < len(out[qid]):
+            out[qid][group][chunk_id] = gain
+    return out
+
+
+def _relevant(ids: Sequence[str], groups: list[dict[str, float]], threshold: float) -> bool:
+    return any(c in g and g[c] >= threshold for c in ids for g in groups)
+
+
+def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
+                  candidates: Mapping[str, list], reranked: Mapping[str, list],
+                  contexts: Mapping[str, PackedContext], answers: Mapping[str, Answer],
+                  depth: int, metrics: Mapping[str, Any]) -> pl.DataFrame:
+    ks, gain, thr = metrics["ks"], metrics["gain"], metrics["label_threshold"]
+    groups = groups_by_qid(labels, questions)
+    rows = []
+    for q in questions:
+        g = groups[q.qid]
+        cand = [c for c, _ in candidates.get(q.qid, [])]
+        rer = [c for c, _ in reranked.get(q.qid, [])]
+        ctx = contexts.get(q.qid)
+        final = list(ctx.chunk_ids) if ctx else []
+        row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": q.cluster,
+                               "type": q.type}
+        for prefix, ids in zip(STAGE_PREFIXES, (cand, rer, final)):
+            for name, value in retrieval_metrics(ids, g, ks, thr, gain).items():
+                row[f"{prefix}/{name}"] = value
+        row["final/span_coverage"] = span_coverage(ctx.passages if ctx else (), q)
+        row["final/context_tokens"] = float(ctx.n_tokens) if ctx else 0.0
+        ans = answers[q.qid]
+        am = answer_metrics(q, ans, ctx, f1_threshold=metrics.get("correct_f1", 0.5))
+        for key in ANSWER_KEYS:
+            row[f"answer/{key}"] = am[key]
+        row["tokens/in"] = am["tokens_in"]
+        row["tokens/out"] = am["tokens_out"]
+        row["bucket"] = failure_bucket(
+            answerable=q.answerable,
+            in_candidates=_relevant(cand, g, thr),
+            in_reranked_top=_relevant(rer[:depth], g, thr),
+            in_prompt=_relevant(final, g, thr),
+            correct=bool(am["correct"]), refused=bool(am["refused"]))
+        row["answer"] = ans.text
+        row["latency/generate"] = ans.latency_s
+        rows.append(row)
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    floats = [c for c in frame.columns if "/" in c]
+    return frame.with_columns([pl.col(c).cast(pl.Float64) for c in floats]).with_columns(
+        [pl.col(c).fill_null(math.nan) for c in floats])

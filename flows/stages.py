@@ -1,0 +1,257 @@
+"""What each stage computes, as plain functions of the run context and a stage node.
+
+`run_stage` is the only entry point: it reuses a stored result when one exists (checked
+against its checksum) and otherwise computes, stores atomically and counts. No Prefect
+here, so the same stages run directly in one process (benchmarks) or as Prefect tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Callable
+
+import polars as pl
+
+from components.chunking import chunk_documents
+from components.config import (ChunkingConfig, ContextConfig, FusionConfig, GeneratorConfig,
+                               PromptConfig, RerankConfig, RetrievalConfig)
+from components.context import pack_context
+from components.generation import make_generator
+from components.generation.cache import GenerationCache
+from components.labels import label_chunks
+from components.models import dense_model_path
+from components.records import Answer, Chunk, PackedContext, Passage
+from components.retrieval.dense import DenseEncoder
+from components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
+from flows.context import RunContext
+from flows.graph import StageNode
+from flows.scoring import score_variant
+
+Rankings = dict[str, list[tuple[str, float]]]
+
+
+# ---- frames <-> records -------------------------------------------------------------
+
+def rankings_frame(rankings: Rankings, latency: dict[str, float]) -> pl.DataFrame:
+    qids = sorted(rankings)
+    return pl.DataFrame({
+        "qid": qids,
+        "chunk_ids": [[c for c, _ in rankings[q]] for q in qids],
+        "scores": [[float(s) for _, s in rankings[q]] for q in qids],
+        "latency_s": [float(latency.get(q, math.nan)) for q in qids],
+    }, schema={"qid": pl.Utf8, "chunk_ids": pl.List(pl.Utf8), "scores": pl.List(pl.Float64),
+               "latency_s": pl.Float64})
+
+
+def frame_rankings(frame: pl.DataFrame) -> Rankings:
+    return {q: list(zip(ids, scores)) for q, ids, scores in
+            zip(frame["qid"], frame["chunk_ids"], frame["scores"])}
+
+
+def contexts_frame(contexts: dict[str, PackedContext], latency: dict[str, float]) -> pl.DataFrame:
+    qids = sorted(contexts)
+    return pl.DataFrame({
+        "qid": qids,
+        "chunk_ids": [list(contexts[q].chunk_ids) for q in qids],
+        "cut_chunk_ids": [list(contexts[q].cut_chunk_ids) for q in qids],
+        "passages": [json.dumps([[p.doc_id, p.start, p.end] for p in contexts[q].passages])
+                     for q in qids],
+        "n_tokens": [contexts[q].n_tokens for q in qids],
+        "budget": [contexts[q].budget for q in qids],
+        "latency_s": [float(latency.get(q, math.nan)) for q in qids],
+    }, schema={"qid": pl.Utf8, "chunk_ids": pl.List(pl.Utf8), "cut_chunk_ids": pl.List(pl.Utf8),
+               "passages": pl.Utf8, "n_tokens": pl.Int64, "budget": pl.Int64,
+               "latency_s": pl.Float64})
+
+
+def frame_contexts(ctx: RunContext, frame: pl.DataFrame) -> dict[str, PackedContext]:
+    docs = ctx.dataset.doc_by_id()
+    out = {}
+    for row in frame.iter_rows(named=True):
+        passages = tuple(Passage(d, s, e, docs[d].text[s:e]) for d, s, e in json.loads(row["passages"]))
+        out[row["qid"]] = PackedContext(tuple(row["chunk_ids"]), passages, row["n_tokens"],
+                                        row["budget"], tuple(row["cut_chunk_ids"]))
+    return out
+
+
+def answers_frame(answers: dict[str, Answer]) -> pl.DataFrame:
+    qids = sorted(answers)
+    return pl.DataFrame({
+        "qid": qids,
+        "text": [answers[q].text for q in qids],
+        "refused": [answers[q].refused for q in qids],
+        "tokens_in": [answers[q].tokens_in for q in qids],
+        "tokens_out": [answers[q].tokens_out for q in qids],
+        "latency_s": [float(answers[q].latency_s) for q in qids],
+        "error": [answers[q].error for q in qids],
+    }, schema={"qid": pl.Utf8, "text": pl.Utf8, "refused": pl.Boolean, "tokens_in": pl.Int64,
+               "tokens_out": pl.Int64, "latency_s": pl.Float64, "error": pl.Utf8})
+
+
+def frame_answers(frame: pl.DataFrame) -> dict[str, Answer]:
+    return {r["qid"]: Answer(r["text"], r["refused"], r["tokens_in"], r["tokens_out"],
+                             r["latency_s"], False, r["error"]) for r in frame.iter_rows(named=True)}
+
+
+# ---- loading inputs (memoised per process) ------------------------------------------
+
+def load(ctx: RunContext, stage: str, key: str, convert: Callable | None = None):
+    memo_key = f"{stage}:{key}"
+    if memo_key not in ctx.memo:
+        frame = ctx.store.read(stage, key)
+        ctx.memo[memo_key] = convert(frame) if convert else frame
+    return ctx.memo[memo_key]
+
+
+def chunks_of(ctx: RunContext, key: str) -> list[Chunk]:
+    docs = ctx.dataset.doc_by_id()
+
+    def convert(frame: pl.DataFrame) -> list[Chunk]:
+        return [Chunk(r["chunk_id"], r["doc_id"], r["start"], r["end"],
+                      docs[r["doc_id"]].text[r["start"]:r["end"]], r["n_tokens"])
+                for r in frame.iter_rows(named=True)]
+    return load(ctx, "chunk", key, convert)
+
+
+def encoder(ctx: RunContext, model: str) -> DenseEncoder:
+    with ctx.lock("encoder"):
+        memo_key = f"encoder:{model}"
+        if memo_key not in ctx.memo:
+            ctx.memo[memo_key] = DenseEncoder(dense_model_path(model), ctx.store.root / "embeddings")
+        return ctx.memo[memo_key]
+
+
+def generation_cache(ctx: RunContext) -> GenerationCache:
+    with ctx.lock("gencache"):
+        if "gencache" not in ctx.memo:
+            ctx.memo["gencache"] = GenerationCache(ctx.store.root / "generations")
+        return ctx.memo["gencache"]
+
+
+# ---- the stages -----------------------------------------------------------------------
+
+def _chunk(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    cfg = ChunkingConfig.model_validate(node.params["chunking"])
+    chunks = chunk_documents(ctx.dataset.documents, cfg, ctx.tokenizer)
+    return pl.DataFrame({
+        "chunk_id": [c.chunk_id for c in chunks], "doc_id": [c.doc_id for c in chunks],
+        "start": [c.start for c in chunks], "end": [c.end for c in chunks],
+        "n_tokens": [c.n_tokens for c in chunks],
+    }, schema={"chunk_id": pl.Utf8, "doc_id": pl.Utf8, "start": pl.Int64, "end": pl.Int64,
+               "n_tokens": pl.Int64})
+
+
+def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    labels = label_chunks(chunks_of(ctx, node.params["chunk"]), ctx.questions)
+    rows = [(qid, g, cid, float(f)) for qid, groups in sorted(labels.items())
+            for g, gains in enumerate(groups) for cid, f in sorted(gains.items())]
+    return pl.DataFrame(rows, schema={"qid": pl.Utf8, "group": pl.Int64, "chunk_id": pl.Utf8,
+                                      "gain": pl.Float64}, orient="row")
+
+
+def _retrieval_cfg(reads: dict) -> RetrievalConfig:
+    known = set(RetrievalConfig.model_fields)
+    return RetrievalConfig.model_validate({k: v for k, v in reads.items() if k in known})
+
+
+def _retrieve(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    path = node.params["path"]
+    cfg = _retrieval_cfg(node.params["reads"])
+    enc = encoder(ctx, cfg.dense_model) if path == "dense" else None
+    latency: dict[str, float] = {}
+    rankings = retrieve_path(path, chunks_of(ctx, node.params["chunk"]), ctx.questions, cfg, enc,
+                             latency=latency)
+    return rankings_frame(rankings, latency)
+
+
+def _fuse(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    per_path = {p: load(ctx, "retrieve", k, frame_rankings) for p, k in node.params["inputs"].items()}
+    cfg = FusionConfig.model_validate(node.params["fusion"] or {})
+    latency: dict[str, float] = {}
+    return rankings_frame(fuse_rankings(per_path, cfg, latency=latency), latency)
+
+
+def _rerank(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    fused = load(ctx, "fuse", node.params["fuse"], frame_rankings)
+    cfg = RerankConfig.model_validate(node.params["rerank"])
+    latency: dict[str, float] = {}
+    if cfg.method == "none":
+        return rankings_frame(rerank_rankings(ctx.questions, [], fused, cfg, RetrievalConfig(),
+                                              None, {}, latency=latency), latency)
+    rcfg = RetrievalConfig.model_validate(node.params["retrieval"])
+    enc = encoder(ctx, rcfg.dense_model)
+    credibility = {d.doc_id: d.credibility for d in ctx.dataset.documents}
+    out = rerank_rankings(ctx.questions, chunks_of(ctx, node.params["chunk"]), fused, cfg, rcfg,
+                          enc, credibility, latency=latency)
+    return rankings_frame(out, latency)
+
+
+def _assemble(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    ranked = load(ctx, "rerank", node.params["rerank"], frame_rankings)
+    chunks = {c.chunk_id: c for c in chunks_of(ctx, node.params["chunk"])}
+    cfg = ContextConfig.model_validate(node.params["context"])
+    docs = ctx.dataset.doc_by_id()
+    contexts, latency = {}, {}
+    for qid, ranking in ranked.items():
+        t0 = time.perf_counter()
+        contexts[qid] = pack_context(ranking, chunks, docs, cfg.budget, cfg.policy, ctx.tokenizer,
+                                     node.params["depth"])
+        latency[qid] = time.perf_counter() - t0
+    return contexts_frame(contexts, latency)
+
+
+def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    gen = make_generator(GeneratorConfig.model_validate(node.params["generator"]),
+                         PromptConfig.model_validate(node.params["prompt"]))
+    if "assemble" in node.params:
+        contexts = load(ctx, "assemble", node.params["assemble"], lambda f: frame_contexts(ctx, f))
+    else:
+        contexts = {}
+    items = [(q, contexts.get(q.qid)) for q in ctx.questions]
+    cache = generation_cache(ctx)
+    before = cache.counters
+    answers = gen.generate_many(items, cache)
+    after = cache.counters
+    ctx.count("prompts_generated", after["generated"] - before["generated"])
+    ctx.count("prompts_reused", after["reused"] - before["reused"])
+    return answers_frame({q.qid: a for q, a in zip(ctx.questions, answers)})
+
+
+def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    p = node.params
+    return score_variant(
+        questions=ctx.questions,
+        labels=load(ctx, "label", p["label"]),
+        candidates=load(ctx, "fuse", p["fuse"], frame_rankings),
+        reranked=load(ctx, "rerank", p["rerank"], frame_rankings),
+        contexts=load(ctx, "assemble", p["assemble"], lambda f: frame_contexts(ctx, f)),
+        answers=load(ctx, "generate", p["generate"], frame_answers),
+        depth=p["depth"], metrics=p["metrics"],
+    )
+
+
+STAGES: dict[str, Callable[[RunContext, StageNode], pl.DataFrame]] = {
+    "chunk": _chunk, "label": _label, "retrieve": _retrieve, "fuse": _fuse, "rerank": _rerank,
+    "assemble": _assemble, "generate": _generate, "score": _score,
+}
+HEAVY = {"retrieve", "rerank", "generate"}  # model-bound: one at a time, never oversubscribe
+
+
+def run_stage(ctx: RunContext, node: StageNode) -> bool:
+    """Compute `node` unless a valid stored result exists. Returns True when computed."""
+    if ctx.store.has(node.stage, node.key):
+        ctx.store.note(node.stage, computed=False)
+        return False
+    t0 = time.perf_counter()
+    if node.stage in HEAVY:
+        with ctx.heavy:
+            frame = STAGES[node.stage](ctx, node)
+    else:
+        frame = STAGES[node.stage](ctx, node)
+    ctx.store.write(node.stage, node.key, frame)
+    ctx.store.note(node.stage, computed=True)
+    with ctx.lock("timings"):
+        ctx.timings[node.stage] = ctx.timings.get(node.stage, 0.0) + time.perf_counter() - t0
+    return True

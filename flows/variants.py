@@ -1,0 +1,120 @@
+"""One-factor-at-a-time expansion: the baseline plus one override per sweep value."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from components.config import PipelineConfig
+from components.errors import InputError
+from flows.spec import LoadedSpec
+
+BASELINE = "baseline"
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    variable: str | None  # dotted path of the swept field; None for the baseline
+    value: Any
+    config: PipelineConfig
+    config_id: str
+    loc: tuple[Any, ...] = ()  # where in the YAML this variant comes from
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.name == BASELINE
+
+
+def config_id(config: PipelineConfig) -> str:
+    """Content hash of a full config (canonical JSON)."""
+    blob = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "+".join(format_value(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{format_value(v)}" for k, v in sorted(value.items()))
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _known_path(data: dict[str, Any], dotted: str) -> bool:
+    node: Any = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _override(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(data)
+    node = out
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        node = node[part]
+    node[parts[-1]] = value
+    return out
+
+
+def _apply(base: dict[str, Any], overrides: dict[str, Any], loaded: LoadedSpec,
+           loc: tuple[Any, ...]) -> PipelineConfig:
+    data = base
+    for dotted, value in overrides.items():
+        if not _known_path(base, dotted):
+            raise loaded.error(f"unknown variable '{dotted}'", loc)
+        data = _override(data, dotted, value)
+    try:
+        return PipelineConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise loaded.error(f"{where}: {err['msg']}", loc) from None
+
+
+def expand(loaded: LoadedSpec) -> list[Variant]:
+    """Baseline first, then sweeps in file order, then explicitly named variants."""
+    spec = loaded.spec
+    base_cfg = spec.baseline
+    base = base_cfg.model_dump(mode="python")
+    variants = [Variant(BASELINE, None, None, base_cfg, config_id(base_cfg), ("baseline",))]
+    seen = {variants[0].config_id: BASELINE}
+    for i, sweep in enumerate(spec.sweeps):
+        if not _known_path(base, sweep.variable):
+            raise loaded.error(f"unknown variable '{sweep.variable}'", ("sweeps", i, "variable"))
+        for j, value in enumerate(sweep.values):
+            loc = ("sweeps", i, "values", j)
+            cfg = _apply(base, {sweep.variable: value}, loaded, loc)
+            cid = config_id(cfg)
+            name = f"{sweep.variable}={format_value(value)}"
+            if cid == variants[0].config_id:
+                warnings.warn(f"{loaded.path}:{loaded.line_of(loc)}: {name} equals the baseline; dropped",
+                              stacklevel=2)
+                continue
+            if cid in seen:
+                raise loaded.error(f"variant {name} has the same config as {seen[cid]}", loc)
+            seen[cid] = name
+            variants.append(Variant(name, sweep.variable, value, cfg, cid, loc))
+    for i, named in enumerate(spec.variants):
+        loc = ("variants", i, "set")
+        cfg = _apply(base, named.set, loaded, loc)
+        cid = config_id(cfg)
+        if named.name in {v.name for v in variants}:
+            raise loaded.error(f"variant name '{named.name}' is used twice", ("variants", i, "name"))
+        if cid in seen:
+            raise loaded.error(f"variant {named.name} has the same config as {seen[cid]}", loc)
+        seen[cid] = named.name
+        variable = next(iter(named.set)) if len(named.set) == 1 else "+".join(sorted(named.set))
+        value = next(iter(named.set.values())) if len(named.set) == 1 else named.set
+        variants.append(Variant(named.name, variable, value, cfg, cid, loc))
+    return variants

@@ -1,0 +1,57 @@
+"""The extractive baseline on hand-made contexts."""
+
+from components.config import GeneratorConfig, PromptConfig
+from components.generation import make_generator
+from components.generation.extractive import extract_answer
+from components.records import PackedContext, Passage
+
+
+def _gen(threshold=0.3):
+    return make_generator(GeneratorConfig(name="extractive", threshold=threshold), PromptConfig())
+
+
+def test_answers_with_a_span_copied_from_the_context(normans_ctx, question):
+    (a,) = _gen().generate_many([(question("q", "In what country is Normandy located?"),
+                                  normans_ctx)])
+    assert not a.refused and a.text in normans_ctx.passages[0].text
+    assert "France" in a.text
+    assert a.tokens_in > 40 and a.tokens_out >= 1
+
+
+def test_numeric_question_gets_the_number_span(normans_ctx):
+    span, support = extract_answer("When were the Normans in Normandy?", normans_ctx, 0.3)
+    assert span == "10th and 11th centuries" and support > 0.3
+
+
+def test_refuses_without_support(normans_ctx, question):
+    (a,) = _gen().generate_many([(question("q", "What is the capital of Mars?"), normans_ctx)])
+    assert a.refused and a.text == "I don't know."
+
+
+def test_threshold_controls_refusal(normans_ctx):
+    q = "Who was the Norse leader?"  # 'norse' is supported, 'leader' is not
+    span, support = extract_answer(q, normans_ctx, 0.0)
+    assert span is not None and 0 < support < 1
+    assert extract_answer(q, normans_ctx, min(1.0, support + 0.01))[0] is None
+
+
+def test_prefers_the_better_supported_sentence_in_later_passage():
+    ctx = PackedContext(chunk_ids=("a", "b"), passages=(
+        Passage("d1", 0, 30, "Cats sleep a lot. Dogs bark at night."),
+        Passage("d2", 0, 60, "The Eiffel Tower was completed in 1889 in Paris."),
+    ), n_tokens=20, budget=100)
+    span, _ = extract_answer("When was the Eiffel Tower completed?", ctx, 0.3)
+    assert span == "1889"
+
+
+def test_no_context_or_no_content_words_refuses(normans_ctx):
+    assert extract_answer("Where is Normandy?", None, 0.0)[0] is None
+    assert extract_answer("Who is it?", normans_ctx, 0.0)[0] is None
+
+
+def test_identity_tracks_threshold_and_output_is_deterministic(normans_ctx, question):
+    assert _gen(0.3).cache_identity != _gen(0.4).cache_identity
+    items = [(question(str(i), t), normans_ctx) for i, t in enumerate(
+        ["Where is Normandy?", "Who raided?", "When were the Normans in Normandy?"])]
+    assert [a.text for a in _gen().generate_many(items)] == \
+        [a.text for a in _gen().generate_many(items)]

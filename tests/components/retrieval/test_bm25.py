@@ -1,0 +1,94 @@
+"""BM25: parity with rank-bm25's BM25Okapi (scores within 1e-6, same top-K, ties by id)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from components.retrieval.analyzer import get_analyzer
+from components.retrieval.bm25 import BM25Index
+from retrieval_helpers import TEXTS, random_corpus
+
+
+def _expected_top(ref_scores, ids, k):
+    return sorted(range(len(ids)), key=lambda i: (-round(ref_scores[i], 9), ids[i]))[:k]
+
+
+@pytest.mark.parametrize("seed,k1,b,eps", [(0, 1.5, 0.75, 0.25), (1, 1.2, 0.5, 0.1),
+                                           (2, 0.9, 1.0, 0.0), (3, 2.0, 0.0, 0.5)])
+def test_scores_and_topk_match_rank_bm25(seed, k1, b, eps):
+    words, docs = random_corpus(seed, 300)
+    ids = [f"c{(i * 7919) % 300:04d}" for i in range(300)]  # ids not in input order
+    ref = BM25Okapi(docs, k1=k1, b=b, epsilon=eps)
+    idx = BM25Index(ids, docs, k1=k1, b=b, epsilon=eps)
+    pos = idx.positions(ids)
+    rng = random.Random(seed)
+    assert any(v < 0 for v in
+               [np.log(300 - f + 0.5) - np.log(f + 0.5) for f in np.bincount(
+                   [idx.vocab[w] for d in docs for w in set(d)])]), "fixture lacks negative idf"
+    for _ in range(40):
+        q = [rng.choice(words + ["unknown"]) for _ in range(rng.randint(1, 7))]
+        with np.errstate(invalid="ignore"):
+            # rank-bm25 gives NaN (0/0) for empty documents when b == 1; ours gives 0
+            r = np.nan_to_num(ref.get_scores(q), nan=0.0)
+        s = idx.scores(q)[pos]  # back to input order
+        np.testing.assert_allclose(s, r, rtol=0, atol=1e-6)
+        got = idx.search(q, 10)
+        assert [d for d, _ in got] == [ids[i] for i in _expected_top(r, ids, 10)]
+        assert [sc for _, sc in got] == sorted((sc for _, sc in got), reverse=True)
+
+
+def test_real_text_parity_with_default_analyzer():
+    an = get_analyzer("default")
+    docs = [an(t) for t in TEXTS]
+    ids = [f"c{i}" for i in range(len(TEXTS))]
+    ref, idx = BM25Okapi(docs), BM25Index(ids, docs)
+    for q in ["capital of France", "Rouen Rouen cathedral", "green plants light", "zzz"]:
+        np.testing.assert_allclose(idx.scores(an(q)), ref.get_scores(an(q)), atol=1e-6)
+
+
+def test_ties_broken_by_id_and_depth_is_exact():
+    docs = [["a", "b"], ["a", "b"], ["c"], ["a", "b"], ["d"]]
+    ids = ["z", "m", "x", "a", "b"]
+    idx = BM25Index(ids, docs)
+    top = idx.search(["a"], 2)
+    assert [d for d, _ in top] == ["a", "m"]  # three equal scores: lowest ids first
+    assert top[0][1] == top[1][1] > 0
+    full = idx.search(["a"], 99)
+    assert [d for d, _ in full] == ["a", "m", "z", "b", "x"]  # zero scores follow, by id
+
+
+def test_epsilon_floor_for_negative_idf():
+    docs = [["x", "y"], ["x"], ["x", "z"], ["w"]]  # x in 3/4 docs -> negative raw idf
+    idx = BM25Index(["1", "2", "3", "4"], docs, epsilon=0.25)
+    ref = BM25Okapi(docs, epsilon=0.25)
+    assert idx.idf[idx.vocab["x"]] == pytest.approx(ref.idf["x"])
+    assert ref.idf["x"] == pytest.approx(0.25 * ref.average_idf)
+
+
+def test_repeated_query_terms_count_twice():
+    docs = [["a", "b"], ["b", "c"], ["c"]]
+    idx = BM25Index(["1", "2", "3"], docs)
+    np.testing.assert_allclose(idx.scores(["b", "b"]), 2 * idx.scores(["b"]))
+
+
+def test_rejects_duplicate_ids_and_handles_empty_docs():
+    with pytest.raises(ValueError):
+        BM25Index(["a", "a"], [["x"], ["y"]])
+    idx = BM25Index(["a", "b"], [[], []])
+    assert idx.search(["x"], 5) == [("a", 0.0), ("b", 0.0)]
+
+
+def test_exact_arithmetic_ties_are_ties():
+    """(w1 + w2) + w3 vs (w1 + w3) + w2 differ in the last bit without rounding."""
+    a = ["x", "y", "y", "z", "z", "z"]
+    b = ["x", "y", "y", "y", "z", "z"]  # same terms, tf of y and z swapped; equal idf
+    docs = [a, b] + [[f"f{i}", "g"] for i in range(6)]
+    ids = ["b", "a"] + [f"f{i:02d}" for i in range(6)]
+    idx = BM25Index(ids, docs, k1=1.5, b=0.5)
+    top = idx.search(["x", "y", "z"], 2)
+    assert top[0][1] == top[1][1]
+    assert [d for d, _ in top] == ["a", "b"]

@@ -1,0 +1,100 @@
+"""Dense: cached encoding (second run embeds nothing), exact blocked top-K, the cache."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from components.models import minilm_path
+from components.retrieval.dense import DenseEncoder, DenseIndex
+from components.retrieval.embed_cache import EmbeddingCache, text_key
+from retrieval_helpers import TEXTS
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def shared_model():
+    """One loaded SentenceTransformer for the module (loading takes seconds)."""
+    return DenseEncoder(minilm_path(), None).model
+
+
+def _encoder(cache_dir, model):
+    enc = DenseEncoder(minilm_path(), cache_dir, batch_size=8)
+    enc._model = model
+    return enc
+
+
+def test_second_run_embeds_nothing(tmp_path, shared_model):
+    first = _encoder(tmp_path, shared_model)
+    v1 = first.encode(TEXTS)
+    assert first.counters == {"embedded": len(TEXTS), "reused": 0}
+    assert v1.dtype == np.float32 and v1.shape == (len(TEXTS), 384)
+    np.testing.assert_allclose(np.linalg.norm(v1, axis=1), 1.0, atol=1e-5)
+    second = DenseEncoder(minilm_path(), tmp_path)  # a new process would look like this
+    v2 = second.encode(TEXTS[::-1])
+    assert second.counters == {"embedded": 0, "reused": len(TEXTS)}
+    assert second._model is None  # never even loaded
+    np.testing.assert_array_equal(v2, v1[::-1])
+
+
+def test_chunk_size_sweep_embeds_only_new_texts(tmp_path, shared_model):
+    enc = _encoder(tmp_path, shared_model)
+    enc.encode(TEXTS[:5])
+    other = TEXTS[3:] + ["a brand new chunk text", TEXTS[0]]  # 2 old + 4 new + 1 old
+    enc.encode(other)
+    assert enc.counters == {"embedded": 5 + 4, "reused": 3}
+    enc.encode(["query one", "query one"])  # repeats in one call embed once
+    assert enc.counters == {"embedded": 10, "reused": 4}
+
+
+def test_matches_model_encode(shared_model):
+    enc = _encoder(None, shared_model)
+    ref = shared_model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    np.testing.assert_allclose(enc.encode(TEXTS), ref, atol=1e-5)
+
+
+def test_model_id_is_stable():
+    a, b = DenseEncoder(minilm_path(), None), DenseEncoder(minilm_path(), None)
+    assert a.model_id == b.model_id and len(a.model_id) > 16
+
+
+def test_cache_shards_atomic_and_corrupt_shard_ignored(tmp_path):
+    cache = EmbeddingCache(tmp_path, "m")
+    keys = [text_key("x"), text_key("y")]
+    cache.store(keys, np.eye(2, dtype=np.float32))
+    files = sorted(os.listdir(tmp_path / "m"))
+    assert len(files) == 1 and files[0].startswith("shard-")  # no temp file left behind
+    (tmp_path / "m" / "shard-broken.npz").write_bytes(b"not a zip")
+    again = EmbeddingCache(tmp_path, "m")
+    got = again.lookup(keys + [text_key("z")])
+    np.testing.assert_array_equal(got[1], [0.0, 1.0])
+    assert got[2] is None
+
+
+def test_cache_sees_other_writers(tmp_path):
+    reader, writer = EmbeddingCache(tmp_path, "m"), EmbeddingCache(tmp_path, "m")
+    assert reader.lookup([text_key("x")]) == [None]
+    writer.store([text_key("x")], np.ones((1, 3), dtype=np.float32))
+    np.testing.assert_array_equal(reader.lookup([text_key("x")])[0], [1.0, 1.0, 1.0])
+
+
+def test_blocked_search_is_exact_with_id_ties():
+    rng = np.random.default_rng(0)
+    vecs = rng.normal(size=(103, 8)).astype(np.float32)
+    vecs[50] = vecs[7]  # an exact duplicate: tie
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    ids = [f"c{(i * 37) % 103:03d}" for i in range(103)]
+    queries = np.vstack([vecs[7], rng.normal(size=(4, 8)).astype(np.float32)])
+    full = DenseIndex(ids, vecs, block=1000).search(queries, 10)
+    blocked = DenseIndex(ids, vecs, block=7).search(queries, 10, query_block=2)
+    assert [[d for d, _ in r] for r in blocked] == [[d for d, _ in r] for r in full]
+    np.testing.assert_allclose([[s for _, s in r] for r in blocked],
+                               [[s for _, s in r] for r in full], atol=1e-6)  # BLAS blocking
+    brute = queries @ vecs.T
+    for row, ranking in zip(brute, full):
+        exp = sorted(range(103), key=lambda i: (-row[i], ids[i]))[:10]
+        assert [d for d, _ in ranking] == [ids[i] for i in exp]
+    assert full[0][0][0] == min(ids[7], ids[50]) and full[0][1][0] == max(ids[7], ids[50])

@@ -1,0 +1,115 @@
+import pytest
+
+from components.chunking import CHUNKERS, chunk_documents, sentence_spans, word_boundaries
+from components.config import ChunkingConfig
+from components.errors import InputError
+from components.records import Document
+from components.tokenizer import get_tokenizer
+
+TEXT = ("The Normans were the people who in the 10th and 11th centuries gave their name to "
+        "Normandy, a region in France. They were descended from Norse raiders and pirates! "
+        "Was their leader Rollo?  Yes: he swore fealty to King Charles III of West Francia.\n\n"
+        "Through generations of assimilation, the Norse identity faded; antidisestablishmentarian"
+        "ism-like compounds and URLs such as http://example.org/a_very_long_path stay whole. "
+        "Café, naïve and 東京 are non-ASCII words.")
+DOCS = [Document("a", TEXT), Document("b", "Short text. Two sentences."), Document("c", "x " * 300)]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return get_tokenizer()
+
+
+@pytest.mark.parametrize("method", ["token_window", "sentence"])
+@pytest.mark.parametrize("size,overlap", [(8, 0), (8, 3), (16, 4), (64, 16), (512, 0)])
+def test_exact_offsets_size_limit_and_coverage(tok, method, size, overlap):
+    cfg = ChunkingConfig(method=method, size=size, overlap=overlap)
+    chunks = chunk_documents(DOCS, cfg, tok)
+    docs = {d.doc_id: d for d in DOCS}
+    for c in chunks:
+        assert c.text == docs[c.doc_id].text[c.start:c.end]
+        assert c.chunk_id == f"{c.doc_id}:{c.start}-{c.end}"
+        assert 0 < c.n_tokens <= size and c.n_tokens == tok.count(c.text)
+    assert [(c.doc_id, c.start) for c in chunks] == sorted((c.doc_id, c.start) for c in chunks)
+    assert len({c.chunk_id for c in chunks}) == len(chunks)
+    # every token of every document is inside some chunk
+    for d in DOCS:
+        mine = [c for c in chunks if c.doc_id == d.doc_id]
+        for s, e in tok.offsets(d.text):
+            assert any(c.start <= s and e <= c.end for c in mine), (d.doc_id, d.text[s:e])
+
+
+def test_token_window_overlap_is_bounded_and_stable(tok):
+    cfg = ChunkingConfig(method="token_window", size=16, overlap=4)
+    a = chunk_documents(DOCS, cfg, tok)
+    assert a == chunk_documents(DOCS, cfg, tok)
+    doc_a = [c for c in a if c.doc_id == "a"]
+    offs = tok.offsets(TEXT)
+    shared = []
+    for prev, nxt in zip(doc_a, doc_a[1:]):
+        assert nxt.start > prev.start and nxt.end > prev.end
+        shared.append(sum(1 for s, e in offs if nxt.start <= s and e <= prev.end))
+    assert max(shared) <= 4 and sum(shared) > 0
+    no_overlap = chunk_documents(DOCS, ChunkingConfig(method="token_window", size=16, overlap=0), tok)
+    for prev, nxt in zip(no_overlap, no_overlap[1:]):
+        if prev.doc_id == nxt.doc_id:
+            assert nxt.start >= prev.end
+
+
+def test_token_window_cuts_at_word_boundaries(tok):
+    chunks = chunk_documents([DOCS[0]], ChunkingConfig(method="token_window", size=12, overlap=0), tok)
+    for c in chunks:
+        assert c.start == 0 or not (TEXT[c.start - 1].isalnum() and TEXT[c.start].isalnum())
+
+
+def test_sentence_chunks_hold_whole_sentences(tok):
+    longest = max(tok.count(TEXT[s:e]) for s, e in sentence_spans(TEXT))
+    cfg = ChunkingConfig(method="sentence", size=longest + 5, overlap=0)
+    chunks = chunk_documents(DOCS[:2], cfg, tok)
+    assert sum(c.doc_id == "a" for c in chunks) > 1
+    starts = {s for s, _ in sentence_spans(TEXT)}
+    ends = {e for _, e in sentence_spans(TEXT)}
+    for c in (c for c in chunks if c.doc_id == "a"):
+        assert c.start in starts and c.end in ends
+    assert [c.text for c in chunks if c.doc_id == "b"] == ["Short text. Two sentences."]
+    assert sentence_spans("One. Two!  Three?\n\nFour") == [(0, 4), (5, 9), (11, 17), (19, 23)]
+
+
+def test_sentence_overlap_repeats_trailing_sentences(tok):
+    text = " ".join(f"Sentence number {i} is here." for i in range(12))
+    chunks = chunk_documents([Document("s", text)], ChunkingConfig(method="sentence", size=20,
+                                                                   overlap=8), tok)
+    assert len(chunks) > 2
+    for prev, nxt in zip(chunks, chunks[1:]):
+        assert prev.start < nxt.start < prev.end  # overlap by one whole sentence (7 tokens)
+        assert text[nxt.start:prev.end].endswith(".")
+
+
+def test_long_word_is_cut_inside(tok):
+    doc = Document("w", "zqxj" * 24)  # one word (< 100 chars, else [UNK]) of many word pieces
+    chunks = chunk_documents([doc], ChunkingConfig(method="token_window", size=8, overlap=0), tok)
+    assert len(chunks) > 1 and all(c.n_tokens <= 8 for c in chunks)
+    assert "".join(c.text for c in chunks) == doc.text
+
+
+def test_word_boundaries():
+    text = "ab cd,ef"
+    offsets = [(0, 2), (3, 5), (5, 6), (6, 8)]
+    assert word_boundaries(text, offsets) == [0, 1, 2, 3, 4]
+    assert word_boundaries("abc", [(0, 2), (2, 3)]) == [0, 2]
+
+
+def test_registry_names_and_unknown(tok):
+    assert CHUNKERS.names() == ["sentence", "token_window"]
+    with pytest.raises(InputError, match="unknown chunker 'para'"):
+        chunk_documents(DOCS, ChunkingConfig(method="para"), tok)
+
+
+def test_chunk_stats_share_over_window(tok):
+    from components.chunking import chunk_stats
+    chunks = chunk_documents(DOCS, ChunkingConfig(method="token_window", size=64, overlap=0), tok)
+    stats = chunk_stats(chunks, window=32)
+    over = sum(c.n_tokens > 32 for c in chunks)
+    assert 0 < over < len(chunks) and stats["over_window_share"] == over / len(chunks)
+    assert stats["n_chunks"] == len(chunks) and stats["max_tokens"] <= 64
+    assert chunk_stats([])["over_window_share"] == 0.0
