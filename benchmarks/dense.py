@@ -7,7 +7,7 @@ atomic shard write; rounds alternate (native, project, native, ...) and the best
 each side is kept, to damp noise from other load on the machine. Prints texts/second,
 the ratio project / native (target >= 0.9), and the warm-cache rate (second run).
 
-    python benchmarks/dense.py [--texts 1000] [--rounds 3] [--batch-size 64]
+    python benchmarks/dense.py [--texts 400] [--rounds 3] [--batch-size 64]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from components.retrieval.dense import DenseEncoder  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--texts", type=int, default=1000)
+    ap.add_argument("--texts", type=int, default=400)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=64)
     args = ap.parse_args()

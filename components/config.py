@@ -53,7 +53,7 @@ class RetrievalConfig(_Frozen):
 
 class FusionConfig(_Frozen):
     method: str = "rrf"  # rrf | convex
-    rrf_k: float = Field(60, gt=0)
+    rrf_k: int = Field(60, ge=1)
     weights: dict[str, float] | None = None  # per-path weights; None = equal
     normalization: Literal["minmax", "zscore"] = "minmax"
 

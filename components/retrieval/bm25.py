@@ -84,8 +84,8 @@ class BM25Index:
         counts = Counter(self.vocab[t] for t in query if t in self.vocab)
         return sorted(counts.items())
 
-    def scores(self, query: Sequence[str]) -> np.ndarray:
-        """BM25 score of every document (in `self.ids` order) for one tokenised query."""
+    def raw_scores(self, query: Sequence[str]) -> np.ndarray:
+        """Unrounded BM25 score of every document (in `self.ids` order)."""
         m = self.matrix
         idx_parts, w_parts = [], []
         for t, c in self._term_counts(query):
@@ -94,19 +94,18 @@ class BM25Index:
             w_parts.append(m.data[lo:hi] * c if c != 1 else m.data[lo:hi])
         if not idx_parts:
             return np.zeros(self.n_docs, dtype=np.float64)
-        s = np.bincount(np.concatenate(idx_parts), weights=np.concatenate(w_parts),
-                        minlength=self.n_docs)
-        return np.round(s, SCORE_DECIMALS, out=s)
+        return np.bincount(np.concatenate(idx_parts), weights=np.concatenate(w_parts),
+                           minlength=self.n_docs)
+
+    def scores(self, query: Sequence[str]) -> np.ndarray:
+        """BM25 score of every document (in `self.ids` order), rounded to SCORE_DECIMALS."""
+        return np.round(self.raw_scores(query), SCORE_DECIMALS)
 
     def search(self, query: Sequence[str], k: int) -> Ranking:
         """Top-k (id, score), best first, ties by id; exactly min(k, n_docs) entries."""
-        s = self.scores(query)
-        pos = topk_by_position(s, k)
+        pos, vals = topk_by_position(self.raw_scores(query), k, decimals=SCORE_DECIMALS)
         ids = self.ids
-        return [(ids[p], float(s[p])) for p in pos]
-
-    def search_many(self, queries: Sequence[Sequence[str]], k: int) -> list[Ranking]:
-        return [self.search(q, k) for q in queries]
+        return [(ids[p], float(v)) for p, v in zip(pos, vals)]
 
     def scores_for(self, query: Sequence[str], ids: Sequence[str]) -> np.ndarray:
         """Scores of the given documents only (for the `lexical` rerank signal)."""

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from components.records import Chunk
 from components.retrieval.embed_cache import EmbeddingCache, text_key
 from components.retrieval.topk import merge_topk
 
@@ -49,6 +50,8 @@ class DenseEncoder:
     without the model (cache hits and repeats), both cumulative in this process.
     """
 
+    shard_size = 4096  # texts embedded and persisted per cache shard
+
     def __init__(self, model_path: Path, cache_dir: Path | None, batch_size: int = 64) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_dir():
@@ -58,6 +61,7 @@ class DenseEncoder:
         self.cache = EmbeddingCache(None if cache_dir is None else Path(cache_dir), self.model_id)
         self._model = None
         self._lock = threading.Lock()
+        self._load_lock = threading.Lock()
         self._embedded = 0
         self._reused = 0
 
@@ -68,7 +72,7 @@ class DenseEncoder:
     @property
     def model(self):
         """The SentenceTransformer, loaded on first use (CPU, offline)."""
-        with self._lock:
+        with self._load_lock:
             if self._model is None:
                 from sentence_transformers import SentenceTransformer
                 self._model = SentenceTransformer(str(self.model_path), device="cpu",
@@ -92,13 +96,36 @@ class DenseEncoder:
             if v is None and k not in miss:
                 miss[k] = t
         if miss:
-            new = self._embed(list(miss.values()))
-            self.cache.store(list(miss), new)
-            by_key = dict(zip(miss, new))
+            miss_keys, miss_texts = list(miss), list(miss.values())
+            by_key: dict[str, np.ndarray] = {}
+            for i in range(0, len(miss_keys), self.shard_size):  # a kill loses one slab at most
+                new = self._embed(miss_texts[i:i + self.shard_size])
+                self.cache.store(miss_keys[i:i + self.shard_size], new)
+                by_key.update(zip(miss_keys[i:i + self.shard_size], new))
             found = [by_key[k] if v is None else v for k, v in zip(keys, found)]
-        self._embedded += len(miss)
-        self._reused += len(texts) - len(miss)
+        with self._lock:
+            self._embedded += len(miss)
+            self._reused += len(texts) - len(miss)
         return np.stack(found).astype(np.float32, copy=False)
+
+    @property
+    def max_seq_length(self) -> int:
+        """Word pieces the model reads (incl. [CLS]/[SEP]); longer texts are silently cut.
+
+        Read from sentence_bert_config.json, so asking does not load the model.
+        """
+        import json
+        cfg = self.model_path / "sentence_bert_config.json"
+        if cfg.is_file():
+            return int(json.loads(cfg.read_text())["max_seq_length"])
+        return int(self.model.max_seq_length)
+
+    def truncated_share(self, chunks: Sequence[Chunk]) -> float:
+        """Share of chunks whose n_tokens (experiment tokenizer, no specials) exceed the window."""
+        if not chunks:
+            return 0.0
+        window = self.max_seq_length - 2
+        return sum(c.n_tokens > window for c in chunks) / len(chunks)
 
     @property
     def dim(self) -> int:

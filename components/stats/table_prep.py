@@ -72,7 +72,7 @@ def prepare_wide(table: pl.DataFrame, *, metrics: Sequence[str], variant_col: st
     """Check columns, duplicates and types; return the dense WideTable."""
     _require(table, variant_col, "variant")
     _require(table, qid_col, "question id")
-    metrics = sorted(dict.fromkeys(metrics))
+    metrics = sorted(dict.fromkeys([metrics] if isinstance(metrics, str) else metrics))
     if not metrics:
         raise InputError("no metric to compare", field="metrics")
     vals = np.stack([_metric_values(table, m) for m in metrics], axis=1) if table.height \

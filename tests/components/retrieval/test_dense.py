@@ -98,3 +98,23 @@ def test_blocked_search_is_exact_with_id_ties():
         exp = sorted(range(103), key=lambda i: (-row[i], ids[i]))[:10]
         assert [d for d, _ in ranking] == [ids[i] for i in exp]
     assert full[0][0][0] == min(ids[7], ids[50]) and full[0][1][0] == max(ids[7], ids[50])
+
+
+def test_misses_are_persisted_in_slabs(tmp_path, shared_model):
+    enc = _encoder(tmp_path, shared_model)
+    enc.shard_size = 3
+    v = enc.encode(TEXTS)
+    shards = [f for f in os.listdir(enc.cache.dir) if f.startswith("shard-")]
+    assert len(shards) == 3  # 8 texts in slabs of 3, 3, 2
+    again = DenseEncoder(minilm_path(), tmp_path)
+    np.testing.assert_array_equal(again.encode(TEXTS), v)
+    assert again.counters["embedded"] == 0
+
+
+def test_window_and_truncated_share():
+    from components.records import Chunk
+    enc = DenseEncoder(minilm_path(), None)
+    assert enc.max_seq_length == 256 and enc._model is None
+    chunks = [Chunk(f"c{n}", "d", 0, 1, "x", n) for n in (10, 254, 255, 512)]
+    assert enc.truncated_share(chunks) == 0.5
+    assert enc.truncated_share([]) == 0.0

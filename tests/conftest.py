@@ -1,0 +1,27 @@
+"""Shared test set-up: offline models, telemetry off, one Prefect server per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flows import env
+
+ROOT = Path(__file__).resolve().parents[1]
+env.prepare(ROOT)
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def prefect_server():
+    """A temporary Prefect API (started once: ~15-20 s on a cold machine)."""
+    from prefect.testing.utilities import prefect_test_harness
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory) -> Path:
+    """One stage/embedding cache for the session, so end-to-end tests embed a text once."""
+    return tmp_path_factory.mktemp("ablate-cache")

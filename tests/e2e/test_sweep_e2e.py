@@ -1,0 +1,124 @@
+"""End to end: a sweep on a tiny SQuAD slice through the real Prefect flow into a real
+MLflow store, with real BM25, MiniLM embeddings and statistics."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.conftest import FIXTURES
+
+SPEC = """
+name: e2e-tiny
+dataset: {{path: {data}, format: squad}}
+tier: smoke
+smoke_size: 24
+seed: 3
+metrics: {{ks: [1, 3, 5], key: [final/recall_at_3, answer/f1]}}
+stats: {{resamples: 2000, bootstrap_resamples: 1000}}
+baseline:
+  chunking: {{size: 48, overlap: 8}}
+  retrieval: {{paths: [bm25, dense], depth: 10}}
+  fusion: {{rrf_k: 60}}
+  rerank: {{depth: 5}}
+  context: {{budget: 96}}
+  generator: {{name: extractive}}
+sweeps:
+  - variable: fusion.rrf_k
+    values: [5, 500]
+  - variable: retrieval.paths
+    values: [[bm25]]
+"""
+
+
+@pytest.fixture(scope="module")
+def sweep(prefect_server, tmp_path_factory, shared_cache):
+    from flows.sweep import run_sweep
+    tmp = tmp_path_factory.mktemp("e2e")
+    spec = tmp / "exp.yaml"
+    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    from flows.context import forget_contexts
+    forget_contexts()
+    result = run_sweep(str(spec), out=str(tmp / "runs"), cache_dir=str(shared_cache),
+                       tracking_uri=uri, artifact_root=(tmp / "artifacts").as_uri(), mlflow=True)
+    return result, uri
+
+
+def test_outputs_written(sweep):
+    result, _ = sweep
+    out = Path(result["sweep_dir"])
+    for name in ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet",
+                 "report.md", "report.html"):
+        assert (out / name).is_file(), name
+    per_query = pl.read_parquet(out / "per_query.parquet")
+    assert per_query.height == 4 * 24  # baseline + 3 variants, 24 questions each
+    assert set(per_query["variant"]) == {"baseline", "fusion.rrf_k=5", "fusion.rrf_k=500",
+                                         "retrieval.paths=bm25"}
+    # unanswerable questions have undefined retrieval metrics, never 0 or 1
+    unans = per_query.filter(~pl.col("answerable"))
+    assert unans.height > 0 and unans["final/recall_at_3"].is_nan().all()
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["stages"]["planned"]["chunk"] == 1  # every variant shares one chunking
+    assert man["stages"]["planned"]["retrieve"] == 2  # bm25 + dense, shared by all variants
+
+
+def test_mlflow_parent_and_children(sweep):
+    from mlflow.tracking import MlflowClient
+    result, uri = sweep
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name("e2e-tiny")
+    runs = client.search_runs([exp.experiment_id])
+    parents = [r for r in runs if r.data.tags.get("ablate.role") == "parent"]
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId")]
+    assert len(parents) == 1 and len(children) == 4
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
+    by_name = {c.info.run_name: c for c in children}
+    assert by_name["fusion.rrf_k=5"].data.params["fusion.rrf_k"] == "5"
+    assert by_name["baseline"].data.params["fusion.rrf_k"] == "60"
+    assert by_name["retrieval.paths=bm25"].data.params["retrieval.paths"] == "bm25"
+    assert by_name["fusion.rrf_k=500"].data.tags["ablation.variable"] == "fusion.rrf_k"
+    assert "final/recall_at_3" in by_name["baseline"].data.metrics
+
+
+def test_report_rows_match_stats(sweep):
+    from components.report.markdown import fmt, fmt_p
+    result, _ = sweep
+    out = Path(result["sweep_dir"])
+    stats = pl.read_parquet(out / "stats.parquet")
+    report = (out / "report.md").read_text()
+    rows = stats.filter(pl.col("metric").is_in(["final/recall_at_3", "answer/f1"]))
+    assert rows.height == 2 * 3
+    lines = report.splitlines()
+    for r in rows.iter_rows(named=True):
+        expected = (f"{fmt(r['delta'])} | [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | "
+                    f"{fmt_p(r['p_value'])} | {fmt_p(r['p_adjusted'])} |")
+        assert any(line.startswith(f"| {r['variant']} |") and expected in line
+                   for line in lines), (r["variant"], r["metric"], expected)
+
+
+def test_rerun_reuses_every_stage_and_mlflow_runs(sweep, shared_cache):
+    from mlflow.tracking import MlflowClient
+    from flows.context import forget_contexts
+    from flows.sweep import run_sweep
+    result, uri = sweep
+    out = Path(result["sweep_dir"])
+    first = (out / "per_query.parquet").read_bytes()
+    first_stats = (out / "stats.parquet").read_bytes()
+    spec = json.loads((out / "manifest.json").read_text())["experiment_file"]
+    forget_contexts()
+    again = run_sweep(spec, out=str(out.parent), cache_dir=str(shared_cache), tracking_uri=uri,
+                      artifact_root=None, mlflow=True)
+    assert Path(again["sweep_dir"]) == out
+    man = json.loads((out / "manifest.json").read_text())
+    assert all(c["computed"] == 0 for c in man["stages"]["run"].values()), man["stages"]["run"]
+    assert (out / "per_query.parquet").read_bytes() == first
+    assert (out / "stats.parquet").read_bytes() == first_stats
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name("e2e-tiny")
+    runs = client.search_runs([exp.experiment_id])
+    assert len(runs) == 5  # the same parent and four children, no duplicates
