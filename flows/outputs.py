@@ -19,8 +19,8 @@ from typing import Any
 
 import polars as pl
 
-from components.report.html import render_html
-from components.report.markdown import render_markdown, terminal_summary
+from components.report.build import build_report, write_files
+from components.report.sweep_data import SweepResults
 from components.stats import compare_variants
 from flows.context import RunContext
 from flows.stages import frame_answers, load
@@ -165,11 +165,8 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         timings.write_parquet(tmp / "timings.parquet", statistics=False)
         (tmp / "manifest.json").write_text(json.dumps(man, indent=2, default=str) + "\n")
         (tmp / "variants.json").write_text(json.dumps(variants, indent=2, default=str) + "\n")
-        md = render_markdown(man, variants, stats, per_query, ctx.spec.metrics.key, no_effect)
-        (tmp / "report.md").write_text(md)
-        (tmp / "report.html").write_text(render_html(md, title=f"ablate: {ctx.spec.name}"))
-        (tmp / "summary.txt").write_text(
-            terminal_summary(variants, stats, per_query, ctx.spec.metrics.key) + "\n")
+        results = SweepResults(man, variants, per_query, stats, timings, tuple(no_effect))
+        write_files(tmp, build_report(results, ctx.spec.metrics.key))
         if final.exists():
             old = out_root / f".{sid}.old-{os.getpid()}"
             os.replace(final, old)

@@ -14,9 +14,14 @@ import os
 import tempfile
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Iterator
 
 import polars as pl
+
+SIDE_FOLDERS = ("embeddings", "generations")  # caches kept beside the stage entries
+STALE_TMP_SECONDS = 3600  # a temporary file this old belongs to no live writer
 
 
 def stage_key(stage: str, code_version: str, **parts: object) -> str:
@@ -32,6 +37,13 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:  # read-only cache or a concurrent prune: reuse still works
+        pass
 
 
 def _atomic_write(path: Path, data: bytes | None = None, writer=None) -> None:
@@ -75,6 +87,7 @@ class Store:
             with self._lock:
                 self.damaged[stage] += 1
             return False
+        _touch(check)  # the sidecar's mtime is the entry's last use (for `cache prune`)
         return True
 
     def read(self, stage: str, key: str) -> pl.DataFrame:
@@ -94,3 +107,77 @@ class Store:
         stages = sorted(set(self.computed) | set(self.reused) | set(self.damaged))
         return {s: {"computed": self.computed[s], "reused": self.reused[s],
                     "damaged": self.damaged[s]} for s in stages}
+
+
+# ---- listing and pruning (`ablate cache info|prune`) ----------------------------------
+
+@dataclass(frozen=True)
+class CacheFile:
+    """One removable unit: a stage entry (data + sidecar), an embedding shard, a generation,
+    or a stale temporary file. `used` is the last use (stage entries) or write time."""
+
+    area: str  # stage name, "embeddings" or "generations"
+    path: Path  # the data file
+    bytes: int
+    used: float
+    kind: str = "entry"  # entry | incomplete (data without sidecar) | tmp
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:  # removed by a concurrent prune or writer
+        return None
+
+
+def _is_tmp(name: str) -> bool:
+    return name.endswith(".tmp") or name.startswith(".tmp-")
+
+
+def _area_files(area: Path) -> Iterator[CacheFile]:
+    side = area.name in SIDE_FOLDERS
+    for path in sorted(p for p in area.rglob("*") if p.is_file()):
+        if path.suffix == ".sha256":
+            if not side and not path.with_suffix(".parquet").exists():
+                st = _stat(path)  # a sidecar whose data is gone
+                if st is not None:
+                    yield CacheFile(area.name, path, st.st_size, st.st_mtime, "incomplete")
+            continue
+        st = _stat(path)
+        if st is None:
+            continue
+        if _is_tmp(path.name):
+            yield CacheFile(area.name, path, st.st_size, st.st_mtime, "tmp")
+        elif side:
+            yield CacheFile(area.name, path, st.st_size, st.st_mtime)
+        elif path.suffix == ".parquet":
+            check = _stat(path.with_suffix(".sha256"))
+            if check is None:
+                yield CacheFile(area.name, path, st.st_size, st.st_mtime, "incomplete")
+            else:
+                yield CacheFile(area.name, path, st.st_size + check.st_size, check.st_mtime)
+
+
+def cache_files(root: Path, areas: Iterable[str] | None = None) -> Iterator[CacheFile]:
+    """Every removable file under a cache root, area by area (stages, then side caches)."""
+    root = Path(root)
+    if not root.is_dir():
+        return
+    names = sorted(p.name for p in root.iterdir() if p.is_dir())
+    names = [n for n in names if n not in SIDE_FOLDERS] + [n for n in SIDE_FOLDERS if n in names]
+    for name in names:
+        if areas is None or name in areas:
+            yield from _area_files(root / name)
+
+
+def remove_file(item: CacheFile) -> None:
+    """Delete one unit; a stage entry loses its sidecar first, so an interrupted delete
+    leaves data without a checksum, which the store treats as missing."""
+    if item.kind == "entry" and item.path.suffix == ".parquet":
+        item.path.with_suffix(".sha256").unlink(missing_ok=True)
+    item.path.unlink(missing_ok=True)
+
+
+def is_stale(item: CacheFile, now: float) -> bool:
+    """A temporary or incomplete file old enough to belong to no live writer."""
+    return item.kind != "entry" and now - item.used > STALE_TMP_SECONDS

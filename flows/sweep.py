@@ -48,6 +48,11 @@ def analyse_task(experiment: str, opts: dict[str, Any], out_root: str, started: 
                 counters[f"texts_{k}"] = counters.get(f"texts_{k}", 0) + v
     out = write_outputs(ctx, Path(out_root), started, counters)
     get_run_logger().info("results written to %s", out)
+    try:
+        from flows.artifacts import publish_artifacts
+        publish_artifacts(out)
+    except Exception as exc:  # the results are on disk; artifacts are a convenience
+        get_run_logger().warning("Prefect artifacts not published (%s: %s)", type(exc).__name__, exc)
     return str(out)
 
 
@@ -98,7 +103,14 @@ def run_sweep(experiment: str, workers: int | None = None, **kwargs: Any) -> dic
     n = workers or ctx.spec.runner.workers
     runner = ThreadPoolTaskRunner(max_workers=n)
     if ctx.spec.runner.kind == "dask":
+        # Worker processes rebuild the run context from these paths: make them absolute.
+        # One single-threaded worker per core (Dask's nanny sets OMP/MKL threads to 1, so
+        # torch uses one thread) keeps heavy stages from oversubscribing the cores.
         from prefect_dask import DaskTaskRunner
+        experiment = str(Path(experiment).resolve())
+        kwargs["cache_dir"] = str(ctx.store.root.resolve())
         runner = (DaskTaskRunner(address=ctx.spec.runner.address) if ctx.spec.runner.address
-                  else DaskTaskRunner(cluster_kwargs={"n_workers": n, "threads_per_worker": 1}))
+                  else DaskTaskRunner(cluster_kwargs={"n_workers": n, "threads_per_worker": 1,
+                                                      "processes": True,
+                                                      "dashboard_address": None}))
     return sweep_flow.with_options(task_runner=runner)(experiment=experiment, **kwargs)

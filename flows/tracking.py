@@ -1,33 +1,70 @@
 """MLflow logging of a finished sweep folder: one parent run per sweep, one child per variant.
 
 The only module that imports mlflow. It reads what flows/outputs.py wrote, so a sweep can
-be logged (or re-logged) at any time from its folder. Idempotent: runs are found again by
-the tags `sweep_id` (parent) and `sweep_id` + `config_id` (children).
+be logged (or re-logged, `ablate sync`) at any time from its folder. Idempotent: runs are
+found again by the tags `sweep_id` (parent) and `sweep_id` + `config_id` (children);
+params already present are skipped, metrics carry the sweep's creation time as their
+timestamp (so a repeat writes the same points), and the data set input is logged once.
+
+Names group in the UI: means as `final/ndcg_at_10`, `answer/f1`; comparisons with the
+baseline as `delta/<metric>`, `ci_low/<metric>`, `ci_high/<metric>`, `p_adj/<metric>`.
 """
 
 from __future__ import annotations
 
+import calendar
 import json
 import math
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import polars as pl
-from mlflow.entities import Metric, Param, RunTag
+from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
 from components.config import flatten
+from components.report.findings import findings
+from components.report.sweep_data import SweepResults, load_sweep
 
-MAX_PARAMS = 100  # MLflow's per-call limit for params in log_batch
-MAX_METRICS = 1000
+MAX_PARAMS_TAGS = 100   # MLflow log_batch limits: params (and tags) per call,
+MAX_METRICS = 1000      # metrics per call,
+MAX_ENTITIES = 1000     # everything per call.
+MAX_DIGEST = 36         # dataset digest length the stores accept
 PARENT_TAG = "mlflow.parentRunId"
+NOTE_TAG = "mlflow.note.content"  # the run description in the UI
+COMPARISONS = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_adjusted": "p_adj"}
+PARENT_FILES = ("report.md", "report.html", "report.tex", "summary.txt", "stats.parquet",
+                "manifest.json", "variants.json", "timings.parquet")
 
 
-def _batches(items: list, size: int):
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
+def batches(params: list[Param], metrics: list[Metric], tags: list[RunTag]
+            ) -> Iterator[tuple[list[Param], list[Metric], list[RunTag]]]:
+    """Split into log_batch calls within MLflow's per-call limits."""
+    while params or metrics or tags:
+        p, params = params[:MAX_PARAMS_TAGS], params[MAX_PARAMS_TAGS:]
+        t, tags = tags[:MAX_PARAMS_TAGS], tags[MAX_PARAMS_TAGS:]
+        room = min(MAX_METRICS, MAX_ENTITIES - len(p) - len(t))
+        m, metrics = metrics[:room], metrics[room:]
+        yield p, m, t
+
+
+def check_reachable(tracking_uri: str, timeout: float = 5.0) -> None:
+    """Fail fast (seconds, not minutes of retries) when an HTTP tracking server is down."""
+    if not tracking_uri.startswith(("http://", "https://")):
+        return
+    url = tracking_uri.rstrip("/") + "/health"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout):
+            pass
+    except urllib.error.HTTPError:
+        return  # it answered: reachable (some proxies have no /health)
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ConnectionError(f"MLflow tracking server {tracking_uri} is unreachable ({reason})") from None
 
 
 def experiment_id(client: MlflowClient, name: str, artifact_root: str | None) -> str:
@@ -48,89 +85,143 @@ def _find(client: MlflowClient, exp_id: str, filters: dict[str, str]) -> Any | N
 def _param_value(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return ",".join(str(x) for x in v)
+    if v is None:
+        return "None"
     return str(v)[:6000]
 
 
+def _timestamp(manifest: dict[str, Any]) -> int:
+    try:
+        return calendar.timegm(time.strptime(manifest["created"], "%Y-%m-%dT%H:%M:%SZ")) * 1000
+    except (KeyError, ValueError):
+        return 0
+
+
 def _log(client: MlflowClient, run_id: str, params: dict[str, Any], metrics: dict[str, float],
-         tags: dict[str, str]) -> None:
-    ts = int(time.time() * 1000)
+         tags: dict[str, str], ts: int) -> None:
     existing = client.get_run(run_id).data.params
     plist = [Param(k, _param_value(v)) for k, v in sorted(params.items()) if k not in existing]
-    for batch in _batches(plist, MAX_PARAMS):
-        client.log_batch(run_id, params=batch)
     mlist = [Metric(k, float(v), ts, 0) for k, v in sorted(metrics.items())
-             if v is not None and not math.isnan(v)]
-    for batch in _batches(mlist, MAX_METRICS):
-        client.log_batch(run_id, metrics=batch)
-    if tags:
-        client.log_batch(run_id, tags=[RunTag(k, str(v)) for k, v in sorted(tags.items())])
+             if v is not None and math.isfinite(v)]
+    tlist = [RunTag(k, str(v)) for k, v in sorted(tags.items())]
+    for p, m, t in batches(plist, mlist, tlist):
+        client.log_batch(run_id, metrics=m, params=p, tags=t)
 
 
-def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, name: str) -> dict[str, float]:
-    """Mean of each metric (defined values only), plus delta and CI bounds vs the baseline."""
+def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.DataFrame | None,
+                    name: str) -> dict[str, float]:
+    """Mean of each metric (defined values only), the comparison with the baseline, latency."""
     rows = per_query.filter(pl.col("variant") == name)
-    out = {}
+    out: dict[str, float] = {}
     for col in rows.columns:
-        if "/" in col and rows[col].dtype == pl.Float64:
-            m = rows[col].fill_nan(None).mean()
+        if "/" in col and rows[col].dtype.is_numeric():
+            m = rows[col].cast(pl.Float64).fill_nan(None).mean()
             if m is not None:
                 out[col] = float(m)
+    if timings is not None:
+        t = timings.filter(pl.col("variant") == name)
+        for col in t.columns:
+            if col.startswith("latency/") and t.height:
+                m = t[col].cast(pl.Float64).fill_nan(None).mean()
+                if m is not None:
+                    out[col] = float(m)
     for r in stats.filter(pl.col("variant") == name).iter_rows(named=True):
-        for field in ("delta", "ci_low", "ci_high", "p_adjusted"):
+        for field, prefix in COMPARISONS.items():
             if r[field] is not None:
-                out[f"{r['metric']}.{field}"] = float(r[field])
+                out[f"{prefix}/{r['metric']}"] = float(r[field])
     return out
+
+
+def dataset_input(manifest: dict[str, Any]) -> DatasetInput:
+    """The data set as an MLflow run input: digest = its fingerprint (truncated to fit)."""
+    ds = manifest.get("dataset", {})
+    fp = str(ds.get("fingerprint", ""))
+    digest = fp.split(":", 1)[-1][:MAX_DIGEST]
+    name = Path(str(ds.get("path", "dataset"))).parent.name or "dataset"
+    profile = {"fingerprint": fp, "documents": ds.get("documents"), "questions": ds.get("questions"),
+               "used_questions": manifest.get("questions", {}).get("total"),
+               "tier": manifest.get("tier"), "split": manifest.get("split")}
+    entity = Dataset(name=name, digest=digest, source_type="local",
+                     source=json.dumps({"uri": str(ds.get("path")), "format": ds.get("format")}),
+                     profile=json.dumps(profile))
+    return DatasetInput(dataset=entity, tags=[InputTag("mlflow.data.context", "eval")])
+
+
+def _log_input(client: MlflowClient, run_id: str, item: DatasetInput) -> None:
+    inputs = client.get_run(run_id).inputs
+    have = {d.dataset.digest for d in (inputs.dataset_inputs if inputs else [])}
+    if item.dataset.digest not in have:
+        client.log_inputs(run_id, datasets=[item])
+
+
+def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults,
+                  ts: int, data_in: DatasetInput) -> dict[str, str]:
+    man, sid = res.manifest, res.manifest["sweep_id"]
+    children = {}
+    for v in res.variants:
+        run = _find(client, exp_id, {"sweep_id": sid, "config_id": v["config_id"]})
+        if run is None:
+            run = client.create_run(exp_id, run_name=v["name"], start_time=ts or None, tags={
+                PARENT_TAG: pid, "sweep_id": sid, "config_id": v["config_id"],
+                "ablate.role": "variant"})
+        rid = run.info.run_id
+        is_base = v["name"] == "baseline"
+        _log(client, rid, params=flatten(v["config"]),
+             metrics=variant_metrics(res.per_query, res.stats, res.timings, v["name"]),
+             tags={"ablation.variable": v["variable"] or "none",
+                   "ablation.value": v["value_label"] or "baseline",
+                   "baseline": str(is_base).lower(), "variant": v["name"], "sweep_id": sid,
+                   "config_id": v["config_id"], "git_sha": man.get("git_sha", ""),
+                   "dataset_fingerprint": man.get("dataset", {}).get("fingerprint", "")}, ts=ts)
+        _log_input(client, rid, data_in)
+        with tempfile.TemporaryDirectory() as tmp:
+            p = Path(tmp) / "per_query.parquet"
+            res.per_query.filter(pl.col("variant") == v["name"]).write_parquet(p)
+            client.log_artifact(rid, str(p))
+            c = Path(tmp) / "config.json"
+            c.write_text(json.dumps(v["config"], indent=2, sort_keys=True))
+            client.log_artifact(rid, str(c))
+        client.set_terminated(rid)
+        children[v["name"]] = rid
+    return children
 
 
 def log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None = None,
               flow_run_id: str | None = None) -> dict[str, Any]:
-    """Log the sweep folder to MLflow; returns the parent and child run ids."""
+    """Log the sweep folder to MLflow; returns the experiment, parent and child run ids."""
     sweep_dir = Path(sweep_dir)
-    man = json.loads((sweep_dir / "manifest.json").read_text())
-    variants = json.loads((sweep_dir / "variants.json").read_text())
-    per_query = pl.read_parquet(sweep_dir / "per_query.parquet")
-    stats = pl.read_parquet(sweep_dir / "stats.parquet")
+    res = load_sweep(sweep_dir)
+    man = res.manifest
+    check_reachable(tracking_uri)
     client = MlflowClient(tracking_uri=tracking_uri)
     exp_id = experiment_id(client, man["experiment"], artifact_root)
-    sid = man["sweep_id"]
+    sid, ts = man["sweep_id"], _timestamp(man)
     parent = _find(client, exp_id, {"sweep_id": sid, "ablate.role": "parent"})
     if parent is None:
         parent = client.create_run(exp_id, run_name=f"{man['experiment']} {man['created']}",
+                                   start_time=ts or None,
                                    tags={"sweep_id": sid, "ablate.role": "parent"})
     pid = parent.info.run_id
+    note = "\n".join(f"- {x}" for x in findings(res.stats, res.key_metrics(), res.no_effect, man))
+    tags = {"git_sha": man.get("git_sha", ""), "dataset_fingerprint": man["dataset"]["fingerprint"],
+            "ablate_version": man.get("versions", {}).get("ablate", ""),
+            "experiment_file": man.get("experiment_file", ""), "tier": man.get("tier", ""),
+            "split": man.get("split", ""), NOTE_TAG: f"Sweep {sid}\n\n{note}"[:5000]}
+    if flow_run_id:
+        tags["prefect_flow_run_id"] = flow_run_id
     _log(client, pid,
          params={"tier": man["tier"], "split": man["split"], "seed": man["seed"],
-                 "n_variants": len(variants), "n_questions": man["questions"]["total"],
+                 "n_variants": len(res.variants), "n_questions": man["questions"]["total"],
+                 "key_metrics": ",".join(res.key_metrics()),
                  **{f"stats.{k}": v for k, v in man["statistics"].items()}},
-         metrics={"wall_seconds": man["wall_seconds"]},
-         tags={"git_sha": man["git_sha"], "dataset_fingerprint": man["dataset"]["fingerprint"],
-               "ablate_version": man["versions"].get("ablate", ""),
-               "prefect_flow_run_id": flow_run_id or "", "experiment_file": man["experiment_file"]})
-    children = {}
-    for v in variants:
-        run = _find(client, exp_id, {"sweep_id": sid, "config_id": v["config_id"]})
-        if run is None:
-            run = client.create_run(exp_id, run_name=v["name"], tags={
-                PARENT_TAG: pid, "sweep_id": sid, "config_id": v["config_id"],
-                "ablate.role": "variant"})
-        rid = run.info.run_id
-        _log(client, rid, params=flatten(v["config"]),
-             metrics=variant_metrics(per_query, stats, v["name"]),
-             tags={"ablation.variable": v["variable"] or "none",
-                   "ablation.value": v["value_label"] or "baseline",
-                   "baseline": str(v["name"] == "baseline").lower(), "variant": v["name"],
-                   "git_sha": man["git_sha"]})
-        with tempfile.TemporaryDirectory() as tmp:
-            p = Path(tmp) / "per_query.parquet"
-            per_query.filter(pl.col("variant") == v["name"]).write_parquet(p)
-            client.log_artifact(rid, str(p))
-            c = Path(tmp) / "config.json"
-            c.write_text(json.dumps(v["config"], indent=2))
-            client.log_artifact(rid, str(c))
-        client.set_terminated(rid)
-        children[v["name"]] = rid
-    for name in ("report.md", "report.html", "stats.parquet", "manifest.json", "variants.json"):
+         metrics={"wall_seconds": man.get("wall_seconds")}, tags=tags, ts=ts)
+    data_in = dataset_input(man)
+    _log_input(client, pid, data_in)
+    children = _log_children(client, exp_id, pid, res, ts, data_in)
+    for name in PARENT_FILES:
         if (sweep_dir / name).exists():
             client.log_artifact(pid, str(sweep_dir / name))
+    if (sweep_dir / "plots").is_dir():
+        client.log_artifacts(pid, str(sweep_dir / "plots"), artifact_path="plots")
     client.set_terminated(pid)
     return {"experiment_id": exp_id, "parent": pid, "children": children}

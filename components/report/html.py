@@ -1,8 +1,13 @@
-"""A self-contained HTML page for the Markdown report (inline CSS, no external assets)."""
+"""A self-contained HTML page for the Markdown report: inline CSS, plots embedded as
+base64 data URIs, no scripts and no external assets (it opens offline, from e-mail, from
+an MLflow artifact view)."""
 
 from __future__ import annotations
 
+import base64
 import html
+import re
+from typing import Mapping
 
 import markdown
 
@@ -15,11 +20,25 @@ td:nth-child(n+3){text-align:right;font-variant-numeric:tabular-nums}
 code{background:#f6f8fa;padding:0 .25em;border-radius:3px}
 details{margin:1em 0}summary{cursor:pointer;font-weight:600}
 h1{font-size:1.6em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em}
+img{max-width:100%;height:auto;display:block;margin:.5em 0}
 """
+_SRC = re.compile(r'src="(plots/[^"]+\.png)"')
 
 
-def render_html(md_text: str, title: str) -> str:
+def embed_images(body: str, images: Mapping[str, bytes]) -> str:
+    """Replace src="plots/x.png" by a data URI when `images` has 'plots/x.png'."""
+    def sub(m: re.Match) -> str:
+        data = images.get(m.group(1))
+        if data is None:
+            return m.group(0)
+        return f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}"'
+    return _SRC.sub(sub, body)
+
+
+def render_html(md_text: str, title: str, images: Mapping[str, bytes] | None = None) -> str:
     body = markdown.markdown(md_text, extensions=["tables", "md_in_html"])
+    body = embed_images(body, images or {})
     return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{html.escape(title)}</title><style>{CSS}</style></head>\n"
             f"<body>\n{body}\n</body></html>\n")

@@ -11,21 +11,12 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from components.report.findings import findings, fmt, fmt_p
+from components.report.plots import plot_name
+from components.report.sweep_data import family_counts, variables, variant_means
 
-def fmt(x: Any, digits: int = 3) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if isinstance(x, float):
-        if x != 0 and abs(x) < 10 ** -digits:
-            return f"{x:.1e}"
-        return f"{x:.{digits}f}"
-    return str(x)
-
-
-def fmt_p(p: Any) -> str:
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "–"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+__all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
+           "variant_means", "header_lines"]
 
 
 def mark(row: dict[str, Any]) -> str:
@@ -34,103 +25,88 @@ def mark(row: dict[str, Any]) -> str:
     return "▲" if row["delta"] > 0 else "▼"
 
 
-def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequence[str]) -> list[str]:
-    """Sentences written from the numbers: significant changes on key metrics, then warnings."""
-    lines = []
-    rows = stats.filter(pl.col("metric").is_in(list(key_metrics)) & pl.col("significant"))
-    rows = rows.sort(pl.col("delta").abs(), descending=True)
-    for r in rows.iter_rows(named=True):
-        verb = "raises" if r["delta"] > 0 else "lowers"
-        lines.append(f"**{r['variant']}** {verb} {r['metric']} by {abs(r['delta']):.3f} "
-                     f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], adjusted p {fmt_p(r['p_adjusted'])}.")
-    if not lines:
-        lines.append("No variant differs significantly from the baseline on the key metrics "
-                     f"({', '.join(key_metrics)}).")
-    under = stats.filter(pl.col("metric").is_in(list(key_metrics)) & ~pl.col("significant")
-                         & (pl.col("mde") > pl.col("delta").abs()))
-    if under.height:
-        names = sorted(set(under["variant"].to_list()))
-        lines.append(f"Underpowered: for {len(names)} variant(s) the minimum detectable effect "
-                     f"exceeds the observed difference on some key metric ({', '.join(names[:6])}"
-                     f"{', …' if len(names) > 6 else ''}); a larger tier is needed to tell.")
-    for name in no_effect:
-        lines.append(f"{name}: final contexts and answers are identical to the baseline's; "
-                     "the setting had no effect on this data.")
-    return lines
-
-
-def _variable_table(metric: str, names: Sequence[str], values: dict[str, str],
+def _variable_table(metric: str, points: Sequence[tuple[str, str]],
                     means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], dict]) -> list[str]:
     out = [f"| variant | value | {metric} | Δ vs baseline | 95% CI | p | p adj | | d_z | W/T/L | n |",
            "|---|---|---:|---:|---|---:|---:|---|---:|---|---:|"]
-    for name in names:
+    for name, value in points:
         m = means.get((name, metric), math.nan)
         r = stats_rows.get((name, metric))
         if r is None:  # the baseline
-            out.append(f"| {name} | {values.get(name, '')} | {fmt(m)} | | | | | | | | |")
+            out.append(f"| {name} | {value} | {fmt(m)} | | | | | | | | |")
             continue
-        out.append(f"| {name} | {values.get(name, '')} | {fmt(m)} | {fmt(r['delta'])} | "
+        out.append(f"| {name} | {value} | {fmt(m)} | {fmt(r['delta'])} | "
                    f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | {fmt_p(r['p_value'])} | "
                    f"{fmt_p(r['p_adjusted'])} | {mark(r)} | {fmt(r['d_z'], 2)} | "
                    f"{r['wins']}/{r['ties']}/{r['losses']} | {r['n_used']} |")
     return out
 
 
-def variant_means(per_query: pl.DataFrame, metrics: Sequence[str]) -> dict[tuple[str, str], float]:
-    cols = [m for m in metrics if m in per_query.columns]
-    agg = per_query.group_by("variant").agg(
-        [pl.col(c).fill_nan(None).mean().alias(c) for c in cols])
-    return {(r["variant"], c): (r[c] if r[c] is not None else math.nan)
-            for r in agg.iter_rows(named=True) for c in cols}
+def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
+    """The report header: what was run, on what, and how it was tested."""
+    st = manifest.get("statistics", {})
+    ds = manifest.get("dataset", {})
+    n_q = manifest.get("questions", {})
+    fam = family_counts(stats)
+    family_text = "; ".join(f"{f} {u} used / {d} undefined" for f, (u, d) in fam.items())
+    family_def = ("all variants vs baseline, per metric" if st.get("family") == "per_metric"
+                  else "every comparison of every metric together")
+    return [
+        f"# Ablation report: {manifest.get('experiment')}",
+        "",
+        f"- **Experiment** `{manifest.get('experiment_file')}`, sweep `{manifest.get('sweep_id')}`, "
+        f"created {manifest.get('created')}, git `{str(manifest.get('git_sha', ''))[:12]}`",
+        f"- **Data set** `{ds.get('path')}` ({ds.get('format')}, fingerprint "
+        f"`{ds.get('fingerprint')}`), split **{manifest.get('split')}**, tier "
+        f"**{manifest.get('tier')}**",
+        f"- **Questions** {n_q.get('total')} ({n_q.get('answerable')} answerable, "
+        f"{n_q.get('without_evidence')} without evidence: retrieval metrics undefined for those "
+        f"and excluded, never scored 0 or 1)",
+        f"- **n per metric family** (used / undefined): {family_text or '–'}",
+        f"- **Statistics** seed {manifest.get('seed')}; test {st.get('test')} (paired on question "
+        f"id); correction {st.get('correction')} at alpha {st.get('alpha')}; family: "
+        f"{family_def}; CI: paired bootstrap ({st.get('ci_method')}, "
+        f"{st.get('bootstrap_resamples')} resamples)",
+        f"- **Labels** a chunk is relevant when it covers ≥ {manifest.get('label_threshold')} of "
+        f"a gold span; NDCG gain {manifest.get('ndcg_gain')}; tokenizer {manifest.get('tokenizer')}",
+        f"- **Versions** {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}",
+    ]
 
 
 def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], stats: pl.DataFrame,
                     per_query: pl.DataFrame, key_metrics: Sequence[str],
-                    no_effect: Sequence[str] = ()) -> str:
+                    no_effect: Sequence[str] = (), plot_files: Sequence[str] = ()) -> str:
+    """The report; `plot_files` are names under plots/ to show (see plots.all_plots)."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = [m for m in key_metrics if m in metrics] or metrics[:4]
     rest = [m for m in metrics if m not in key]
     means = variant_means(per_query, metrics)
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
-    st = manifest.get("statistics", {})
-    ds = manifest.get("dataset", {})
-    n_q = manifest.get("questions", {})
-    lines = [
-        f"# Ablation report: {manifest.get('experiment')}",
-        "",
-        f"- Sweep `{manifest.get('sweep_id')}`, data set `{ds.get('path')}` "
-        f"(fingerprint `{ds.get('fingerprint')}`), tier **{manifest.get('tier')}**, split "
-        f"**{manifest.get('split')}**",
-        f"- Questions: {n_q.get('total')} ({n_q.get('answerable')} answerable; retrieval "
-        f"metrics undefined and excluded for {n_q.get('without_evidence')} without evidence)",
-        f"- Seed {manifest.get('seed')}; test: {st.get('test')}, correction: {st.get('correction')}"
-        f", alpha {st.get('alpha')}, family: {st.get('family')}; CI: paired bootstrap "
-        f"({st.get('ci_method')}), resamples {st.get('resamples')}",
-        f"- Retrieval labels: chunk relevant when it covers ≥ {manifest.get('label_threshold')} "
-        f"of a gold span; NDCG gain {manifest.get('ndcg_gain')}",
-        f"- Versions: {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}",
-        "",
-        "## Findings",
-        "",
-    ]
-    lines += [f"- {x}" for x in findings(stats, key, no_effect)]
-    values = {v["name"]: v.get("value_label", "") for v in variants}
-    by_var: dict[str, list[str]] = {}
-    for v in variants:
-        if v["variable"]:
-            by_var.setdefault(v["variable"], []).append(v["name"])
-    for variable, names in by_var.items():
+    lines = header_lines(manifest, stats) + ["", "## Findings", ""]
+    lines += [f"- {x}" for x in findings(stats, key, no_effect, manifest)]
+    by_var = variables(variants)
+    for variable, points in by_var.items():
         lines += ["", f"## {variable}", ""]
+        if plot_name(variable) in plot_files:
+            lines += [f"![{variable}: key metrics against the swept value](plots/{plot_name(variable)})", ""]
         for metric in key:
-            lines += _variable_table(metric, ["baseline", *names], values, means, srows) + [""]
+            lines += _variable_table(metric, points, means, srows) + [""]
     if rest:
-        lines += ["## All other metrics", "", "<details><summary>Every metric, every variant</summary>", ""]
+        all_points = [(v["name"], v.get("value_label", "")) for v in variants]
+        lines += ["## All other metrics", "",
+                  '<details markdown="1"><summary>Every other metric, every variant '
+                  f"({len(rest)} metrics)</summary>", ""]
         for metric in rest:
             lines += [f"### {metric}", ""]
-            lines += _variable_table(metric, [v["name"] for v in variants], values, means, srows) + [""]
+            lines += _variable_table(metric, all_points, means, srows) + [""]
         lines += ["</details>", ""]
-    lines += ["## Failure buckets", "", _buckets_table(per_query), "",
-              "▲/▼: significant after correction (better/worse numerically). "
+    lines += ["## Failure buckets", ""]
+    if "buckets.png" in plot_files:
+        lines += ["![failure buckets per variant](plots/buckets.png)", ""]
+    lines += [_buckets_table(per_query), ""]
+    if "cost.png" in plot_files:
+        lines += ["## Latency and tokens", "", "![latency and tokens per variant](plots/cost.png)", ""]
+    lines += ["▲/▼: significant after correction (higher/lower than the baseline). "
               "Lexical support is a proxy (answer tokens found in the context), not faithfulness.", ""]
     return "\n".join(lines)
 

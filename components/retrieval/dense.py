@@ -62,6 +62,7 @@ class DenseEncoder:
         self._model = None
         self._lock = threading.Lock()
         self._load_lock = threading.Lock()
+        self._encode_lock = threading.Lock()
         self._embedded = 0
         self._reused = 0
 
@@ -80,8 +81,10 @@ class DenseEncoder:
             return self._model
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False)
+        # one encode at a time: torch already uses every core, threads would oversubscribe
+        with self._encode_lock:
+            vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vecs, dtype=np.float32)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

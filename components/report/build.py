@@ -1,0 +1,54 @@
+"""Every report file of a sweep, rendered from its saved results: report.md, report.html
+(plots embedded), plots/*.png, summary.txt and optionally report.tex. Pure: returns
+{relative path: content}; the caller decides where and how to write."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from components.report.html import render_html
+from components.report.latex import render_latex
+from components.report.markdown import render_markdown, terminal_summary
+from components.report.plots import all_plots
+from components.report.sweep_data import SweepResults, variables, variant_means
+
+
+def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
+                 latex: bool = False, plots: bool = True) -> dict[str, str | bytes]:
+    key = res.key_metrics(key_metrics)
+    order = [v["name"] for v in res.variants]
+    images: dict[str, bytes] = {}
+    if plots:
+        srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}
+        means = variant_means(res.per_query, key)
+        images = {f"plots/{k}": v for k, v in all_plots(
+            variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()}
+    md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
+                         res.no_effect, plot_files=[Path(p).name for p in images])
+    files: dict[str, str | bytes] = {
+        "report.md": md,
+        "report.html": render_html(md, f"ablate: {res.manifest.get('experiment')}", images),
+        "summary.txt": terminal_summary(res.variants, res.stats, res.per_query, key) + "\n",
+        **images,
+    }
+    if latex:
+        files["report.tex"] = render_latex(res.manifest, res.variants, res.stats, res.per_query, key)
+    return files
+
+
+def write_files(folder: Path, files: dict[str, str | bytes]) -> list[Path]:
+    """Write each file atomically (temp file + rename) under `folder`; return the paths."""
+    written = []
+    for rel, content in files.items():
+        path = Path(folder) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        if isinstance(content, bytes):
+            tmp.write_bytes(content)
+        else:
+            tmp.write_text(content, encoding="utf-8")
+        os.replace(tmp, path)
+        written.append(path)
+    return written

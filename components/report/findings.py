@@ -1,0 +1,92 @@
+"""The findings section: short sentences written from the numbers, then warnings
+(underpowered comparisons, settings with no effect, unequal missingness, embedder
+truncation)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import polars as pl
+
+MAX_LISTED = 6
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if isinstance(x, float):
+        if x != 0 and abs(x) < 10 ** -digits:
+            return f"{x:.1e}"
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def fmt_p(p: Any) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "–"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _listed(items: Sequence[str]) -> str:
+    head = ", ".join(items[:MAX_LISTED])
+    return head + (f", … ({len(items) - MAX_LISTED} more)" if len(items) > MAX_LISTED else "")
+
+
+def significant(stats: pl.DataFrame, key_metrics: Sequence[str]) -> list[str]:
+    """One sentence per significant change on a key metric, largest change first."""
+    rows = stats.filter(pl.col("metric").is_in(list(key_metrics)) & pl.col("significant"))
+    rows = rows.sort(pl.col("delta").abs(), "variant", "metric", descending=[True, False, False])
+    out = []
+    for r in rows.iter_rows(named=True):
+        verb = "raises" if r["delta"] > 0 else "lowers"
+        out.append(f"**{r['variant']}** {verb} {r['metric']} by {abs(r['delta']):.3f} "
+                   f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], adjusted p "
+                   f"{fmt_p(r['p_adjusted'])} (n={r['n_used']}).")
+    return out
+
+
+def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequence[str],
+             manifest: dict[str, Any] | None = None) -> list[str]:
+    out = []
+    key = stats.filter(pl.col("metric").is_in(list(key_metrics)))
+    under = key.filter(~pl.col("significant") & pl.col("mde").is_not_nan()
+                       & (pl.col("mde") > pl.col("delta").abs()))
+    if under.height:
+        pairs = [f"{r['variant']} on {r['metric']} (MDE {fmt(r['mde'])} > |Δ| "
+                 f"{fmt(abs(r['delta']))})" for r in under.sort("variant", "metric").iter_rows(named=True)]
+        out.append("Underpowered: the minimum detectable effect (80% power) exceeds the "
+                   f"observed difference for {_listed(pairs)}; a larger tier is needed to tell.")
+    for name in no_effect:
+        out.append(f"No effect: {name} produced final contexts and answers identical to the "
+                   "baseline's on every question.")
+    ties = key.group_by("variant", maintain_order=True).agg(
+        (pl.col("wins") + pl.col("losses")).sum().alias("changed"))
+    for name in ties.filter(pl.col("changed") == 0)["variant"].to_list():
+        if name not in no_effect:
+            out.append(f"No effect: {name} ties the baseline on every question for every key "
+                       "metric.")
+    if "missingness_flag" in stats.columns:
+        flagged = stats.filter(pl.col("missingness_flag") & pl.col("metric").is_in(list(key_metrics)))
+        if flagged.height:
+            pairs = [f"{r['variant']} on {r['metric']}" for r in flagged.iter_rows(named=True)]
+            out.append(f"Unequal missingness versus the baseline: {_listed(pairs)}; "
+                       "compare those means with care.")
+    for ch in (manifest or {}).get("chunkings", {}).values():
+        share = ch.get("share_over_embedder_window", 0.0)
+        if share > 0.05:
+            c = ch.get("chunking", {})
+            out.append(f"Embedder truncation: {share:.0%} of chunks with chunking size "
+                       f"{c.get('size')} exceed the dense embedder's 256-piece window, so dense "
+                       "retrieval sees only their start.")
+    return out
+
+
+def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequence[str] = (),
+             manifest: dict[str, Any] | None = None) -> list[str]:
+    """Significant changes on the key metrics (or a sentence saying there are none), then warnings."""
+    lines = significant(stats, key_metrics)
+    if not lines:
+        lines.append("No variant differs significantly from the baseline on the key metrics "
+                     f"({', '.join(key_metrics)}).")
+    return lines + warnings(stats, key_metrics, no_effect, manifest)

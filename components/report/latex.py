@@ -1,0 +1,60 @@
+"""An optional LaTeX (booktabs) table of the key metrics: one row per variant, the mean
+and the delta to the baseline with its 95% CI, daggers for significance after correction."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Sequence
+
+import polars as pl
+
+from components.report.sweep_data import variables, variant_means
+
+_ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+        "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+
+
+DAGGER = r"$^\dagger$"
+
+
+def tex(text: Any) -> str:
+    return "".join(_ESC.get(c, c) for c in str(text))
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "--" if x is None or math.isnan(x) else f"{x:.{digits}f}"
+
+
+def render_latex(manifest: dict[str, Any], variants: list[dict[str, Any]], stats: pl.DataFrame,
+                 per_query: pl.DataFrame, key_metrics: Sequence[str]) -> str:
+    """A complete `table` environment (needs \\usepackage{booktabs})."""
+    means = variant_means(per_query, key_metrics)
+    srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
+    st = manifest.get("statistics", {})
+    cols = "ll" + "r" * len(key_metrics)
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{cols}}}",
+             r"\toprule",
+             "Variable & Value & " + " & ".join(tex(m) for m in key_metrics) + r" \\", r"\midrule"]
+    base = [_num(means.get(("baseline", m))) for m in key_metrics]
+    lines.append("baseline & & " + " & ".join(base) + r" \\")
+    for variable, points in variables(variants).items():
+        lines.append(r"\midrule")
+        for name, value in points[1:]:
+            cells = []
+            for m in key_metrics:
+                r = srows.get((name, m))
+                cell = _num(means.get((name, m)))
+                if r is not None and r["delta"] is not None:
+                    cell += (f" ({r['delta']:+.3f} [{_num(r['ci_low'])}, {_num(r['ci_high'])}]"
+                             f"{DAGGER if r['significant'] else ''})")
+                cells.append(cell)
+            lines.append(f"{tex(variable)} & {tex(value)} & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              rf"\caption{{{tex(manifest.get('experiment'))}: mean per variant (delta to the "
+              rf"baseline [95\% paired bootstrap CI]); $\dagger$: significant after "
+              rf"{tex(st.get('correction'))} correction at $\alpha={st.get('alpha')}$, "
+              rf"{tex(st.get('test'))} test, n={manifest.get('questions', {}).get('total')} "
+              r"questions.}",
+              rf"\label{{tab:{re.sub(r'[^A-Za-z0-9:-]+', '-', str(manifest.get('sweep_id')))}}}", r"\end{table}", ""]
+    return "\n".join(lines)

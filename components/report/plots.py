@@ -1,0 +1,169 @@
+"""Report plots as PNG bytes (matplotlib, Agg backend, no display needed).
+
+- one figure per swept variable: each key metric against the swept value, error bars the
+  95% CI of the paired difference to the baseline drawn around the variant mean;
+- failure buckets per variant as stacked bars;
+- latency per stage and tokens in/out per variant.
+Deterministic: fixed figure sizes and dpi, no timestamps in the PNG metadata.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from typing import Any, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+
+BASE_COLOR, VAR_COLOR, UP, DOWN = "#57606a", "#0969da", "#1a7f37", "#cf222e"
+BUCKET_COLORS = {"ok": "#2da44e", "correct_refusal": "#8cc0a0", "retrieval_miss": "#cf222e",
+                 "ranking_loss": "#fb8f44", "budget_cut": "#d4a72c",
+                 "generation_error": "#8250df", "false_acceptance": "#bf3989",
+                 "false_refusal": "#6e7781"}
+DPI = 96
+
+
+def plot_name(variable: str) -> str:
+    """File-safe name for a variable's plot: 'fusion.rrf_k' -> 'sweep_fusion_rrf_k.png'."""
+    return "sweep_" + re.sub(r"[^A-Za-z0-9]+", "_", variable).strip("_") + ".png"
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _numeric(label: str) -> float | None:
+    try:
+        return float(label)
+    except (TypeError, ValueError):
+        return None
+
+
+def _order(points: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(variant, value label) sorted by value when every value is a number, else as given."""
+    if all(_numeric(lbl) is not None for _, lbl in points):
+        return sorted(points, key=lambda p: _numeric(p[1]))
+    return points
+
+
+def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Sequence[str],
+                  means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], dict]) -> bytes:
+    """Key metrics against the swept value; `points` are (variant, value label), baseline included."""
+    pts = _order(list(points))
+    n = max(1, len(metrics))
+    cols = min(n, 4)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.7 * rows), squeeze=False)
+    xs = list(range(len(pts)))
+    for i, metric in enumerate(metrics):
+        ax = axes[i // cols][i % cols]
+        base = means.get(("baseline", metric), math.nan)
+        if not math.isnan(base):
+            ax.axhline(base, color=BASE_COLOR, lw=0.8, ls="--", zorder=1)
+        for x, (name, _) in zip(xs, pts):
+            m = means.get((name, metric), math.nan)
+            r = stats_rows.get((name, metric))
+            if r is None:
+                ax.plot([x], [m], "s", color=BASE_COLOR, ms=6, zorder=3)
+                continue
+            color = VAR_COLOR
+            if r.get("significant"):
+                color = UP if r["delta"] > 0 else DOWN
+            lo, hi = r.get("ci_low"), r.get("ci_high")
+            ref = r.get("mean_baseline")
+            if None not in (lo, hi, ref) and not any(map(math.isnan, (lo, hi, ref))):
+                y = r["mean_variant"]
+                ax.errorbar([x], [y], yerr=[[y - (ref + lo)], [(ref + hi) - y]], fmt="o",
+                            color=color, capsize=3, ms=5, zorder=3)
+            else:
+                ax.plot([x], [m], "o", color=color, ms=5, zorder=3)
+        ax.set_xticks(xs, [lbl for _, lbl in pts], rotation=30 if len(pts) > 4 else 0,
+                      fontsize=8)
+        ax.set_title(metric, fontsize=9)
+        ax.tick_params(axis="y", labelsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    for j in range(n, rows * cols):
+        axes[j // cols][j % cols].axis("off")
+    fig.suptitle(f"{variable} (■ baseline, bars: 95% CI of the paired difference)", fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def buckets_plot(per_query: pl.DataFrame, order: Sequence[str]) -> bytes:
+    """Failure buckets per variant as stacked horizontal bars (question counts)."""
+    counts = per_query.group_by("variant", "bucket").len()
+    table = {(r["variant"], r["bucket"]): r["len"] for r in counts.iter_rows(named=True)}
+    buckets = sorted({b for _, b in table}, key=lambda b: (b not in BUCKET_COLORS,
+                                                          list(BUCKET_COLORS).index(b)
+                                                          if b in BUCKET_COLORS else 0, b))
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(order) + 1.2))
+    left = [0] * len(order)
+    ys = list(range(len(order)))[::-1]
+    for b in buckets:
+        vals = [table.get((v, b), 0) for v in order]
+        ax.barh(ys, vals, left=left, color=BUCKET_COLORS.get(b, None), label=b, height=0.6)
+        left = [a + c for a, c in zip(left, vals)]
+    ax.set_yticks(ys, list(order), fontsize=8)
+    ax.set_xlabel("questions", fontsize=8)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    ax.set_title("Failure buckets per variant", fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def cost_plot(per_query: pl.DataFrame, timings: pl.DataFrame | None, order: Sequence[str]) -> bytes:
+    """Mean latency per stage (stacked, seconds) and mean tokens in/out per variant."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 0.45 * len(order) + 1.4))
+    ys = list(range(len(order)))[::-1]
+    lat = [c for c in (timings.columns if timings is not None else []) if c.startswith("latency/")]
+    if lat:
+        means = timings.group_by("variant").agg([pl.col(c).mean() for c in lat])
+        table = {r["variant"]: r for r in means.iter_rows(named=True)}
+        left = [0.0] * len(order)
+        for c in lat:
+            vals = [float(table.get(v, {}).get(c) or 0.0) for v in order]
+            ax1.barh(ys, vals, left=left, height=0.6, label=c.split("/", 1)[1])
+            left = [a + b for a, b in zip(left, vals)]
+        ax1.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False,
+                   ncol=len(lat))
+    else:
+        ax1.text(0.5, 0.5, "no latency recorded", ha="center", va="center", fontsize=8)
+    ax1.set_yticks(ys, list(order), fontsize=8)
+    ax1.set_xlabel("seconds per question (mean)", fontsize=8)
+    ax1.set_title("Latency", fontsize=9)
+    tok = [c for c in ("tokens/in", "tokens/out") if c in per_query.columns]
+    if tok:
+        means = per_query.group_by("variant").agg([pl.col(c).fill_nan(None).mean() for c in tok])
+        table = {r["variant"]: r for r in means.iter_rows(named=True)}
+        h = 0.8 / len(tok)
+        for i, c in enumerate(tok):
+            vals = [float(table.get(v, {}).get(c) or 0.0) for v in order]
+            ax2.barh([y + (i - (len(tok) - 1) / 2) * h for y in ys], vals, height=h, label=c)
+        ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False,
+                   ncol=len(tok))
+    ax2.set_yticks(ys, list(order), fontsize=8)
+    ax2.set_xlabel("tokens per question (mean)", fontsize=8)
+    ax2.set_title("Tokens", fontsize=9)
+    fig.tight_layout()
+    return _png(fig)
+
+
+def all_plots(variables: dict[str, list[tuple[str, str]]], key_metrics: Sequence[str],
+              means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], Any],
+              per_query: pl.DataFrame, timings: pl.DataFrame | None,
+              order: Sequence[str]) -> dict[str, bytes]:
+    """Every report plot by file name (relative to the plots/ folder)."""
+    out = {plot_name(v): variable_plot(v, pts, key_metrics, means, stats_rows)
+           for v, pts in variables.items()}
+    if "bucket" in per_query.columns:
+        out["buckets.png"] = buckets_plot(per_query, order)
+    out["cost.png"] = cost_plot(per_query, timings, order)
+    return out

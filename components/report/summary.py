@@ -1,0 +1,55 @@
+"""The short summary published on the flow run (Prefect artifacts): findings and the
+key-metric tables as Markdown, and the same numbers as table rows."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from components.report.findings import findings, fmt, fmt_p
+from components.report.markdown import _variable_table, mark
+from components.report.sweep_data import SweepResults, variables, variant_means
+
+
+def summary_markdown(res: SweepResults, key_metrics: Sequence[str] | None = None) -> str:
+    key = res.key_metrics(key_metrics)
+    man = res.manifest
+    means = variant_means(res.per_query, key)
+    srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}
+    st = man.get("statistics", {})
+    lines = [f"# Ablation: {man.get('experiment')} (`{man.get('sweep_id')}`)", "",
+             f"{man.get('questions', {}).get('total')} questions, tier {man.get('tier')}, split "
+             f"{man.get('split')}; {st.get('test')} test, {st.get('correction')} correction, "
+             f"alpha {st.get('alpha')}.", "", "## Findings", ""]
+    lines += [f"- {x}" for x in findings(res.stats, key, res.no_effect, man)]
+    for variable, points in variables(res.variants).items():
+        lines += ["", f"## {variable}", ""]
+        for metric in key:
+            lines += _variable_table(metric, points, means, srows) + [""]
+    return "\n".join(lines)
+
+
+def summary_rows(res: SweepResults, key_metrics: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """One row per variant x key metric (baseline rows carry only the mean)."""
+    key = res.key_metrics(key_metrics)
+    means = variant_means(res.per_query, key)
+    srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for variable, points in variables(res.variants).items():
+        for name, value in points:
+            if name in seen:
+                continue
+            seen.add(name)
+            for metric in key:
+                r = srows.get((name, metric)) or {}
+                mean = means.get((name, metric), math.nan)
+                rows.append({"variable": "" if name == "baseline" else variable,
+                             "variant": name, "value": value, "metric": metric,
+                             "mean": fmt(mean), "delta": fmt(r.get("delta")),
+                             "ci": f"[{fmt(r.get('ci_low'))}, {fmt(r.get('ci_high'))}]" if r else "",
+                             "p": fmt_p(r.get("p_value")), "p_adj": fmt_p(r.get("p_adjusted")),
+                             "sig": mark(r) if r else "", "d_z": fmt(r.get("d_z"), 2),
+                             "w_t_l": f"{r['wins']}/{r['ties']}/{r['losses']}" if r else "",
+                             "n": r.get("n_used", "")})
+    return rows

@@ -1,0 +1,118 @@
+"""A finished sweep's saved results, read back from its folder, plus small derived views
+(variables and their values, the baseline's value, metric families) that every report
+format needs."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import polars as pl
+
+from components.errors import InputError
+
+REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
+DEFAULT_KEY = ("final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em")
+
+
+@dataclass(frozen=True)
+class SweepResults:
+    manifest: dict[str, Any]
+    variants: list[dict[str, Any]]
+    per_query: pl.DataFrame
+    stats: pl.DataFrame
+    timings: pl.DataFrame | None = None
+    no_effect: tuple[str, ...] = field(default=())
+
+    @property
+    def metrics(self) -> list[str]:
+        return sorted(self.stats["metric"].unique().to_list()) if self.stats.height else []
+
+    def key_metrics(self, requested: Sequence[str] | None = None) -> list[str]:
+        """Requested key metrics (else the experiment's), those present, else the first four."""
+        if not requested:
+            requested = (self.manifest.get("settings", {}).get("metrics", {}).get("key")
+                         or DEFAULT_KEY)
+        key = [m for m in requested if m in self.metrics]
+        return key or self.metrics[:4]
+
+
+def load_sweep(sweep_dir: Path) -> SweepResults:
+    """Read a sweep folder; InputError naming the folder/file when something is missing."""
+    sweep_dir = Path(sweep_dir)
+    if not sweep_dir.is_dir():
+        raise InputError("no such sweep folder", path=str(sweep_dir))
+    for name in REQUIRED:
+        if not (sweep_dir / name).is_file():
+            raise InputError(f"not a sweep folder: {name} is missing", path=str(sweep_dir))
+    try:
+        man = json.loads((sweep_dir / "manifest.json").read_text())
+        variants = json.loads((sweep_dir / "variants.json").read_text())
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path=str(sweep_dir), line=exc.lineno) from None
+    timings = sweep_dir / "timings.parquet"
+    return SweepResults(manifest=man, variants=variants,
+                        per_query=pl.read_parquet(sweep_dir / "per_query.parquet"),
+                        stats=pl.read_parquet(sweep_dir / "stats.parquet"),
+                        timings=pl.read_parquet(timings) if timings.is_file() else None,
+                        no_effect=tuple(man.get("no_effect") or ()))
+
+
+def format_value(value: Any) -> str:
+    """Same labels as variant names use: lists joined by '+', whole floats as ints."""
+    if isinstance(value, (list, tuple)):
+        return "+".join(format_value(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{format_value(v)}" for k, v in sorted(value.items()))
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def config_value(config: dict[str, Any], dotted: str) -> Any:
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def variables(variants: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+    """Swept variable -> [(variant, value label)], the baseline first with its own value."""
+    base = next((v for v in variants if v["name"] == "baseline"), None)
+    out: dict[str, list[tuple[str, str]]] = {}
+    for v in variants:
+        if v.get("variable"):
+            if v["variable"] not in out:
+                label = format_value(config_value(base["config"], v["variable"])) if base else ""
+                out[v["variable"]] = [("baseline", label)]
+            out[v["variable"]].append((v["name"], v.get("value_label") or format_value(v["value"])))
+    return out
+
+
+def family_counts(stats: pl.DataFrame) -> dict[str, tuple[str, str]]:
+    """Metric family ('final', 'answer', ...) -> (questions used, undefined) as text ranges."""
+    if not stats.height:
+        return {}
+    fam = stats.with_columns(family=pl.col("metric").str.split("/").list.first())
+    agg = fam.group_by("family", maintain_order=True).agg(
+        pl.col("n_used").min().alias("u0"), pl.col("n_used").max().alias("u1"),
+        pl.col("n_undefined").min().alias("d0"), pl.col("n_undefined").max().alias("d1"))
+
+    def rng(a: int, b: int) -> str:
+        return str(a) if a == b else f"{a}–{b}"
+    return {r["family"]: (rng(r["u0"], r["u1"]), rng(r["d0"], r["d1"]))
+            for r in agg.sort("family").iter_rows(named=True)}
+
+
+def variant_means(per_query: pl.DataFrame, metrics: Sequence[str]) -> dict[tuple[str, str], float]:
+    """(variant, metric) -> mean over defined (finite) values."""
+    cols = [m for m in metrics if m in per_query.columns]
+    agg = per_query.group_by("variant").agg(
+        [pl.col(c).fill_nan(None).mean().alias(c) for c in cols])
+    return {(r["variant"], c): (r[c] if r[c] is not None else math.nan)
+            for r in agg.iter_rows(named=True) for c in cols}

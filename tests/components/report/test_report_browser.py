@@ -1,0 +1,44 @@
+"""The HTML report in a real headless chromium (scripts/check_report_html.py): no console
+errors and a screenshot. Skipped where Debian's chromium is not installed."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from components.report.build import build_report, write_files
+from components.report.sweep_data import load_sweep
+from tests.components.report.synthetic import make_sweep
+
+ROOT = Path(__file__).resolve().parents[3]
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
+                                reason="needs Debian's chromium: apt-get install -y chromium")
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("check_report_html",
+                                                  ROOT / "scripts" / "check_report_html.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_report_renders_without_console_errors(tmp_path):
+    folder = make_sweep(tmp_path / "sweep")
+    write_files(folder, build_report(load_sweep(folder)))
+    shot = tmp_path / "report.png"
+    assert _script().main([str(folder / "report.html"), "--screenshot", str(shot),
+                           "--min-images", "4"]) == 0
+    assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+
+
+def test_console_error_and_external_resource_fail(tmp_path, capsys):
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!doctype html><html><body><img src="https://example.invalid/x.png">'
+                   '<script>throw new Error("boom")</script></body></html>')
+    assert _script().main([str(bad), "--screenshot", str(tmp_path / "bad.png")]) == 1
+    err = capsys.readouterr().err
+    assert "Uncaught Error: boom" in err and "external resource" in err

@@ -1,0 +1,77 @@
+"""`ablate report`, `ablate gate` and `ablate sync` on a synthetic sweep folder, through the
+real CLI entry point (exit codes and one-line errors)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from flows import cli
+from tests.components.report.synthetic import make_sweep
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        cli.main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+@pytest.fixture()
+def sweep(tmp_path):
+    return make_sweep(tmp_path / "sweep")
+
+
+def test_report_rebuilds_from_saved_results(sweep, capsys):
+    assert not (sweep / "report.md").exists()
+    assert _run(["report", str(sweep), "--latex", "--key-metric", "final/recall_at_5"]) == 0
+    for name in ("report.md", "report.html", "report.tex", "summary.txt", "plots/buckets.png"):
+        assert (sweep / name).is_file(), name
+    md = (sweep / "report.md").read_text()
+    assert "## All other metrics" in md  # answer/f1 is no longer a key metric
+    assert "wrote 8 files" in capsys.readouterr().out
+
+
+def test_report_bad_input_is_one_line_exit_2(sweep, tmp_path, capsys):
+    assert _run(["report", str(tmp_path / "nowhere")]) == 2
+    assert _run(["report", str(sweep), "--key-metric", "final/nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("ablate: error: ") for line in err)
+    assert not (sweep / "report.md").exists()
+
+
+def test_gate_exit_codes(sweep, capsys):
+    assert _run(["gate", str(sweep), "--metric", "final/recall_at_5"]) == 1
+    out = capsys.readouterr()
+    assert "FAIL chunking.size=64" in out.out and "gate FAILED" in out.err
+    assert _run(["gate", str(sweep), "--metric", "final/recall_at_5", "--max-drop", "0.5"]) == 0
+    assert _run(["gate", str(sweep), "--metric", "final/recall_at_5",
+                 "--variant", "fusion.rrf_k=10"]) == 0
+    assert _run(["gate", str(sweep), "--metric", "answer/f1"]) == 0
+    assert _run(["gate", str(sweep), "--metric", "nope"]) == 2
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again when we return
+
+
+def test_sync_unreachable_then_later(sweep, tmp_path, monkeypatch, capsys):
+    from mlflow.tracking import MlflowClient
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    down = f"http://127.0.0.1:{_closed_port()}"
+    assert _run(["sync", str(sweep), "--tracking-uri", down]) == 1
+    err = capsys.readouterr().err
+    assert "unreachable" in err and str(sweep) in err
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # the environment's URI is the default
+    for _ in range(2):
+        assert _run(["sync", str(sweep), "--artifact-root", (tmp_path / "art").as_uri()]) == 0
+    assert "3 child runs" in capsys.readouterr().out
+    client = MlflowClient(tracking_uri=uri)
+    runs = client.search_runs([client.get_experiment_by_name("synthetic").experiment_id])
+    assert len(runs) == 4  # one parent, three children, no duplicates after the second sync

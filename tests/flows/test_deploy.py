@@ -1,0 +1,123 @@
+"""Deployments: prefect.yaml is valid for `prefect deploy`, and a deployment built by
+flows/deploy.py runs the sweep once through a real Prefect API (the test harness)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT
+
+TINY = """
+name: deploy-tiny
+dataset: {{path: {data}, format: squad}}
+smoke_size: 8
+seed: 2
+metrics: {{ks: [1, 3], key: [final/recall_at_3]}}
+stats: {{resamples: 200, bootstrap_resamples: 100}}
+baseline:
+  chunking: {{size: 48, overlap: 8}}
+  retrieval: {{paths: [bm25], depth: 10}}
+  rerank: {{depth: 5}}
+  context: {{budget: 96}}
+sweeps:
+  - variable: fusion.rrf_k
+    values: [5]
+"""
+
+
+def test_definitions_read_from_prefect_yaml():
+    from prefect.client.schemas.schedules import construct_schedule
+    from flows.deploy import load_definitions
+    defs = {d.name: d for d in load_definitions(ROOT / "prefect.yaml")}
+    assert set(defs) == {"nightly-smoke", "weekly-full"}
+    assert defs["nightly-smoke"].parameters["tier"] == "smoke"
+    assert defs["weekly-full"].parameters["tier"] == "full"
+    for d in defs.values():
+        assert d.entrypoint == "flows/sweep.py:sweep_flow"
+        assert (ROOT / d.parameters["experiment"]).is_file()
+        assert len(d.crons) == 1
+        construct_schedule(cron=d.crons[0], timezone=d.timezone)  # a valid cron
+    assert defs["nightly-smoke"].crons != defs["weekly-full"].crons
+
+
+def test_unknown_deployment_is_input_error(tmp_path):
+    from components.errors import InputError
+    from flows.deploy import serve
+    with pytest.raises(InputError, match="no deployment nope"):
+        serve(names=["nope"], path=ROOT / "prefect.yaml")
+
+
+def _api_env() -> dict[str, str]:
+    from prefect.settings import PREFECT_API_URL
+    env = dict(os.environ)
+    env["PREFECT_API_URL"] = PREFECT_API_URL.value()
+    return env
+
+
+@pytest.mark.slow
+def test_prefect_deploy_registers_both_deployments(prefect_server):
+    """`prefect deploy --all` from the project root accepts prefect.yaml as written."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+
+    async def pool():
+        async with get_client() as client:
+            try:
+                await client.read_work_pool("ablate-pool")
+            except Exception:
+                await client.create_work_pool(WorkPoolCreate(name="ablate-pool", type="process"))
+    asyncio.run(pool())
+    prefect = Path(sys.executable).with_name("prefect")
+    proc = subprocess.run([str(prefect), "--no-prompt", "deploy", "--all"], cwd=ROOT,
+                          env=_api_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    async def read():
+        async with get_client() as client:
+            return {n: await client.read_deployment_by_name(f"ablate-sweep/{n}")
+                    for n in ("nightly-smoke", "weekly-full")}
+    deps = asyncio.run(read())
+    for name, tier in (("nightly-smoke", "smoke"), ("weekly-full", "full")):
+        dep = deps[name]
+        assert dep.work_pool_name == "ablate-pool"
+        assert dep.entrypoint == "flows/sweep.py:sweep_flow"
+        assert dep.parameters["tier"] == tier
+        assert [s.schedule.cron for s in dep.schedules] and all(s.active for s in dep.schedules)
+        step = dep.pull_steps[0]["prefect.deployments.steps.set_working_directory"]
+        assert Path(step["directory"]) == ROOT.resolve()
+
+
+@pytest.mark.slow
+def test_served_deployment_runs_the_sweep_once(prefect_server, tmp_path, shared_cache,
+                                               monkeypatch):
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+    from prefect.runner import Runner
+    from flows.deploy import load_definitions, runner_deployments
+    monkeypatch.chdir(ROOT)  # the flow run starts where a user would serve from
+    spec = tmp_path / "exp.yaml"
+    spec.write_text(textwrap.dedent(TINY.format(data=FIXTURES / "squad_tiny.json")))
+    nightly = [d for d in load_definitions(ROOT / "prefect.yaml") if d.name == "nightly-smoke"]
+    overrides = {"experiment": str(spec), "out": str(tmp_path / "runs"),
+                 "cache_dir": str(shared_cache), "mlflow": False}
+    (deployment,) = runner_deployments(nightly, overrides, paused=True)
+
+    async def main():
+        runner = Runner(name="ablate-test-runner", query_seconds=1, pause_on_shutdown=False)
+        await runner.add_deployment(deployment)
+        run = await run_deployment(f"ablate-sweep/{deployment.name}", timeout=0)
+        await runner.start(run_once=True)
+        async with get_client() as client:
+            return await client.read_flow_run(run.id)
+    flow_run = asyncio.run(main())
+    assert flow_run.state is not None and flow_run.state.is_completed(), flow_run.state
+    assert flow_run.parameters["tier"] == "smoke"
+    runs = list((tmp_path / "runs").glob("deploy-tiny-*/per_query.parquet"))
+    assert len(runs) == 1
