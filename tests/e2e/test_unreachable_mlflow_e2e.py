@@ -28,7 +28,8 @@ def test_sweep_survives_unreachable_mlflow_then_sync(prefect_server, tmp_path, s
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
     spec = tmp_path / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    text = textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json"))
+    spec.write_text(text.replace("name: e2e-tiny", "name: e2e-offline"))  # own artifact keys
     forget_contexts()
     result = run_sweep(str(spec), out=str(tmp_path / "runs"), cache_dir=str(shared_cache),
                        tracking_uri=f"http://127.0.0.1:{_closed_port()}", mlflow=True)
@@ -39,7 +40,7 @@ def test_sweep_survives_unreachable_mlflow_then_sync(prefect_server, tmp_path, s
         assert (out / name).is_file(), name
     with get_client(sync_client=True) as client:
         arts = client.read_artifacts(artifact_filter=ArtifactFilter(
-            key=ArtifactFilterKey(any_=["ablate-e2e-tiny-summary", "ablate-e2e-tiny-table"])))
+            key=ArtifactFilterKey(any_=["ablate-e2e-offline-summary", "ablate-e2e-offline-table"])))
     kinds = {a.type for a in arts}
     assert {"markdown", "table"} <= kinds
     md = next(a for a in arts if a.type == "markdown").data
@@ -51,5 +52,5 @@ def test_sweep_survives_unreachable_mlflow_then_sync(prefect_server, tmp_path, s
         except SystemExit as exc:
             assert not exc.code
     client = MlflowClient(tracking_uri=uri)
-    runs = client.search_runs([client.get_experiment_by_name("e2e-tiny").experiment_id])
+    runs = client.search_runs([client.get_experiment_by_name("e2e-offline").experiment_id])
     assert len(runs) == 5

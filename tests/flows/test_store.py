@@ -1,0 +1,63 @@
+"""The content-addressed store: atomic entries, checksums, damaged entries never used."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from flows.store import Store, stage_key
+
+
+def frame() -> pl.DataFrame:
+    return pl.DataFrame({"qid": ["a", "b"], "score": [0.5, 0.25]})
+
+
+def test_roundtrip_and_counts(tmp_path):
+    store = Store(tmp_path)
+    assert not store.has("fuse", "k1")
+    store.write("fuse", "k1", frame())
+    assert store.has("fuse", "k1")
+    assert store.read("fuse", "k1").equals(frame())
+    store.note("fuse", computed=True)
+    store.note("fuse", computed=False)
+    assert store.counts()["fuse"] == {"computed": 1, "reused": 1, "damaged": 0}
+
+
+def test_truncated_entry_is_detected(tmp_path):
+    store = Store(tmp_path)
+    path = store.write("score", "k2", frame())
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    assert not store.has("score", "k2")
+    assert store.counts()["score"]["damaged"] == 1
+    store.write("score", "k2", frame())  # recomputed entry replaces it
+    assert store.has("score", "k2")
+
+
+def test_flipped_byte_is_detected(tmp_path):
+    store = Store(tmp_path)
+    path = store.write("score", "k3", frame())
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert not store.has("score", "k3")
+
+
+def test_entry_without_checksum_is_incomplete(tmp_path):
+    store = Store(tmp_path)
+    path = store.write("chunk", "k4", frame())
+    path.with_suffix(".sha256").unlink()  # a writer killed between data and checksum
+    assert not store.has("chunk", "k4")
+
+
+def test_no_temporary_files_left(tmp_path):
+    store = Store(tmp_path)
+    store.write("chunk", "k5", frame())
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_stage_key_depends_on_everything_it_reads():
+    a = stage_key("fuse", "1", fusion={"rrf_k": 60}, inputs={"bm25": "x"})
+    assert a == stage_key("fuse", "1", inputs={"bm25": "x"}, fusion={"rrf_k": 60})
+    assert a != stage_key("fuse", "1", fusion={"rrf_k": 10}, inputs={"bm25": "x"})
+    assert a != stage_key("fuse", "2", fusion={"rrf_k": 60}, inputs={"bm25": "x"})
+    assert a != stage_key("fuse", "1", fusion={"rrf_k": 60}, inputs={"bm25": "y"})
