@@ -102,8 +102,11 @@ def add_variant(plan: Plan, name: str, cfg: PipelineConfig, data_fp: str, questi
     else:
         generate = plan.add("generate", (assemble,), assemble=assemble.key, **gen_reads)
     score = plan.add("score", (label, fuse, rerank, assemble, generate), label=label.key,
+                     retrieve={p: n.key for p, n in retrieved.items()},
                      fuse=fuse.key, rerank=rerank.key, assemble=assemble.key,
-                     generate=generate.key, depth=cfg.rerank.depth, metrics=metrics)
+                     generate=generate.key, depth=cfg.rerank.depth, metrics=metrics,
+                     pricing={"in": cfg.generator.cost_per_1k_in,
+                              "out": cfg.generator.cost_per_1k_out})
     keys = {"chunk": chunk.key, "label": label.key, "fuse": fuse.key, "rerank": rerank.key,
             "assemble": assemble.key, "generate": generate.key, "score": score.key}
     keys.update({f"retrieve:{p}": n.key for p, n in retrieved.items()})

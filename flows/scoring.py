@@ -28,6 +28,20 @@ def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[s
     return out
 
 
+def refusal_indicators(answerable: bool, refused: bool, correct: bool) -> dict[str, float]:
+    """Per-question indicators whose means are the refusal rates of the whole set, each
+    defined (not NaN) only on its own denominator: coverage over all questions, false
+    acceptance over unanswerable ones, false refusal over answerable ones, risk over
+    answered ones. As columns they get paired tests like every other metric."""
+    nan = math.nan
+    return {
+        "refusal/answer_coverage": float(not refused),
+        "refusal/false_acceptance": float(not refused) if not answerable else nan,
+        "refusal/false_refusal": float(refused) if answerable else nan,
+        "refusal/answer_risk": float(not correct) if not refused else nan,
+    }
+
+
 def _relevant(ids: Sequence[str], groups: list[dict[str, float]], threshold: float) -> bool:
     return any(c in g and g[c] >= threshold for c in ids for g in groups)
 
@@ -35,7 +49,8 @@ def _relevant(ids: Sequence[str], groups: list[dict[str, float]], threshold: flo
 def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   candidates: Mapping[str, list], reranked: Mapping[str, list],
                   contexts: Mapping[str, PackedContext], answers: Mapping[str, Answer],
-                  depth: int, metrics: Mapping[str, Any]) -> pl.DataFrame:
+                  depth: int, metrics: Mapping[str, Any], pricing: Mapping[str, float] | None = None,
+                  latency: Mapping[str, Mapping[str, float]] | None = None) -> pl.DataFrame:
     ks, gain, thr = metrics["ks"], metrics["gain"], metrics["label_threshold"]
     groups = groups_by_qid(labels, questions)
     rows = []
@@ -53,11 +68,15 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         row["final/span_coverage"] = span_coverage(ctx.passages if ctx else (), q)
         row["final/context_tokens"] = float(ctx.n_tokens) if ctx else 0.0
         ans = answers[q.qid]
-        am = answer_metrics(q, ans, ctx, f1_threshold=metrics.get("correct_f1", 0.5))
+        am = answer_metrics(q, ans, ctx, f1_threshold=metrics.get("correct_f1", 0.5),
+                            cost_per_1k_in=(pricing or {}).get("in", 0.0),
+                            cost_per_1k_out=(pricing or {}).get("out", 0.0))
         for key in ANSWER_KEYS:
             row[f"answer/{key}"] = am[key]
+        row.update(refusal_indicators(q.answerable, bool(am["refused"]), bool(am["correct"])))
         row["tokens/in"] = am["tokens_in"]
         row["tokens/out"] = am["tokens_out"]
+        row["cost/usd"] = am["cost"]
         row["bucket"] = failure_bucket(
             answerable=q.answerable,
             in_candidates=_relevant(cand, g, thr),
@@ -65,7 +84,8 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
             in_prompt=_relevant(final, g, thr),
             correct=bool(am["correct"]), refused=bool(am["refused"]))
         row["answer"] = ans.text
-        row["latency/generate"] = ans.latency_s
+        for stage, values in (latency or {}).items():
+            row[f"latency/{stage}"] = values.get(q.qid, math.nan)
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None)
     floats = [c for c in frame.columns if "/" in c]

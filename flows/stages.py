@@ -7,6 +7,7 @@ here, so the same stages run directly in one process (benchmarks) or as Prefect 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -67,6 +68,7 @@ def contexts_frame(contexts: dict[str, PackedContext], latency: dict[str, float]
 
 
 def frame_contexts(ctx: RunContext, frame: pl.DataFrame) -> dict[str, PackedContext]:
+    """Contexts of an assemble frame, with passage texts sliced from the documents."""
     docs = ctx.dataset.doc_by_id()
     out = {}
     for row in frame.iter_rows(named=True):
@@ -98,7 +100,9 @@ def frame_answers(frame: pl.DataFrame) -> dict[str, Answer]:
 # ---- loading inputs (memoised per process) ------------------------------------------
 
 def load(ctx: RunContext, stage: str, key: str, convert: Callable | None = None):
-    memo_key = f"{stage}:{key}"
+    """A stored stage result, read once per process (as a frame, or converted)."""
+    as_ = getattr(getattr(convert, "func", convert), "__name__", "frame") if convert else "frame"
+    memo_key = f"{stage}:{key}:{as_}"
     if memo_key not in ctx.memo:
         frame = ctx.store.read(stage, key)
         ctx.memo[memo_key] = convert(frame) if convert else frame
@@ -206,7 +210,7 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     gen = make_generator(GeneratorConfig.model_validate(node.params["generator"]),
                          PromptConfig.model_validate(node.params["prompt"]))
     if "assemble" in node.params:
-        contexts = load(ctx, "assemble", node.params["assemble"], lambda f: frame_contexts(ctx, f))
+        contexts = load(ctx, "assemble", node.params["assemble"], functools.partial(frame_contexts, ctx))
     else:
         contexts = {}
     items = [(q, contexts.get(q.qid)) for q in ctx.questions]
@@ -226,17 +230,33 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         labels=load(ctx, "label", p["label"]),
         candidates=load(ctx, "fuse", p["fuse"], frame_rankings),
         reranked=load(ctx, "rerank", p["rerank"], frame_rankings),
-        contexts=load(ctx, "assemble", p["assemble"], lambda f: frame_contexts(ctx, f)),
+        contexts=load(ctx, "assemble", p["assemble"], functools.partial(frame_contexts, ctx)),
         answers=load(ctx, "generate", p["generate"], frame_answers),
-        depth=p["depth"], metrics=p["metrics"],
+        depth=p["depth"], metrics=p["metrics"], pricing=p["pricing"],
+        latency={f"retrieve_{path}": _latency(ctx, "retrieve", k) for path, k in p["retrieve"].items()}
+        | {s: _latency(ctx, s, p[s]) for s in ("fuse", "rerank", "assemble", "generate")},
     )
+
+
+def _latency(ctx: RunContext, stage: str, key: str) -> dict[str, float]:
+    frame = load(ctx, stage, key)
+    return dict(zip(frame["qid"], frame["latency_s"]))
 
 
 STAGES: dict[str, Callable[[RunContext, StageNode], pl.DataFrame]] = {
     "chunk": _chunk, "label": _label, "retrieve": _retrieve, "fuse": _fuse, "rerank": _rerank,
     "assemble": _assemble, "generate": _generate, "score": _score,
 }
-HEAVY = {"retrieve", "rerank", "generate"}  # model-bound: one at a time, never oversubscribe
+
+
+def is_heavy(node: StageNode) -> bool:
+    """Model-bound stages (encoding, generation) run one at a time: torch and llama.cpp
+    already use every core, so running two together only oversubscribes them."""
+    if node.stage == "generate":
+        return True
+    if node.stage == "retrieve":
+        return node.params["path"] != "bm25"
+    return node.stage == "rerank" and node.params["rerank"].get("method") != "none"
 
 
 def run_stage(ctx: RunContext, node: StageNode) -> bool:
@@ -245,7 +265,7 @@ def run_stage(ctx: RunContext, node: StageNode) -> bool:
         ctx.store.note(node.stage, computed=False)
         return False
     t0 = time.perf_counter()
-    if node.stage in HEAVY:
+    if is_heavy(node):
         with ctx.heavy:
             frame = STAGES[node.stage](ctx, node)
     else:

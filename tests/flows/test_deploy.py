@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,10 @@ def test_served_deployment_runs_the_sweep_once(prefect_server, tmp_path, shared_
     monkeypatch.chdir(ROOT)  # the flow run starts where a user would serve from
     spec = tmp_path / "exp.yaml"
     spec.write_text(textwrap.dedent(TINY.format(data=FIXTURES / "squad_tiny.json")))
-    nightly = [d for d in load_definitions(ROOT / "prefect.yaml") if d.name == "nightly-smoke"]
+    # Its own name: a served deployment must not update the work-pool one registered above
+    # (Prefect would keep that one's pull steps).
+    nightly = [replace(d, name="nightly-smoke-served") for d in load_definitions(
+        ROOT / "prefect.yaml") if d.name == "nightly-smoke"]
     overrides = {"experiment": str(spec), "out": str(tmp_path / "runs"),
                  "cache_dir": str(shared_cache), "mlflow": False}
     (deployment,) = runner_deployments(nightly, overrides, paused=True)
