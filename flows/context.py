@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ class RunContext:
     timings: dict[str, float] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
     heavy: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(1))
+    started: float = field(default_factory=time.time)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property

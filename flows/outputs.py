@@ -122,6 +122,7 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "label_threshold": ctx.spec.metrics.label_threshold, "ndcg_gain": ctx.spec.metrics.gain,
         "statistics": ctx.spec.stats.model_dump(mode="json"),
         "tokenizer": ctx.tokenizer.name,
+        "cache_dir": str(ctx.store.root.resolve()),
         "versions": versions(),
         "stages": {"planned": ctx.plan.count(), "run": ctx.store.counts(),
                    "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())}},

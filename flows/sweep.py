@@ -34,7 +34,8 @@ def stage_task(experiment: str, opts: dict[str, Any], key: str) -> str:
     ctx.count("stages_done")
     done, total = ctx.counters["stages_done"], len(ctx.plan.nodes)
     how = f"computed in {time.perf_counter() - t0:.1f}s" if computed else "reused from cache"
-    get_run_logger().info("[%d/%d] %s %s: %s", done, total, node.label, key[:10], how)
+    get_run_logger().info("[%d/%d] %s %s: %s (elapsed %.0fs)", done, total, node.label, key[:10],
+                          how, time.time() - ctx.started)
     return key
 
 

@@ -122,3 +122,20 @@ def test_rerun_reuses_every_stage_and_mlflow_runs(sweep, shared_cache):
     exp = client.get_experiment_by_name("e2e-tiny")
     runs = client.search_runs([exp.experiment_id])
     assert len(runs) == 5  # the same parent and four children, no duplicates
+
+
+def test_export_matches_an_independent_evaluator(sweep, tmp_path):
+    """TREC export of the candidates stage, scored by ranx, equals ablate's own metrics."""
+    from ranx import Qrels, Run, evaluate
+    from flows.cmd_export import export_sweep
+    result, _ = sweep
+    out = Path(result["sweep_dir"])
+    paths = export_sweep(out, tmp_path, variants=["baseline"], stages=["candidates"])
+    assert sorted(p.name for p in paths) == ["baseline.candidates.run", "baseline.qrels"]
+    qrels = Qrels.from_file(str(tmp_path / "baseline.qrels"), kind="trec")
+    run = Run.from_file(str(tmp_path / "baseline.candidates.run"), kind="trec")
+    theirs = evaluate(qrels, run, ["precision@3", "mrr@5"], make_comparable=True)
+    per_query = pl.read_parquet(out / "per_query.parquet").filter(
+        (pl.col("variant") == "baseline") & pl.col("answerable"))
+    assert per_query["candidates/precision_at_3"].mean() == pytest.approx(theirs["precision@3"], abs=1e-9)
+    assert per_query["candidates/mrr_at_5"].mean() == pytest.approx(theirs["mrr@5"], abs=1e-9)
