@@ -48,7 +48,7 @@ def inner(spec: str, tier: str, cache: str) -> None:
                       "stages_s": t_done - t_planned, "wall_s": t_done - t_imported,
                       "variants": len(ctx.variants), "questions": len(ctx.questions),
                       "stages": len(ctx.plan.nodes), "computed": computed,
-                      "counts": ctx.store.counts()}))
+                      "seconds": {k: round(v, 2) for k, v in ctx.timings.items()}}))
 
 
 def write_spec(base: Path, folder: Path, name: str, rrf_ks: list[int]) -> Path:
@@ -103,6 +103,8 @@ def main() -> None:
                      ("(c) (b) again, unchanged", c)):
         print(f"{label:<28} {r['variants']:>8} {r['stages']:>6} {r['computed']:>8} "
               f"{r['wall_s']:>8.2f} {r['startup_s']:>10.2f}")
+    for label, r in (("(a)", a), ("(b)", b)):
+        print(f"{label} seconds per stage: " + ", ".join(f"{k} {v:.2f}" for k, v in r["seconds"].items()))
     ba, cb = b["wall_s"] / a["wall_s"], c["wall_s"] / b["wall_s"]
     print(f"(b)/(a) = {ba:.3f}  (target <= 1.15) {'ok' if ba <= 1.15 else 'MISSED'}")
     print(f"(c)/(b) = {cb:.3f}  (target <= 0.10) {'ok' if cb <= 0.10 else 'MISSED'}")

@@ -1,0 +1,72 @@
+"""Two `ablate run` processes at once, sharing one cache folder and one MLflow store (and
+one project folder, so one Prefect home): both finish, and nothing is corrupted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from tests.reliability.conftest import SPEC
+
+
+def _env() -> dict[str, str]:
+    """The caller's environment without Prefect/MLflow settings (each run starts its own
+    temporary Prefect server, as from a shell)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "MLFLOW_"))}
+
+
+def test_two_sweeps_at_once_share_cache_and_mlflow(clean_run, tmp_path):
+    from mlflow.tracking import MlflowClient
+    from flows.store import Store, cache_files
+    specs = {"a": SPEC, "b": SPEC.replace("name: rel-tiny", "name: rel-tiny-paths").replace(
+        "variable: fusion.rrf_k\n    values: [5]", "variable: retrieval.paths\n    values: [[bm25]]")}
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    procs = {}
+    for name, text in specs.items():
+        (tmp_path / f"{name}.yaml").write_text(text)
+        log = open(tmp_path / f"{name}.log", "wb")
+        procs[name] = (subprocess.Popen(
+            [sys.executable, "-m", "flows.cli", "run", f"{name}.yaml", "--out", "runs",
+             "--cache-dir", "cache", "--tracking-uri", uri],
+            cwd=tmp_path, env=_env(), stdout=log, stderr=subprocess.STDOUT), log)
+    for name, (proc, log) in procs.items():
+        code = proc.wait(timeout=600)
+        log.close()
+        assert code == 0, (tmp_path / f"{name}.log").read_text()[-3000:]
+
+    dirs = {p.name.rsplit("-", 1)[0]: p for p in (tmp_path / "runs").iterdir()}
+    assert sorted(dirs) == ["rel-tiny", "rel-tiny-paths"], sorted(dirs)
+    # the same sweep as the clean run, computed alongside another: the same bytes
+    assert (dirs["rel-tiny"] / "per_query.parquet").read_bytes() == clean_run.per_query
+    assert (dirs["rel-tiny"] / "stats.parquet").read_bytes() == clean_run.stats
+    other = pl.read_parquet(dirs["rel-tiny-paths"] / "per_query.parquet")
+    assert set(other["variant"]) == {"baseline", "retrieval.paths=bm25"} and other.height == 32
+
+    # every cache entry is complete and matches its checksum; no temporary files remain
+    store = Store(tmp_path / "cache")
+    files = list(cache_files(tmp_path / "cache"))
+    assert files and all(f.kind == "entry" for f in files), [f for f in files if f.kind != "entry"]
+    entries = [f for f in files if f.area not in ("embeddings", "generations")]
+    for f in entries:
+        assert store.has(f.area, f.path.stem), f.path
+    for shard in (tmp_path / "cache" / "embeddings").rglob("*.npz"):
+        with np.load(shard) as z:
+            assert len(z["keys"]) == z["vecs"].shape[0] > 0
+    for sweep_dir in dirs.values():  # and each sweep's stages are all there
+        for keys in (v["stage_keys"] for v in json.loads((sweep_dir / "variants.json").read_text())):
+            for stage, key in keys.items():
+                assert store.has(stage.split(":")[0], key), (stage, key)
+
+    client = MlflowClient(tracking_uri=uri)
+    for name in ("rel-tiny", "rel-tiny-paths"):
+        runs = client.search_runs([client.get_experiment_by_name(name).experiment_id])
+        parents = [r for r in runs if r.data.tags.get("ablate.role") == "parent"]
+        children = [r for r in runs if r.data.tags.get("mlflow.parentRunId")]
+        assert len(parents) == 1 and len(children) == 2, name
+        assert all("final/recall_at_3" in c.data.metrics for c in children)
