@@ -122,6 +122,18 @@ class PipelineConfig(_Frozen):
     prompt: PromptConfig = PromptConfig()
 
 
+def format_value(value: object) -> str:
+    """A config value as a short label (variant names, report columns): lists joined by
+    '+', dicts as k:v pairs, whole floats as ints."""
+    if isinstance(value, (list, tuple)):
+        return "+".join(format_value(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{format_value(v)}" for k, v in sorted(value.items()))
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def flatten(obj: object, prefix: str = "") -> dict[str, object]:
     """Flat dotted dict of a (nested) config: {'fusion.rrf_k': 60, ...}."""
     data = obj.model_dump(mode="json") if isinstance(obj, BaseModel) else obj

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -35,7 +34,7 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"unknown split '{split}' (dev, test, all)", field="--split")
         # Validate spec, data and component names before anything starts.
         ctx = get_context(str(experiment), RunOptions(tier, split, cache_dir))
-        uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or env.default_tracking_uri(root)
+        uri = env.tracking_uri(tracking_uri, root)
         (root / env.STATE_DIR).mkdir(exist_ok=True)
         typer.echo(f"ablate: {ctx.spec.name}: {len(ctx.variants)} variants x "
                    f"{len(ctx.questions)} questions, {len(ctx.plan.nodes)} unique stages")

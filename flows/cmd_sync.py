@@ -4,18 +4,12 @@ never duplicated."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional
 
 import typer
 
 from flows import env
-
-
-def tracking_uri(cli_value: str | None, root: Path) -> str:
-    """--tracking-uri, else $MLFLOW_TRACKING_URI, else the project's local SQLite store."""
-    return cli_value or os.environ.get("MLFLOW_TRACKING_URI") or env.default_tracking_uri(root)
 
 
 def register(app: typer.Typer) -> None:
@@ -31,7 +25,7 @@ def register(app: typer.Typer) -> None:
         from components.report.sweep_data import load_sweep
         root = env.prepare()
         load_sweep(sweep_dir)  # bad folder -> one line, exit 2, before touching MLflow
-        uri = tracking_uri(tracking_uri_opt, root)
+        uri = env.tracking_uri(tracking_uri_opt, root)
         if uri.startswith("sqlite:"):
             (root / env.STATE_DIR).mkdir(exist_ok=True)
         from flows.tracking import log_sweep

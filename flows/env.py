@@ -33,6 +33,11 @@ def prepare(root: Path | None = None) -> Path:
     return root
 
 
+def tracking_uri(cli_value: str | None, root: Path) -> str:
+    """--tracking-uri, else $MLFLOW_TRACKING_URI, else the project's local SQLite store."""
+    return cli_value or os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri(root)
+
+
 def default_tracking_uri(root: Path) -> str:
     """The local MLflow store: SQLite under the project's state folder."""
     return f"sqlite:///{(root / STATE_DIR / 'mlflow.db').as_posix()}"

@@ -24,7 +24,8 @@ from components.report.sweep_data import SweepResults
 from components.stats import compare_variants
 from flows.context import RunContext
 from flows.stages import frame_answers, load
-from flows.variants import BASELINE, format_value
+from components.config import format_value
+from flows.variants import BASELINE
 
 ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer")
 PACKAGES = ("ablate", "prefect", "mlflow", "polars", "scipy", "numpy", "torch",

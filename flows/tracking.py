@@ -72,7 +72,10 @@ def experiment_id(client: MlflowClient, name: str, artifact_root: str | None) ->
     if exp is not None:
         return exp.experiment_id
     location = f"{artifact_root.rstrip('/')}/{name}" if artifact_root else None
-    return client.create_experiment(name, artifact_location=location)
+    # Without this tag MLflow 3's UI opens the experiment in its GenAI view; ablate's runs
+    # belong in the run table and its comparison view.
+    return client.create_experiment(name, artifact_location=location,
+                                    tags={"mlflow.experimentKind": "custom_model_development"})
 
 
 def _find(client: MlflowClient, exp_id: str, filters: dict[str, str]) -> Any | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from components.config import PipelineConfig
+from components.config import PipelineConfig, format_value
 from components.errors import InputError
 from flows.spec import LoadedSpec
 
@@ -38,14 +38,6 @@ def config_id(config: PipelineConfig) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def format_value(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return "+".join(format_value(v) for v in value)
-    if isinstance(value, dict):
-        return ",".join(f"{k}:{format_value(v)}" for k, v in sorted(value.items()))
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def _known_path(data: dict[str, Any], dotted: str) -> bool:

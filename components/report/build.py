@@ -26,7 +26,8 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
         images = {f"plots/{k}": v for k, v in all_plots(
             variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()}
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
-                         res.no_effect, plot_files=[Path(p).name for p in images])
+                         res.no_effect, plot_files=[Path(p).name for p in images],
+                         timings=res.timings)
     files: dict[str, str | bytes] = {
         "report.md": md,
         "report.html": render_html(md, f"ablate: {res.manifest.get('experiment')}", images),

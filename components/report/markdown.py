@@ -75,7 +75,8 @@ def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
 
 def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], stats: pl.DataFrame,
                     per_query: pl.DataFrame, key_metrics: Sequence[str],
-                    no_effect: Sequence[str] = (), plot_files: Sequence[str] = ()) -> str:
+                    no_effect: Sequence[str] = (), plot_files: Sequence[str] = (),
+                    timings: pl.DataFrame | None = None) -> str:
     """The report; `plot_files` are names under plots/ to show (see plots.all_plots)."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = [m for m in key_metrics if m in metrics] or metrics[:4]
@@ -104,11 +105,33 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     if "buckets.png" in plot_files:
         lines += ["![failure buckets per variant](plots/buckets.png)", ""]
     lines += [_buckets_table(per_query), ""]
+    if "cost.png" in plot_files or timings is not None:
+        lines += ["## Latency and tokens", ""]
     if "cost.png" in plot_files:
-        lines += ["## Latency and tokens", "", "![latency and tokens per variant](plots/cost.png)", ""]
+        lines += ["![latency and tokens per variant](plots/cost.png)", ""]
+    if timings is not None and timings.height:
+        lines += [latency_table(timings), ""]
     lines += ["▲/▼: significant after correction (higher/lower than the baseline). "
               "Lexical support is a proxy (answer tokens found in the context), not faithfulness.", ""]
     return "\n".join(lines)
+
+
+def latency_table(timings: pl.DataFrame) -> str:
+    """Per variant and stage: p50 / p95 milliseconds per question (cache hits keep the
+    latency measured when the result was computed)."""
+    stages = [c for c in timings.columns if c.startswith("latency/")]
+    order = timings["variant"].unique(maintain_order=True).to_list()
+    out = ["| variant | " + " | ".join(f"{c.removeprefix('latency/')} p50 / p95 ms" for c in stages) + " |",
+           "|---|" + "---:|" * len(stages)]
+    for name in order:
+        rows = timings.filter(pl.col("variant") == name)
+        cells = []
+        for c in stages:
+            col = rows[c].fill_nan(None).drop_nulls()
+            cells.append("–" if col.len() == 0 else
+                         f"{col.quantile(0.5, 'linear') * 1e3:.1f} / {col.quantile(0.95, 'linear') * 1e3:.1f}")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
 
 def _buckets_table(per_query: pl.DataFrame) -> str:

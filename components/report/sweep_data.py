@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from components.config import format_value
 from components.errors import InputError
 
 REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
@@ -61,15 +62,6 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
                         no_effect=tuple(man.get("no_effect") or ()))
 
 
-def format_value(value: Any) -> str:
-    """Same labels as variant names use: lists joined by '+', whole floats as ints."""
-    if isinstance(value, (list, tuple)):
-        return "+".join(format_value(v) for v in value)
-    if isinstance(value, dict):
-        return ",".join(f"{k}:{format_value(v)}" for k, v in sorted(value.items()))
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def config_value(config: dict[str, Any], dotted: str) -> Any:
