@@ -6,6 +6,7 @@ in its process's run context.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from prefect.futures import wait
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows import env
 from flows.context import RunOptions, get_context
 from flows.outputs import write_outputs
 from flows.stages import run_stage
@@ -26,17 +28,28 @@ def _options(opts: dict[str, Any]) -> RunOptions:
 
 
 @task(name="stage", cache_policy=NO_CACHE, persist_result=False)
-def stage_task(experiment: str, opts: dict[str, Any], key: str) -> str:
+def stage_task(experiment: str, opts: dict[str, Any], key: str) -> dict[str, Any]:
     ctx = get_context(experiment, _options(opts))
     node = ctx.plan.nodes[key]
     t0 = time.perf_counter()
     computed = run_stage(ctx, node)
+    seconds = time.perf_counter() - t0
     ctx.count("stages_done")
     done, total = ctx.counters["stages_done"], len(ctx.plan.nodes)
-    how = f"computed in {time.perf_counter() - t0:.1f}s" if computed else "reused from cache"
+    how = f"computed in {seconds:.1f}s" if computed else "reused from cache"
     get_run_logger().info("[%d/%d] %s %s: %s (elapsed %.0fs)", done, total, node.label, key[:10],
                           how, time.time() - ctx.started)
-    return key
+    return {"key": key, "stage": node.stage, "computed": computed, "seconds": seconds,
+            "pid": os.getpid()}
+
+
+def _replay_remote(ctx: Any, results: list[dict[str, Any]]) -> None:
+    """Stages that ran in other processes (Dask workers) count in this process's manifest."""
+    for r in results:
+        if r["pid"] != os.getpid():
+            ctx.store.note(r["stage"], computed=r["computed"])
+            if r["computed"]:
+                ctx.timings[r["stage"]] = ctx.timings.get(r["stage"], 0.0) + r["seconds"]
 
 
 @task(name="analyse", cache_policy=NO_CACHE, persist_result=False)
@@ -82,11 +95,13 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
             experiment, opts, key, wait_for=[futures[d] for d in node.deps])
     wait(list(futures.values()))
-    for fut in futures.values():
-        fut.result()  # raise the first stage failure
+    _replay_remote(ctx, [fut.result() for fut in futures.values()])  # raises the first failure
     out_root = Path(out or ctx.spec.out)
     sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started)
     result: dict[str, Any] = {"sweep_dir": sweep_dir, "mlflow": None}
+    if mlflow and tracking_uri is None:  # deployments: the same defaults as `ablate run`
+        tracking_uri = env.tracking_uri(None, Path.cwd())
+        artifact_root = artifact_root or env.default_artifact_root(Path.cwd())
     if mlflow and tracking_uri:
         try:
             result["mlflow"] = track_task(sweep_dir, tracking_uri, artifact_root)

@@ -48,7 +48,7 @@ def test_definitions_read_from_prefect_yaml():
     assert defs["nightly-smoke"].crons != defs["weekly-full"].crons
 
 
-def test_unknown_deployment_is_input_error(tmp_path):
+def test_unknown_deployment_is_input_error():
     from components.errors import InputError
     from flows.deploy import serve
     with pytest.raises(InputError, match="no deployment nope"):
