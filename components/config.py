@@ -12,6 +12,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
+def check_weights(weights: dict[str, float], kind: str) -> dict[str, float]:
+    """Weights are non-negative and not all zero."""
+    for k, w in weights.items():
+        if w < 0:
+            raise ValueError(f"{kind} weight '{k}' is negative ({w})")
+    if weights and not any(w > 0 for w in weights.values()):
+        raise ValueError(f"{kind} weights are all zero")
+    return weights
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -57,6 +67,11 @@ class FusionConfig(_Frozen):
     weights: dict[str, float] | None = None  # per-path weights; None = equal
     normalization: Literal["minmax", "zscore"] = "minmax"
 
+    @field_validator("weights")
+    @classmethod
+    def _weights_ok(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        return None if v is None else check_weights(v, "fusion")
+
 
 class RerankConfig(_Frozen):
     method: str = "none"  # none | composite
@@ -68,12 +83,7 @@ class RerankConfig(_Frozen):
     @field_validator("weights")
     @classmethod
     def _weights_ok(cls, v: dict[str, float]) -> dict[str, float]:
-        for k, w in v.items():
-            if w < 0:
-                raise ValueError(f"rerank weight '{k}' is negative ({w})")
-        if v and not any(w > 0 for w in v.values()):
-            raise ValueError("rerank weights are all zero")
-        return v
+        return check_weights(v, "rerank")
 
 
 class ContextConfig(_Frozen):

@@ -137,6 +137,7 @@ def read_yaml(path: Path) -> tuple[Any, Any]:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        _reject_duplicate_keys(node, path)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -147,6 +148,25 @@ def read_yaml(path: Path) -> tuple[Any, Any]:
     finally:
         loader.dispose()
     return data, node
+
+
+def _reject_duplicate_keys(node: Any, path: Path) -> None:
+    """YAML lets a repeated key silently override the first; in an experiment file that
+    hides a mistake, so it is an error naming the second occurrence."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, yaml.MappingNode):
+            seen: set[str] = set()
+            for key, value in n.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in seen:
+                        raise InputError("duplicate key", path=str(path),
+                                         line=key.start_mark.line + 1, field=key.value)
+                    seen.add(key.value)
+                stack.append(value)
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend(n.value)
 
 
 def load_spec(path: str | Path) -> LoadedSpec:

@@ -13,12 +13,14 @@ baseline as `delta/<metric>`, `ci_low/<metric>`, `ci_high/<metric>`, `p_adj/<met
 from __future__ import annotations
 
 import calendar
+import fcntl
 import json
 import math
 import tempfile
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -189,10 +191,32 @@ def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults
     return children
 
 
+@contextmanager
+def store_lock(tracking_uri: str) -> Iterator[None]:
+    """For a local SQLite store, one writer at a time across processes: two sweeps that
+    create a fresh store together would otherwise race in MLflow's schema migrations."""
+    if not tracking_uri.startswith("sqlite:///"):
+        yield
+        return
+    db = Path(tracking_uri[len("sqlite:///"):])
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with open(db.with_name(db.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None = None,
               flow_run_id: str | None = None) -> dict[str, Any]:
     """Log the sweep folder to MLflow; returns the experiment, parent and child run ids."""
-    sweep_dir = Path(sweep_dir)
+    with store_lock(tracking_uri):
+        return _log_sweep(Path(sweep_dir), tracking_uri, artifact_root, flow_run_id)
+
+
+def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
+               flow_run_id: str | None) -> dict[str, Any]:
     res = load_sweep(sweep_dir)
     man = res.manifest
     check_reachable(tracking_uri)

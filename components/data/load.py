@@ -59,7 +59,19 @@ def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test
             raise InputError("the beir format needs a folder", path=str(path))
         doc_stream, q_stream = load_beir(path, beir_split)
     documents = check_documents(doc_stream)
+    if not documents:
+        raise InputError("the corpus holds no documents", path=str(_corpus_file(path, fmt)))
     questions = check_questions(q_stream, documents)
+    if not questions:
+        raise InputError("the data set holds no questions", path=str(path))
     source = f"{fmt}:{path}" + (f"#{beir_split}" if fmt == "beir" else "")
     return Dataset(documents=tuple(documents), questions=tuple(questions),
                    fingerprint=fingerprint(documents, questions), source=source)
+
+
+def _corpus_file(path: Path, fmt: str) -> Path:
+    """The file the documents come from, for error messages."""
+    if fmt == "squad":
+        return path
+    found = find_file(path, "corpus")
+    return found if found is not None else path / "corpus.jsonl"

@@ -18,6 +18,7 @@ import os
 import re
 import tempfile
 import threading
+import zipfile
 from pathlib import Path
 from typing import Sequence
 
@@ -61,8 +62,8 @@ class EmbeddingCache:
             try:
                 with np.load(self.dir / name, allow_pickle=False) as z:
                     keys, vecs = [str(k) for k in z["keys"]], np.asarray(z["vecs"], dtype=np.float32)
-            except (OSError, ValueError, KeyError):  # unreadable shard: ignore, recompute
-                continue
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+                continue  # unreadable (truncated, damaged) shard: ignore it, recompute
             self._seen.add(name)
             self._add(keys, vecs)
 

@@ -59,9 +59,6 @@ def test_damaged_stage_entries_are_recomputed(clean_run, tmp_path):
         assert store.has(stage, key)
 
 
-@pytest.mark.xfail(strict=True, raises=Exception,
-                   reason="EmbeddingCache._scan does not catch zipfile.BadZipFile: a truncated "
-                          "shard fails the dense retrieve stage instead of being re-embedded")
 def test_damaged_embedding_shard_is_re_embedded(clean_run, tmp_path):
     store, base, _ = _copy(clean_run, tmp_path)
     shard = max((tmp_path / "cache" / "embeddings").rglob("shard-*.npz"),

@@ -109,16 +109,11 @@ CASES = [
     ("evidence-not-list", None, None, jsonl([q(0, evidence="d1:0-5"), q(1)]), Q, 1, "evidence"),
 ]
 
-KNOWN_GAPS = [
-    # accepted today (the sweep would start): reported to the owners of the loaders/spec
-    pytest.param("empty-corpus", None, "", jsonl(QUESTIONS[1:]), C, None, None,
-                 marks=pytest.mark.xfail(strict=True, reason="an empty corpus is not rejected")),
-    pytest.param("duplicate-yaml-key", ("name: malformed", "name: malformed\nname: other"),
-                 None, None, S, 2, "name",
-                 marks=pytest.mark.xfail(strict=True, reason="duplicate YAML keys: last wins")),
-    pytest.param("negative-fusion-weight", ("{rrf_k: 60}", "{rrf_k: 60, weights: {bm25: -1.0}}"),
-                 None, None, S, 7, "baseline.fusion.weights",
-                 marks=pytest.mark.xfail(strict=True, reason="negative fusion weights accepted")),
+CASES += [
+    ("empty-corpus", None, "", jsonl(QUESTIONS[1:]), C, None, None),
+    ("duplicate-yaml-key", ("name: malformed", "name: malformed\nname: other"), None, None, S, 2, "name"),
+    ("negative-fusion-weight", ("{rrf_k: 60}", "{rrf_k: 60, weights: {bm25: -1.0}}"),
+     None, None, S, 7, "baseline.fusion.weights"),
 ]
 
 
@@ -140,7 +135,7 @@ def _write(tmp: Path, edit, corpus, questions) -> Path:
 
 
 @pytest.mark.parametrize("case,edit,corpus,questions,file,line,field",
-                         CASES + KNOWN_GAPS, ids=[c[0] for c in CASES] + [p.values[0] for p in KNOWN_GAPS])
+                         CASES, ids=[c[0] for c in CASES])
 def test_malformed_input_exits_2_with_one_line(case, edit, corpus, questions, file, line, field,
                                                tmp_path, capsys, monkeypatch):
     from flows import cli, sweep

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from components.config import FusionConfig
 from components.errors import InputError
@@ -63,10 +64,14 @@ def test_single_path_passes_through_unchanged():
 def test_weight_validation():
     with pytest.raises(InputError, match="fusion.weights"):
         fuse({"bm25": BM25, "dense": DENSE}, FusionConfig(weights={"bm25": 1.0}))
-    with pytest.raises(InputError, match="non-negative"):
-        fuse({"bm25": BM25, "dense": DENSE}, FusionConfig(weights={"bm25": 1.0, "dense": -1}))
+    # the config rejects negative and all-zero weights when it is built (from YAML)
+    with pytest.raises(ValidationError, match="negative"):
+        FusionConfig(weights={"bm25": 1.0, "dense": -1})
+    with pytest.raises(ValidationError, match="all zero"):
+        FusionConfig(weights={"bm25": 0, "dense": 0})
+    # zero for every path this variant uses is caught when fusing
     with pytest.raises(InputError, match="all zero"):
-        fuse({"bm25": BM25, "dense": DENSE}, FusionConfig(weights={"bm25": 0, "dense": 0}))
+        fuse({"bm25": BM25, "dense": DENSE}, FusionConfig(weights={"bm25": 0, "dense": 0, "splade": 1}))
     # weights of paths absent from this variant are ignored
     out = fuse({"bm25": BM25, "dense": DENSE},
                FusionConfig(weights={"bm25": 1, "dense": 1, "splade": 3}))
