@@ -23,7 +23,7 @@ from components.report.build import build_report, write_files
 from components.report.sweep_data import SweepResults
 from components.stats import compare_variants
 from flows.context import RunContext
-from flows.stages import frame_answers, load
+from flows.stages import frame_answers
 from components.config import format_value
 from flows.variants import BASELINE
 

@@ -12,7 +12,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from components.config import PipelineConfig, format_value
-from components.errors import InputError
 from flows.spec import LoadedSpec
 
 BASELINE = "baseline"

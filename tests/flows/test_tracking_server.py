@@ -5,50 +5,25 @@ duplicates when the same sweep is logged again."""
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
 
 from tests.components.report.synthetic import make_sweep
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.servers import free_port, serve
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mlflow-server")
-    port = _free_port()
-    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{tmp}/m.db",
-         "--default-artifact-root", str(tmp / "art"), "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "1"], stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "wb"), env=env)
+    port = free_port()
     uri = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(uri + "/health", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    pytest.fail("mlflow server did not start: " + (tmp / "server.log").read_text()[-2000:])
-                time.sleep(0.5)
+    cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{tmp}/m.db",
+           "--default-artifact-root", str(tmp / "art"), "--host", "127.0.0.1", "--port", str(port),
+           "--workers", "1"]
+    with serve(cmd, uri + "/health", tmp / "server.log", 120,
+               env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"}):
         yield uri
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")

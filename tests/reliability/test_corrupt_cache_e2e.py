@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from tests.reliability.conftest import Run, sweep
 

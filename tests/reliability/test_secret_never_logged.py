@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.components.generation.test_openai_server import _free_port
+from tests.servers import llama_server
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.slow
@@ -39,42 +39,8 @@ sweeps:
 
 @pytest.fixture(scope="module")
 def keyed_server(tmp_path_factory):
-    import subprocess
-    import sys
-    import time
-
-    import httpx
-    from components.models import smollm2_gguf_path
-    port = _free_port()
-    log = tmp_path_factory.mktemp("llama_secret") / "server.log"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf_path()),
-           "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", "2048", "--n_threads", "1", "--api_key", SECRET]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {SECRET}"},
-                             timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server not ready in 90 s: {log.read_text()[-2000:]}")
-            time.sleep(0.3)
+    with llama_server(SECRET, tmp_path_factory.mktemp("llama_secret") / "server.log") as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _files_with(root: Path, needle: bytes) -> list[Path]:

@@ -1,65 +1,25 @@
 """The `openai` generator against a real `python -m llama_cpp.server` on localhost,
 serving the bundled SmolLM2 GGUF; the server is started here and stopped afterwards."""
 
-import os
-import socket
-import subprocess
-import sys
-import time
 
-import httpx
 import pytest
 
 from components.config import GeneratorConfig, PromptConfig
 from components.errors import InputError
 from components.generation import make_generator
 from components.generation.cache import GenerationCache
-from components.models import smollm2_gguf_path
+from tests.servers import llama_server
 
 pytestmark = pytest.mark.slow
 
 KEY = "local-test-key-0042"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
     log = tmp_path_factory.mktemp("llama_server") / "server.log"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf_path()),
-           "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", "2048", "--n_threads", "1", "--api_key", KEY]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
-            try:
-                r = httpx.get(f"{base}/models", headers={"Authorization": f"Bearer {KEY}"},
-                              timeout=2)
-                if r.status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server not ready in 60 s: {log.read_text()[-2000:]}")
-            time.sleep(0.3)
+    with llama_server(KEY, log, timeout_s=60) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _cfg(base, env="ABLATE_TEST_LLM_KEY"):
