@@ -97,6 +97,9 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
     split = options.split or spec.split
     questions = select_questions(dataset.questions, tier=tier, split=split, seed=spec.seed,
                                  smoke_size=spec.smoke_size, regression_size=spec.regression_size)
+    if not questions:
+        raise loaded.error(f"no questions to run: the data set has none for tier '{tier}', "
+                           f"split '{split}'", ("dataset", "path"))
     qfp = questions_fingerprint(questions)
     root = Path(options.cache_dir or spec.cache_dir)
     if not root.is_absolute() and options.cache_dir is None:

@@ -95,10 +95,12 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
             experiment, opts, key, wait_for=[futures[d] for d in node.deps])
     wait(list(futures.values()))
-    _replay_remote(ctx, [fut.result() for fut in futures.values()])  # raises the first failure
+    results = [fut.result() for fut in futures.values()]  # raises the first stage failure
+    _replay_remote(ctx, results)
     out_root = Path(out or ctx.spec.out)
     sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started)
-    result: dict[str, Any] = {"sweep_dir": sweep_dir, "mlflow": None}
+    result: dict[str, Any] = {"sweep_dir": sweep_dir, "mlflow": None,
+                              "stage_pids": sorted({r["pid"] for r in results})}
     if mlflow and tracking_uri is None:  # deployments: the same defaults as `ablate run`
         tracking_uri = env.tracking_uri(None, Path.cwd())
         artifact_root = artifact_root or env.default_artifact_root(Path.cwd())

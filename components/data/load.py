@@ -62,8 +62,6 @@ def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test
     if not documents:
         raise InputError("the corpus holds no documents", path=str(_corpus_file(path, fmt)))
     questions = check_questions(q_stream, documents)
-    if not questions:
-        raise InputError("the data set holds no questions", path=str(path))
     source = f"{fmt}:{path}" + (f"#{beir_split}" if fmt == "beir" else "")
     return Dataset(documents=tuple(documents), questions=tuple(questions),
                    fingerprint=fingerprint(documents, questions), source=source)
