@@ -1,10 +1,12 @@
-"""Kill -9 a running `ablate run`, run the same command again: the sweep finishes,
-recomputing only what was missing, with results byte-identical to an uninterrupted run
-and one MLflow child run per variant.
+"""Kill -9 a running `ablate run` at several points (during chunking, retrieval,
+generation and MLflow logging), running the same command again each time: the sweep
+finishes, recomputing only what was missing, with results byte-identical to an
+uninterrupted run and one MLflow child run per variant.
 
-Three real `ablate` processes, each started as a user would from a project folder (a copy
-of prefect.toml, so each starts its own temporary Prefect server and keeps its MLflow
-store and cache under .ablate/): a clean run, a run killed mid-sweep, and its re-run.
+Real `ablate` processes, each started as a user would from a project folder (a copy of
+prefect.toml, so each starts its own temporary Prefect server and keeps its MLflow store
+and cache under .ablate/): a clean run, then in a second folder four runs killed at
+successive points and a final run that completes.
 """
 
 from __future__ import annotations
@@ -85,21 +87,51 @@ def _sweep_dir(project: Path) -> Path:
     return found
 
 
+def _mlflow_runs(db: Path) -> int:
+    """Runs in the MLflow SQLite store (0 while it does not exist or is being created)."""
+    import sqlite3
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.05) as con:
+            return con.execute("select count(*) from runs").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _kill_when(proc: subprocess.Popen, ready, what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not ready():
+        assert proc.poll() is None, f"the sweep ended before it could be killed {what}"
+        assert time.monotonic() < deadline, f"never reached the point {what}"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)  # the whole group, temporary Prefect server included
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL, f"the sweep finished before it was killed {what}"
+
+
 @pytest.mark.slow
 def test_killed_sweep_resumes_to_identical_results(tmp_path):
     clean, killed = _project(tmp_path / "clean"), _project(tmp_path / "killed")
     _finish(_start(clean))
+    cache, db = killed / ".ablate" / "cache", killed / ".ablate" / "mlflow.db"
+    planned_total = sum(json.loads((_sweep_dir(clean) / "manifest.json").read_text())
+                        ["stages"]["planned"].values())
 
-    proc = _start(killed)
-    cache = killed / ".ablate" / "cache"
-    deadline = time.monotonic() + TIMEOUT
-    while not _complete(cache).get("generate") and proc.poll() is None:
-        assert time.monotonic() < deadline, "no stage was stored in time"
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)  # the whole group, temporary Prefect server included
-    proc.communicate()
-    assert proc.returncode == -signal.SIGKILL, "the sweep finished before it was killed"
-    assert not (killed / "runs").exists() or not list((killed / "runs").glob("kill-tiny-*"))
+    def grew(stage: str):
+        before = len(_complete(cache).get(stage, ()))
+        return lambda: len(_complete(cache).get(stage, ())) > before
+
+    points = [("during chunking", lambda: grew("chunk")),
+              ("during retrieval", lambda: grew("retrieve")),
+              ("during generation", lambda: grew("generate")),
+              ("during MLflow logging", lambda: (lambda: _mlflow_runs(db) >= 1))]
+    for what, condition in points:
+        proc = _start(killed)
+        _kill_when(proc, condition(), what)
+        if what == "during chunking":
+            assert sum(map(len, _complete(cache).values())) < planned_total
+    assert _mlflow_runs(db) < 1 + N_VARIANTS, "MLflow logging was not interrupted"
     stored = _complete(cache)
 
     _finish(_start(killed))
@@ -113,13 +145,12 @@ def test_killed_sweep_resumes_to_identical_results(tmp_path):
     planned = clean_man["stages"]["planned"]
     assert {s: c["computed"] for s, c in clean_man["stages"]["run"].items()} == planned
     assert all(c["reused"] == 0 for c in clean_man["stages"]["run"].values())
-    # The re-run reused exactly what the killed run had stored and computed the rest.
+    # The final run reused exactly what the killed runs had stored and computed the rest.
     run = json.loads((b / "manifest.json").read_text())["stages"]["run"]
     for stage, n in planned.items():
         assert run[stage]["reused"] == len(stored.get(stage, ())), stage
         assert run[stage]["computed"] == n - len(stored.get(stage, ())), stage
-    assert sum(c["computed"] for c in run.values()) > 0
-    _assert_one_child_per_variant(killed / ".ablate" / "mlflow.db")
+    _assert_one_child_per_variant(db)
 
 
 def _assert_one_child_per_variant(db: Path) -> None:
