@@ -132,6 +132,23 @@ class PipelineConfig(_Frozen):
     prompt: PromptConfig = PromptConfig()
 
 
+_MISSING = object()
+
+
+def get_dotted(data: dict, dotted: str, default: object = None) -> object:
+    """The value at a dotted path (`fusion.rrf_k`) of a nested dict, else `default`."""
+    node: object = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def has_dotted(data: dict, dotted: str) -> bool:
+    return get_dotted(data, dotted, _MISSING) is not _MISSING
+
+
 def format_value(value: object) -> str:
     """A config value as a short label (variant names, report columns): lists joined by
     '+', dicts as k:v pairs, whole floats as ints."""

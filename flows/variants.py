@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from components.config import PipelineConfig, format_value
+from components.config import PipelineConfig, format_value, has_dotted
 from flows.spec import LoadedSpec
 
 BASELINE = "baseline"
@@ -37,17 +37,6 @@ def config_id(config: PipelineConfig) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-
-
-def _known_path(data: dict[str, Any], dotted: str) -> bool:
-    node: Any = data
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
-
-
 def _override(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
     out = copy.deepcopy(data)
     node = out
@@ -62,7 +51,7 @@ def _apply(base: dict[str, Any], overrides: dict[str, Any], loaded: LoadedSpec,
            loc: tuple[Any, ...]) -> PipelineConfig:
     data = base
     for dotted, value in overrides.items():
-        if not _known_path(base, dotted):
+        if not has_dotted(base, dotted):
             raise loaded.error(f"unknown variable '{dotted}'", loc)
         data = _override(data, dotted, value)
     try:
@@ -81,7 +70,7 @@ def expand(loaded: LoadedSpec) -> list[Variant]:
     variants = [Variant(BASELINE, None, None, base_cfg, config_id(base_cfg), ("baseline",))]
     seen = {variants[0].config_id: BASELINE}
     for i, sweep in enumerate(spec.sweeps):
-        if not _known_path(base, sweep.variable):
+        if not has_dotted(base, sweep.variable):
             raise loaded.error(f"unknown variable '{sweep.variable}'", ("sweeps", i, "variable"))
         for j, value in enumerate(sweep.values):
             loc = ("sweeps", i, "values", j)

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from components.config import format_value
+from components.config import format_value, get_dotted
 from components.errors import InputError
 
 REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
@@ -62,17 +62,6 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
                         no_effect=tuple(man.get("no_effect") or ()))
 
 
-
-
-def config_value(config: dict[str, Any], dotted: str) -> Any:
-    node: Any = config
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def variables(variants: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
     """Swept variable -> [(variant, value label)], the baseline first with its own value."""
     base = next((v for v in variants if v["name"] == "baseline"), None)
@@ -80,7 +69,7 @@ def variables(variants: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]
     for v in variants:
         if v.get("variable"):
             if v["variable"] not in out:
-                label = format_value(config_value(base["config"], v["variable"])) if base else ""
+                label = format_value(get_dotted(base["config"], v["variable"])) if base else ""
                 out[v["variable"]] = [("baseline", label)]
             out[v["variable"]].append((v["name"], v.get("value_label") or format_value(v["value"])))
     return out
