@@ -59,7 +59,12 @@ class Dataset:
     source: str = ""
 
     def doc_by_id(self) -> dict[str, Document]:
-        return {d.doc_id: d for d in self.documents}
+        """doc_id -> Document, built once per data set (stages ask for it repeatedly)."""
+        index = self.__dict__.get("_doc_by_id")
+        if index is None:
+            index = {d.doc_id: d for d in self.documents}
+            object.__setattr__(self, "_doc_by_id", index)
+        return index
 
 
 @dataclass(frozen=True)
