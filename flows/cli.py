@@ -15,29 +15,28 @@ import typer
 
 from components.errors import InputError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="ablate: ablation studies of RAG pipelines.")
+HELP = "ablate: ablation studies of RAG pipelines."
 
 
-@app.callback()
-def _root() -> None:
-    """ablate: ablation studies of RAG pipelines."""
-
-
-def _register_commands() -> None:
+def build_app() -> typer.Typer:
+    """A fresh Typer app with every `flows/cmd_*.py` registered (one per call, so calling
+    `main` more than once in a process never registers a command twice)."""
     import flows
+    app = typer.Typer(add_completion=False, no_args_is_help=True,
+                      pretty_exceptions_enable=False, help=HELP)
+    app.callback(help=HELP)(lambda: None)  # a group, even with a single command module
     for info in sorted(pkgutil.iter_modules(flows.__path__), key=lambda m: m.name):
         if info.name.startswith("cmd_"):
             importlib.import_module(f"flows.{info.name}").register(app)
+    return app
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point."""
     from flows import env
     env.prepare()
-    _register_commands()
     try:
-        app(args=argv, standalone_mode=True)
+        build_app()(args=argv, standalone_mode=True)
     except InputError as exc:
         print(f"ablate: error: {exc.one_line()}", file=sys.stderr)
         sys.exit(2)

@@ -25,3 +25,15 @@ def prefect_server():
 def shared_cache(tmp_path_factory) -> Path:
     """One stage/embedding cache for the session, so end-to-end tests embed a text once."""
     return tmp_path_factory.mktemp("ablate-cache")
+
+
+@pytest.fixture
+def run_cli():
+    """`ablate ARGV...` in this process through the real entry point; its exit code."""
+    from flows import cli
+
+    def run(*argv: str) -> int:
+        with pytest.raises(SystemExit) as info:
+            cli.main(list(argv))
+        return info.value.code or 0
+    return run

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-import typer
 
 import flows.cli as cli
 from components.generation.cache import GenerationCache
@@ -20,18 +19,6 @@ from components.retrieval.embed_cache import EmbeddingCache
 from flows.store import STALE_TMP_SECONDS, Store, cache_files, remove_file
 
 DAY = 86400
-
-
-@pytest.fixture
-def run_cli(monkeypatch):
-    def run(*argv):
-        app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-        app.callback()(lambda: None)
-        monkeypatch.setattr(cli, "app", app)
-        with pytest.raises(SystemExit) as info:
-            cli.main(list(argv))
-        return info.value.code or 0
-    return run
 
 
 def _age(path: Path, days: float) -> None:

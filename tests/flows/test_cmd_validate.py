@@ -2,25 +2,10 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 
 import flows.cli as cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
-
-
-@pytest.fixture
-def run_cli(monkeypatch):
-    """cli.main on a fresh app with a group callback, so `validate` is a sub-command even
-    when it is the only command module present."""
-    def run(*argv):
-        app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-        app.callback()(lambda: None)
-        monkeypatch.setattr(cli, "app", app)
-        with pytest.raises(SystemExit) as info:
-            cli.main(list(argv))
-        return info.value.code
-    return run
 
 
 def test_ok_summary(run_cli, capsys):
