@@ -27,7 +27,8 @@ from components.registry import Registry
 Offsets = list[tuple[int, int]]
 Splitter = Callable[[str, Offsets, ChunkingConfig], list[tuple[int, int]]]  # token ranges
 
-CHUNKERS: Registry[Splitter] = Registry("chunker")
+CHUNKERS: Registry[Splitter] = Registry("chunker", config_field="chunking.method")
+_READS = ("chunking.size", "chunking.overlap")
 
 _SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n\s*\n")
 
@@ -64,7 +65,7 @@ def _windows(bounds: list[int], lo: int, hi: int, size: int, overlap: int) -> li
     return out
 
 
-@CHUNKERS.register("token_window")
+@CHUNKERS.register("token_window", reads=_READS)
 def token_window(text: str, offsets: Offsets, cfg: ChunkingConfig) -> list[tuple[int, int]]:
     bounds = word_boundaries(text, offsets)
     return _windows(bounds, 0, len(offsets), cfg.size, cfg.overlap)
@@ -88,7 +89,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return trimmed
 
 
-@CHUNKERS.register("sentence")
+@CHUNKERS.register("sentence", reads=_READS)
 def sentence(text: str, offsets: Offsets, cfg: ChunkingConfig) -> list[tuple[int, int]]:
     bounds = word_boundaries(text, offsets)
     starts = [s for s, _ in offsets]
@@ -146,13 +147,3 @@ def chunk_documents(documents: Sequence[Document], cfg: ChunkingConfig, tokenize
             c = tokenizer.count(doc.text[s:e])
         chunks.append(Chunk(f"{doc.doc_id}:{s}-{e}", doc.doc_id, s, e, doc.text[s:e], c))
     return chunks
-
-
-def chunk_stats(chunks: Sequence[Chunk], window: int = 256) -> dict[str, float]:
-    """Manifest figures of one chunking; `over_window_share` is the share of chunks longer
-    than the embedder's window (MiniLM reads 256 word pieces and truncates the rest)."""
-    n = len(chunks)
-    tokens = [c.n_tokens for c in chunks]
-    return {"n_chunks": n, "mean_tokens": sum(tokens) / n if n else 0.0,
-            "max_tokens": max(tokens, default=0),
-            "over_window_share": sum(t > window for t in tokens) / n if n else 0.0}

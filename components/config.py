@@ -7,16 +7,19 @@ depends only on what it reads.
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 def check_weights(weights: dict[str, float], kind: str) -> dict[str, float]:
-    """Weights are non-negative and not all zero."""
+    """The one weight rule (fusion and rerank): finite, non-negative, not all zero. What
+    depends on a variant (which paths it fuses, which signals exist) is checked where
+    that is known (fusion.path_weights, rerank.check_weights)."""
     for k, w in weights.items():
-        if w < 0:
-            raise ValueError(f"{kind} weight '{k}' is negative ({w})")
+        if not math.isfinite(w) or w < 0:
+            raise ValueError(f"{kind} weight '{k}' must be a non-negative number, got {w}")
     if weights and not any(w > 0 for w in weights.values()):
         raise ValueError(f"{kind} weights are all zero")
     return weights
@@ -123,6 +126,9 @@ class PromptConfig(_Frozen):
 
 
 class PipelineConfig(_Frozen):
+    """A variant's full pipeline. `options` holds free-form settings of plugin components,
+    keyed by component name (a plugin declares `reads=("options.<name>",)`)."""
+
     chunking: ChunkingConfig = ChunkingConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     fusion: FusionConfig = FusionConfig()
@@ -130,6 +136,7 @@ class PipelineConfig(_Frozen):
     context: ContextConfig = ContextConfig()
     generator: GeneratorConfig = GeneratorConfig()
     prompt: PromptConfig = PromptConfig()
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 _MISSING = object()

@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+Ranking = list[tuple[str, float]]  # (chunk id, score), best first, ties by chunk id
+
+
 @dataclass(frozen=True)
 class Document:
     doc_id: str

@@ -1,26 +1,85 @@
-"""Small name -> component registries, so YAML names map to code without imports from YAML."""
+"""Named registries of components, each entry with its declaration (DESIGN.md section 10).
+
+A component (chunker, analyzer, retrieval path, fuser, rerank signal, generator, metric,
+statistical test, correction, ...) is registered by name together with what the
+orchestration needs to know about it:
+
+- `reads`: the dotted pipeline-config fields whose values can change its output (a
+  section name such as `retrieval.bm25` covers every field below it). Stage keys are
+  hashed from these values alone, and the component is handed a config in which every
+  other field holds its default, so a field it reads without declaring it can never
+  give a stale cache hit: it simply has no effect, which the config-field test catches;
+- `settings`: fields it uses that cannot change an output (timeouts, concurrency);
+  handed over, never hashed;
+- `uses`: fields whose values name components of another registry (`retrieval.analyzer`
+  names an analyzer); their declarations are folded into the stage that uses this one;
+- `reads_context`: whether it reads the assembled context (generators);
+- `model_bound`: whether it runs a model that already uses every core (one at a time);
+- `version`: bump it when a code change changes its output for the same inputs.
+
+`CATALOGUE` holds every registry by kind, for the conformance test and for plugins.
+"""
 
 from __future__ import annotations
 
-from typing import Callable, Generic, Iterator, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generic, Iterator, TypeVar
 
 from components.errors import InputError
 
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class Declaration:
+    kind: str
+    name: str
+    reads: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()
+    uses: tuple[tuple[str, str], ...] = ()  # (config field, registry kind)
+    reads_context: bool = False
+    model_bound: bool = False
+    version: str = "1"
+    origin: str = ""  # the module that registered it
+    info: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def identity(self) -> str:
+        """What a stage key records of this component: kind, name and code version."""
+        return f"{self.kind}:{self.name}@{self.version}"
+
+
 class Registry(Generic[T]):
-    """A named table of components of one kind (chunkers, fusers, generators, ...)."""
+    """A named table of components of one kind, each with its Declaration."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, config_field: str | None = None) -> None:
         self.kind = kind
+        self.config_field = config_field  # where a spec names these (for error messages)
         self._items: dict[str, T] = {}
+        self._decls: dict[str, Declaration] = {}
+        if kind in CATALOGUE:
+            raise ValueError(f"a registry of kind '{kind}' exists already")
+        CATALOGUE[kind] = self
 
-    def register(self, name: str) -> Callable[[T], T]:
+    def register(self, name: str, *, reads: tuple[str, ...] = (), settings: tuple[str, ...] = (),
+                 uses: dict[str, str] | None = None, reads_context: bool = False,
+                 model_bound: bool = False, version: str | None = None, origin: str | None = None,
+                 **info: Any) -> Callable[[T], T]:
+        """Decorator: register `obj` under `name` with its declaration. The version
+        defaults to the object's `version` attribute (generator classes), else "1"."""
         def deco(obj: T) -> T:
             if name in self._items:
-                raise ValueError(f"{self.kind} '{name}' registered twice")
+                raise RegistrationError(
+                    f"{self.kind} '{name}' is registered already (by {self._decls[name].origin})")
+            ver = version if version is not None else getattr(obj, "version", "1")
+            decl = Declaration(
+                self.kind, name, tuple(reads), tuple(settings), tuple(sorted((uses or {}).items())),
+                reads_context, model_bound, str(ver),
+                origin or getattr(obj, "__module__", "") or "", dict(info))
             self._items[name] = obj
+            self._decls[name] = decl
+            if isinstance(obj, type):  # a class can read its own declaration
+                obj.declaration = decl  # type: ignore[attr-defined]
             return obj
         return deco
 
@@ -28,14 +87,58 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
-            known = ", ".join(sorted(self._items)) or "none"
-            raise InputError(f"unknown {self.kind} '{name}' (known: {known})") from None
+            raise self._unknown(name) from None
+
+    def declaration(self, name: str) -> Declaration:
+        try:
+            return self._decls[name]
+        except KeyError:
+            raise self._unknown(name) from None
+
+    def _unknown(self, name: str) -> InputError:
+        known = ", ".join(sorted(self._items)) or "none"
+        return InputError(f"unknown {self.kind} '{name}' (known: {known})",
+                          field=self.config_field)
 
     def names(self) -> list[str]:
         return sorted(self._items)
+
+    def declarations(self) -> list[Declaration]:
+        return [self._decls[n] for n in self.names()]
 
     def __contains__(self, name: object) -> bool:
         return name in self._items
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class RegistrationError(ValueError):
+    """A component registered under a name that is taken."""
+
+
+CATALOGUE: dict[str, Registry[Any]] = {}
+
+
+def registry(kind: str) -> Registry[Any]:
+    """The registry of a kind ('chunker', 'analyzer', ...)."""
+    _load_builtins()
+    try:
+        return CATALOGUE[kind]
+    except KeyError:
+        raise InputError(f"unknown component kind '{kind}' (known: "
+                         f"{', '.join(sorted(CATALOGUE))})") from None
+
+
+def all_declarations() -> list[Declaration]:
+    """Every registered component of every kind."""
+    _load_builtins()
+    return [d for kind in sorted(CATALOGUE) for d in CATALOGUE[kind].declarations()]
+
+
+def _load_builtins() -> None:
+    """Import the modules that register the built-in components."""
+    import components.builtins  # noqa: F401

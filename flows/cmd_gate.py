@@ -18,23 +18,22 @@ def register(app: typer.Typer) -> None:
         metric: str = typer.Option(..., help="Metric to guard, e.g. final/recall_at_5."),
         max_drop: float = typer.Option(0.0, help="Allowed drop (absolute, in metric units)."),
         variant: Optional[str] = typer.Option(None, help="Check only this variant."),
-        lower_is_better: bool = typer.Option(False, "--lower-is-better",
-                                             help="A rise is the bad direction (latency, risk)."),
     ) -> None:
         """Fail (exit 1) when any variant is significantly worse than the baseline by more than D."""
+        from components.metrics.registry import direction
         from components.report.gate import check_gate
         from components.report.sweep_data import load_sweep
         res = load_sweep(sweep_dir)
-        results = check_gate(res.stats, metric, max_drop, variant, lower_is_better)
+        results = check_gate(res.stats, metric, max_drop, variant)
         for r in results:
             status = "FAIL" if r.failed else "ok  "
             typer.echo(f"{status} {r.variant}: {metric} delta {fmt(r.delta)} "
                        f"[{fmt(r.ci_low)}, {fmt(r.ci_high)}], adjusted p {fmt_p(r.p_adjusted)}"
                        f"{' (significant)' if r.significant else ''}")
         failed = [r.variant for r in results if r.failed]
-        direction = "rise" if lower_is_better else "drop"
+        bad = "rise" if direction(metric) == "lower" else "drop"
         if failed:
             typer.echo(f"gate FAILED: {len(failed)} variant(s) significantly worse on {metric} "
-                       f"({direction} > {max_drop}): {', '.join(failed)}", err=True)
+                       f"({bad} > {max_drop}): {', '.join(failed)}", err=True)
             raise typer.Exit(1)
-        typer.echo(f"gate passed: no variant significantly worse on {metric} ({direction} > {max_drop})")
+        typer.echo(f"gate passed: no variant significantly worse on {metric} ({bad} > {max_drop})")

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from components.vocab import SPLITS, TIERS
 from flows import env
 
 
@@ -15,8 +16,8 @@ def register(app: typer.Typer) -> None:
     def run(
         experiment: Path = typer.Argument(..., help="Experiment YAML file."),
         out: Optional[str] = typer.Option(None, help="Output root (default: the spec's `out`)."),
-        tier: Optional[str] = typer.Option(None, help="smoke | regression | full"),
-        split: Optional[str] = typer.Option(None, help="dev | test | all"),
+        tier: Optional[str] = typer.Option(None, help=" | ".join(TIERS)),
+        split: Optional[str] = typer.Option(None, help=" | ".join(SPLITS)),
         tracking_uri: Optional[str] = typer.Option(
             None, help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI or .ablate/mlflow.db)."),
         no_mlflow: bool = typer.Option(False, "--no-mlflow", help="Do not log to MLflow."),
@@ -28,10 +29,10 @@ def register(app: typer.Typer) -> None:
         from flows.context import RunOptions, get_context
 
         root = env.prepare()
-        if tier not in (None, "smoke", "regression", "full"):
-            raise InputError(f"unknown tier '{tier}' (smoke, regression, full)", field="--tier")
-        if split not in (None, "dev", "test", "all"):
-            raise InputError(f"unknown split '{split}' (dev, test, all)", field="--split")
+        if tier is not None and tier not in TIERS:
+            raise InputError(f"unknown tier '{tier}' ({', '.join(TIERS)})", field="--tier")
+        if split is not None and split not in SPLITS:
+            raise InputError(f"unknown split '{split}' ({', '.join(SPLITS)})", field="--split")
         # Validate spec, data and component names before anything starts.
         ctx = get_context(str(experiment), RunOptions(tier, split, cache_dir))
         uri = env.tracking_uri(tracking_uri, root)

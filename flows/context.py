@@ -16,8 +16,8 @@ from typing import Any
 
 from components.data import load_dataset
 from components.data.tiers import select_questions
-from components.records import Chunk, Dataset, Question
-from components.tokenizer import Tokenizer, get_tokenizer
+from components.records import Dataset, Question
+from components.tokenizer import TOKENIZER_NAME, Tokenizer, get_tokenizer
 from flows.graph import Plan, build_plan
 from flows.preflight import check_variants
 from flows.spec import LoadedSpec, load_spec
@@ -76,8 +76,11 @@ class RunContext:
         with self._lock:
             self.counters[name] = self.counters.get(name, 0) + n
 
-    def chunks(self, key: str) -> list[Chunk]:
-        return self.memo[f"chunks:{key}"]
+    def experiment_inputs(self) -> dict[str, Any]:
+        """The experiment-level inputs that stage keys may name (pipeline.StageDef.experiment)."""
+        return {"data": self.dataset.fingerprint, "questions": self.questions_fp,
+                "tokenizer": TOKENIZER_NAME, "metrics": self.metrics_params(),
+                "labels": getattr(self.spec.metrics, "labels", "span")}
 
     def metrics_params(self) -> dict[str, Any]:
         m = self.spec.metrics
@@ -107,7 +110,7 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
     ctx = RunContext(loaded=loaded, options=options, dataset=dataset, questions=questions,
                      questions_fp=qfp, variants=variants, plan=Plan(), store=Store(root),
                      tokenizer=get_tokenizer(), tier=tier, split=split)
-    ctx.plan = build_plan(variants, dataset.fingerprint, qfp, ctx.metrics_params())
+    ctx.plan = build_plan(variants, ctx.experiment_inputs())
     return ctx
 
 

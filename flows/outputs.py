@@ -19,13 +19,15 @@ from typing import Any
 
 import polars as pl
 
+from components.models import dense_model_path
 from components.report.build import build_report, write_files
+from components.retrieval.dense import DenseEncoder
 from components.report.sweep_data import SweepResults
 from components.stats import compare_variants
 from flows.context import RunContext
 from flows.stages import frame_answers
 from components.config import format_value
-from flows.variants import BASELINE
+from components.vocab import BASELINE
 
 ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer")
 PACKAGES = ("ablate", "prefect", "mlflow", "polars", "scipy", "numpy", "torch",
@@ -134,17 +136,16 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
 
 
 def chunking_stats(ctx: RunContext) -> dict[str, Any]:
-    """Per chunking: chunk count and share longer than the embedder's 256-piece window."""
+    """Per chunking: chunk count and share longer than the dense embedder's window."""
     out = {}
     for v in ctx.variants:
         key = ctx.plan.by_variant[v.name]["chunk"]
         if key in out:
             continue
         frame = ctx.store.read("chunk", key)
-        n = frame.height
-        over = int((frame["n_tokens"] > 254).sum()) if n else 0  # 256 minus [CLS]/[SEP]
-        out[key] = {"chunking": v.config.chunking.model_dump(mode="json"), "chunks": n,
-                    "share_over_embedder_window": round(over / n, 4) if n else 0.0}
+        enc = DenseEncoder(dense_model_path(v.config.retrieval.dense_model), None)
+        out[key] = {"chunking": v.config.chunking.model_dump(mode="json"), "chunks": frame.height,
+                    "share_over_embedder_window": round(enc.truncated_share(frame["n_tokens"]), 4)}
     return out
 
 

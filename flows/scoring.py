@@ -11,13 +11,9 @@ from typing import Any, Mapping, Sequence
 
 import polars as pl
 
-from components.metrics.answer import answer_metrics
 from components.metrics.attribution import failure_bucket
-from components.metrics.retrieval import retrieval_metrics, span_coverage
+from components.metrics.registry import QuestionView, score_question
 from components.records import Answer, PackedContext, Question
-
-STAGE_PREFIXES = ("candidates", "reranked", "final")
-ANSWER_KEYS = ("em", "f1", "correct", "refused", "lexical_support")
 
 
 def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[str, list[dict[str, float]]]:
@@ -26,20 +22,6 @@ def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[s
         if qid in out and group < len(out[qid]):
             out[qid][group][chunk_id] = gain
     return out
-
-
-def refusal_indicators(answerable: bool, refused: bool, correct: bool) -> dict[str, float]:
-    """Per-question indicators whose means are the refusal rates of the whole set, each
-    defined (not NaN) only on its own denominator: coverage over all questions, false
-    acceptance over unanswerable ones, false refusal over answerable ones, risk over
-    answered ones. As columns they get paired tests like every other metric."""
-    nan = math.nan
-    return {
-        "refusal/answer_coverage": float(not refused),
-        "refusal/false_acceptance": float(not refused) if not answerable else nan,
-        "refusal/false_refusal": float(refused) if answerable else nan,
-        "refusal/answer_risk": float(not correct) if not refused else nan,
-    }
 
 
 def _relevant(ids: Sequence[str], groups: list[dict[str, float]], threshold: float) -> bool:
@@ -51,7 +33,9 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   contexts: Mapping[str, PackedContext], answers: Mapping[str, Answer],
                   depth: int, metrics: Mapping[str, Any], pricing: Mapping[str, float] | None = None,
                   latency: Mapping[str, Mapping[str, float]] | None = None) -> pl.DataFrame:
-    ks, gain, thr = metrics["ks"], metrics["gain"], metrics["label_threshold"]
+    """One row per question: ids, every registered metric's columns, bucket, answer."""
+    thr = metrics["label_threshold"]
+    params = {**metrics, "pricing": pricing or {}}
     groups = groups_by_qid(labels, questions)
     rows = []
     for q in questions:
@@ -60,32 +44,19 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         rer = [c for c, _ in reranked.get(q.qid, [])]
         ctx = contexts.get(q.qid)
         final = list(ctx.chunk_ids) if ctx else []
+        view = QuestionView(q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx, ctx,
+                            answers[q.qid], params,
+                            {stage: values.get(q.qid, math.nan) for stage, values in (latency or {}).items()})
         row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": q.cluster,
                                "type": q.type}
-        for prefix, ids in zip(STAGE_PREFIXES, (cand, rer, final)):
-            for name, value in retrieval_metrics(ids, g, ks, thr, gain).items():
-                row[f"{prefix}/{name}"] = value
-        row["final/span_coverage"] = span_coverage(ctx.passages if ctx else (), q)
-        row["final/context_tokens"] = float(ctx.n_tokens) if ctx else 0.0
-        ans = answers[q.qid]
-        am = answer_metrics(q, ans, ctx, f1_threshold=metrics.get("correct_f1", 0.5),
-                            cost_per_1k_in=(pricing or {}).get("in", 0.0),
-                            cost_per_1k_out=(pricing or {}).get("out", 0.0))
-        for key in ANSWER_KEYS:
-            row[f"answer/{key}"] = am[key]
-        row.update(refusal_indicators(q.answerable, bool(am["refused"]), bool(am["correct"])))
-        row["tokens/in"] = am["tokens_in"]
-        row["tokens/out"] = am["tokens_out"]
-        row["cost/usd"] = am["cost"]
+        row.update(score_question(view))
         row["bucket"] = failure_bucket(
             answerable=q.answerable,
             in_candidates=_relevant(cand, g, thr),
             in_reranked_top=_relevant(rer[:depth], g, thr),
             in_prompt=_relevant(final, g, thr),
-            correct=bool(am["correct"]), refused=bool(am["refused"]))
-        row["answer"] = ans.text
-        for stage, values in (latency or {}).items():
-            row[f"latency/{stage}"] = values.get(q.qid, math.nan)
+            correct=bool(row["answer/correct"]), refused=bool(row["answer/refused"]))
+        row["answer"] = view.answer.text
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None)
     floats = [c for c in frame.columns if "/" in c]

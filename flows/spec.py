@@ -5,14 +5,24 @@ Every error names the YAML file, the line and the dotted field it is about.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from components.config import PipelineConfig
 from components.errors import InputError
+from components.registry import registry
+from components.vocab import CI_METHODS, DEFAULT_KEY_METRICS, FAMILIES, NDCG_GAINS, SPLITS, TIERS
+
+
+def _registered(kind: str, name: str) -> str:
+    reg = registry(kind)
+    if name not in reg:
+        raise ValueError(f"unknown {kind} '{name}' (known: {', '.join(reg.names())})")
+    return name
 
 
 class _Spec(BaseModel):
@@ -27,10 +37,10 @@ class DatasetSpec(_Spec):
 
 class MetricsSpec(_Spec):
     ks: tuple[int, ...] = (1, 5, 10)
-    gain: Literal["linear", "exponential"] = "linear"
+    gain: Literal[NDCG_GAINS] = "linear"  # type: ignore[valid-type]
     label_threshold: float = Field(0.5, gt=0, le=1)
     correct_f1: float = Field(0.5, gt=0, le=1)
-    key: tuple[str, ...] = ("final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em")
+    key: tuple[str, ...] = DEFAULT_KEY_METRICS
 
     @field_validator("ks")
     @classmethod
@@ -39,15 +49,41 @@ class MetricsSpec(_Spec):
             raise ValueError("ks must be positive integers")
         return tuple(sorted(set(v)))
 
+    @model_validator(mode="after")
+    def _keys_known(self) -> "MetricsSpec":
+        """Every key metric is a column some registered metric produces at these ks."""
+        from components.metrics.registry import example_columns
+        known = example_columns(self.ks)
+        for k in self.key:
+            if k not in known:
+                near = difflib.get_close_matches(k, known, n=1)
+                hint = f"; did you mean {near[0]}?" if near else ""
+                raise ValueError(f"unknown metric '{k}' at ks {list(self.ks)}{hint}")
+        return self
+
 
 class StatsSpec(_Spec):
-    test: Literal["permutation", "t", "wilcoxon"] = "permutation"
-    correction: Literal["holm", "bonferroni", "bh", "by", "none"] = "holm"
+    test: str = "permutation"  # a registered statistical test
+    correction: str = "holm"  # a registered correction
     alpha: float = Field(0.05, gt=0, lt=1)
     resamples: int = Field(10_000, ge=100)
     bootstrap_resamples: int = Field(10_000, ge=100)
-    ci_method: Literal["bca", "percentile"] = "bca"
-    family: Literal["per_metric", "all"] = "per_metric"
+    ci_method: Literal[CI_METHODS] = "bca"  # type: ignore[valid-type]
+    family: Literal[FAMILIES] = "per_metric"  # type: ignore[valid-type]
+
+    @field_validator("test")
+    @classmethod
+    def _test_ok(cls, v: str) -> str:
+        return _registered("statistical test", v)
+
+    @field_validator("correction")
+    @classmethod
+    def _correction_ok(cls, v: str) -> str:
+        from components.stats.correction import check_method
+        try:
+            return check_method(v)
+        except InputError as exc:
+            raise ValueError(exc.message) from None
 
 
 class SweepSpec(_Spec):
@@ -69,9 +105,10 @@ class RunnerSpec(_Spec):
 class ExperimentSpec(_Spec):
     name: str = Field(min_length=1)
     description: str = ""
+    plugins: list[str] = Field(default_factory=list)  # modules or .py files registering components
     dataset: DatasetSpec
-    tier: Literal["smoke", "regression", "full"] = "smoke"
-    split: Literal["dev", "test", "all"] = "dev"
+    tier: Literal[TIERS] = "smoke"  # type: ignore[valid-type]
+    split: Literal[SPLITS] = "dev"  # type: ignore[valid-type]
     smoke_size: int = Field(50, ge=2)
     regression_size: int = Field(500, ge=2)
     seed: int = 0
@@ -169,12 +206,31 @@ def _reject_duplicate_keys(node: Any, path: Path) -> None:
             stack.extend(n.value)
 
 
+def _load_plugins(refs: Any, path: Path, node: Any) -> None:
+    """Installed (entry-point) plugins, then the spec's own, before anything is validated
+    against the registries."""
+    from components.plugins import load_entry_points, load_plugins
+    load_entry_points()
+    if refs is None:
+        return
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        raise InputError("plugins must be a list of module names or .py paths", path=str(path),
+                         line=line_of(node, ("plugins",)), field="plugins")
+    for i, ref in enumerate(refs):
+        try:
+            load_plugins([ref], path.parent)
+        except InputError as exc:
+            raise InputError(exc.message, path=str(path), line=line_of(node, ("plugins", i)),
+                             field=f"plugins.{i}") from None
+
+
 def load_spec(path: str | Path) -> LoadedSpec:
     """Read and validate an experiment file; raise InputError naming file, line and field."""
     path = Path(path)
     data, node = read_yaml(path)
     if not isinstance(data, dict):
         raise InputError("an experiment file must be a YAML mapping", path=str(path), line=1)
+    _load_plugins(data.get("plugins"), path, node)
     try:
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:

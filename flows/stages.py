@@ -16,21 +16,20 @@ from typing import Callable
 import polars as pl
 
 from components.chunking import chunk_documents
-from components.config import (ChunkingConfig, ContextConfig, FusionConfig, GeneratorConfig,
-                               PromptConfig, RerankConfig, RetrievalConfig)
 from components.context import pack_context
-from components.generation import make_generator
+from components.generation import GENERATORS
 from components.generation.cache import GenerationCache
 from components.labels import label_chunks
 from components.models import dense_model_path
-from components.records import Answer, Chunk, PackedContext, Passage
+from components.records import Answer, Chunk, PackedContext, Passage, Ranking
 from components.retrieval.dense import DenseEncoder
+from components.retrieval.resources import Resources
 from components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
 from flows.context import RunContext
 from flows.graph import StageNode
 from flows.scoring import score_variant
 
-Rankings = dict[str, list[tuple[str, float]]]
+Rankings = dict[str, Ranking]  # qid -> ranking
 
 
 # ---- frames <-> records -------------------------------------------------------------
@@ -120,11 +119,16 @@ def chunks_of(ctx: RunContext, key: str) -> list[Chunk]:
 
 
 def encoder(ctx: RunContext, model: str) -> DenseEncoder:
+    """The process's encoder of `model`, with the on-disk embedding cache."""
     with ctx.lock("encoder"):
         memo_key = f"encoder:{model}"
         if memo_key not in ctx.memo:
             ctx.memo[memo_key] = DenseEncoder(dense_model_path(model), ctx.store.root / "embeddings")
         return ctx.memo[memo_key]
+
+
+def resources(ctx: RunContext) -> Resources:
+    return Resources(functools.partial(encoder, ctx))
 
 
 def generation_cache(ctx: RunContext) -> GenerationCache:
@@ -135,10 +139,11 @@ def generation_cache(ctx: RunContext) -> GenerationCache:
 
 
 # ---- the stages -----------------------------------------------------------------------
+# Each receives its node: `node.config` is the variant's typed config projected on what
+# the stage reads, `node.inputs` the keys of its inputs, `node.resolved` its components.
 
 def _chunk(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    cfg = ChunkingConfig.model_validate(node.params["chunking"])
-    chunks = chunk_documents(ctx.dataset.documents, cfg, ctx.tokenizer)
+    chunks = chunk_documents(ctx.dataset.documents, node.config.chunking, ctx.tokenizer)
     return pl.DataFrame({
         "chunk_id": [c.chunk_id for c in chunks], "doc_id": [c.doc_id for c in chunks],
         "start": [c.start for c in chunks], "end": [c.end for c in chunks],
@@ -148,71 +153,54 @@ def _chunk(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    labels = label_chunks(chunks_of(ctx, node.params["chunk"]), ctx.questions)
+    labels = label_chunks(chunks_of(ctx, node.inputs["chunk"]), ctx.questions)
     rows = [(qid, g, cid, float(f)) for qid, groups in sorted(labels.items())
             for g, gains in enumerate(groups) for cid, f in sorted(gains.items())]
     return pl.DataFrame(rows, schema={"qid": pl.Utf8, "group": pl.Int64, "chunk_id": pl.Utf8,
                                       "gain": pl.Float64}, orient="row")
 
 
-def _retrieval_cfg(reads: dict) -> RetrievalConfig:
-    known = set(RetrievalConfig.model_fields)
-    return RetrievalConfig.model_validate({k: v for k, v in reads.items() if k in known})
-
-
 def _retrieve(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    path = node.params["path"]
-    cfg = _retrieval_cfg(node.params["reads"])
-    enc = encoder(ctx, cfg.dense_model) if path == "dense" else None
     latency: dict[str, float] = {}
-    rankings = retrieve_path(path, chunks_of(ctx, node.params["chunk"]), ctx.questions, cfg, enc,
-                             latency=latency)
+    rankings = retrieve_path(node.part, chunks_of(ctx, node.inputs["chunk"]), ctx.questions,
+                             node.config, resources(ctx), latency=latency)
     return rankings_frame(rankings, latency)
 
 
 def _fuse(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    per_path = {p: load(ctx, "retrieve", k, frame_rankings) for p, k in node.params["inputs"].items()}
-    cfg = FusionConfig.model_validate(node.params["fusion"] or {})
+    per_path = {p: load(ctx, "retrieve", k, frame_rankings) for p, k in node.inputs["retrieve"].items()}
     latency: dict[str, float] = {}
-    return rankings_frame(fuse_rankings(per_path, cfg, latency=latency), latency)
+    return rankings_frame(fuse_rankings(per_path, node.config, latency=latency), latency)
 
 
 def _rerank(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    fused = load(ctx, "fuse", node.params["fuse"], frame_rankings)
-    cfg = RerankConfig.model_validate(node.params["rerank"])
-    latency: dict[str, float] = {}
-    if cfg.method == "none":
-        return rankings_frame(rerank_rankings(ctx.questions, [], fused, cfg, RetrievalConfig(),
-                                              None, {}, latency=latency), latency)
-    rcfg = RetrievalConfig.model_validate(node.params["retrieval"])
-    enc = encoder(ctx, rcfg.dense_model)
+    fused = load(ctx, "fuse", node.inputs["fuse"], frame_rankings)
     credibility = {d.doc_id: d.credibility for d in ctx.dataset.documents}
-    out = rerank_rankings(ctx.questions, chunks_of(ctx, node.params["chunk"]), fused, cfg, rcfg,
-                          enc, credibility, latency=latency)
+    latency: dict[str, float] = {}
+    out = rerank_rankings(ctx.questions, chunks_of(ctx, node.inputs["chunk"]), fused, node.config,
+                          resources(ctx), credibility, latency=latency)
     return rankings_frame(out, latency)
 
 
 def _assemble(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    ranked = load(ctx, "rerank", node.params["rerank"], frame_rankings)
-    chunks = {c.chunk_id: c for c in chunks_of(ctx, node.params["chunk"])}
-    cfg = ContextConfig.model_validate(node.params["context"])
+    ranked = load(ctx, "rerank", node.inputs["rerank"], frame_rankings)
+    chunks = {c.chunk_id: c for c in chunks_of(ctx, node.inputs["chunk"])}
+    cfg = node.config
     docs = ctx.dataset.doc_by_id()
     contexts, latency = {}, {}
     for qid, ranking in ranked.items():
         t0 = time.perf_counter()
-        contexts[qid] = pack_context(ranking, chunks, docs, cfg.budget, cfg.policy, ctx.tokenizer,
-                                     node.params["depth"])
+        contexts[qid] = pack_context(ranking, chunks, docs, cfg.context.budget, cfg.context.policy,
+                                     ctx.tokenizer, cfg.rerank.depth)
         latency[qid] = time.perf_counter() - t0
     return contexts_frame(contexts, latency)
 
 
 def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    gen = make_generator(GeneratorConfig.model_validate(node.params["generator"]),
-                         PromptConfig.model_validate(node.params["prompt"]))
-    if "assemble" in node.params:
-        contexts = load(ctx, "assemble", node.params["assemble"], functools.partial(frame_contexts, ctx))
-    else:
-        contexts = {}
+    gen = GENERATORS.get(node.resolved.first("generator").name)(node.config.generator,
+                                                                node.config.prompt)
+    contexts = (load(ctx, "assemble", node.inputs["assemble"], functools.partial(frame_contexts, ctx))
+                if "assemble" in node.inputs else {})
     items = [(q, contexts.get(q.qid)) for q in ctx.questions]
     cache = generation_cache(ctx)
     before = cache.counters
@@ -224,17 +212,18 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    p = node.params
+    i, cfg = node.inputs, node.config
     return score_variant(
         questions=ctx.questions,
-        labels=load(ctx, "label", p["label"]),
-        candidates=load(ctx, "fuse", p["fuse"], frame_rankings),
-        reranked=load(ctx, "rerank", p["rerank"], frame_rankings),
-        contexts=load(ctx, "assemble", p["assemble"], functools.partial(frame_contexts, ctx)),
-        answers=load(ctx, "generate", p["generate"], frame_answers),
-        depth=p["depth"], metrics=p["metrics"], pricing=p["pricing"],
-        latency={f"retrieve_{path}": _latency(ctx, "retrieve", k) for path, k in p["retrieve"].items()}
-        | {s: _latency(ctx, s, p[s]) for s in ("fuse", "rerank", "assemble", "generate")},
+        labels=load(ctx, "label", i["label"]),
+        candidates=load(ctx, "fuse", i["fuse"], frame_rankings),
+        reranked=load(ctx, "rerank", i["rerank"], frame_rankings),
+        contexts=load(ctx, "assemble", i["assemble"], functools.partial(frame_contexts, ctx)),
+        answers=load(ctx, "generate", i["generate"], frame_answers),
+        depth=cfg.rerank.depth, metrics=ctx.metrics_params(),
+        pricing={"in": cfg.generator.cost_per_1k_in, "out": cfg.generator.cost_per_1k_out},
+        latency={f"retrieve_{path}": _latency(ctx, "retrieve", k) for path, k in i["retrieve"].items()}
+        | {s: _latency(ctx, s, i[s]) for s in ("fuse", "rerank", "assemble", "generate")},
     )
 
 
@@ -249,23 +238,13 @@ STAGES: dict[str, Callable[[RunContext, StageNode], pl.DataFrame]] = {
 }
 
 
-def is_heavy(node: StageNode) -> bool:
-    """Model-bound stages (encoding, generation) run one at a time: torch and llama.cpp
-    already use every core, so running two together only oversubscribes them."""
-    if node.stage == "generate":
-        return True
-    if node.stage == "retrieve":
-        return node.params["path"] != "bm25"
-    return node.stage == "rerank" and node.params["rerank"].get("method") != "none"
-
-
 def run_stage(ctx: RunContext, node: StageNode) -> bool:
     """Compute `node` unless a valid stored result exists. Returns True when computed."""
     if ctx.store.has(node.stage, node.key):
         ctx.store.note(node.stage, computed=False)
         return False
     t0 = time.perf_counter()
-    if is_heavy(node):
+    if node.model_bound:  # torch and llama.cpp already use every core: one at a time
         with ctx.heavy:
             frame = STAGES[node.stage](ctx, node)
     else:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import polars as pl
+
+from components.atomic import atomic_write
 
 SIDE_FOLDERS = ("embeddings", "generations")  # caches kept beside the stage entries
 STALE_TMP_SECONDS = 3600  # a temporary file this old belongs to no live writer
@@ -44,23 +45,6 @@ def _touch(path: Path) -> None:
         os.utime(path)
     except OSError:  # read-only cache or a concurrent prune: reuse still works
         pass
-
-
-def _atomic_write(path: Path, data: bytes | None = None, writer=None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if writer is not None:
-                writer(f)
-            else:
-                f.write(data or b"")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Store:
@@ -95,8 +79,8 @@ class Store:
 
     def write(self, stage: str, key: str, frame: pl.DataFrame) -> Path:
         data = self.path(stage, key)
-        _atomic_write(data, writer=lambda f: frame.write_parquet(f, statistics=False))
-        _atomic_write(data.with_suffix(".sha256"), (_sha256(data) + "\n").encode())
+        atomic_write(data, writer=lambda f: frame.write_parquet(f, statistics=False))
+        atomic_write(data.with_suffix(".sha256"), (_sha256(data) + "\n").encode())
         return data
 
     def note(self, stage: str, computed: bool) -> None:

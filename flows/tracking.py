@@ -28,6 +28,7 @@ import polars as pl
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
+from components.vocab import BASELINE
 from components.config import flatten
 from components.report.findings import findings
 from components.report.sweep_data import SweepResults, load_sweep
@@ -170,11 +171,11 @@ def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults
                 PARENT_TAG: pid, "sweep_id": sid, "config_id": v["config_id"],
                 "ablate.role": "variant"})
         rid = run.info.run_id
-        is_base = v["name"] == "baseline"
+        is_base = v["name"] == BASELINE
         _log(client, rid, params=flatten(v["config"]),
              metrics=variant_metrics(res.per_query, res.stats, res.timings, v["name"]),
              tags={"ablation.variable": v["variable"] or "none",
-                   "ablation.value": v["value_label"] or "baseline",
+                   "ablation.value": v["value_label"] or BASELINE,
                    "baseline": str(is_base).lower(), "variant": v["name"], "sweep_id": sid,
                    "config_id": v["config_id"], "git_sha": man.get("git_sha", ""),
                    "dataset_fingerprint": man.get("dataset", {}).get("fingerprint", "")}, ts=ts)

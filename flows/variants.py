@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from components.config import PipelineConfig, format_value, has_dotted
+from components.vocab import BASELINE
 from flows.spec import LoadedSpec
 
-BASELINE = "baseline"
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,7 @@ from typing import Iterable, Sequence
 from components.errors import InputError
 from components.records import Question
 
-TIERS = ("smoke", "regression", "full")
-SPLITS = ("dev", "test", "all")
+from components.vocab import SPLITS, TIERS
 
 
 def _key(seed: int, salt: str, qid: str) -> int:

@@ -14,8 +14,8 @@ from typing import Any, Iterable, Sequence
 from components.errors import InputError
 from components.records import Document, Question
 
-TIERS = ("smoke", "regression", "full")
-SPLITS = ("dev", "test")
+from components.vocab import QUESTION_SPLITS as SPLITS
+from components.vocab import TIERS
 
 
 @dataclass(frozen=True)

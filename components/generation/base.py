@@ -30,7 +30,8 @@ class Generator(Protocol):
                       cache: GenerationCache | None = None) -> list[Answer]: ...
 
 
-GENERATORS: Registry[Callable[[GeneratorConfig, PromptConfig], Generator]] = Registry("generator")
+GENERATORS: Registry[Callable[[GeneratorConfig, PromptConfig], Generator]] = Registry(
+    "generator", config_field="generator.name")
 
 
 def make_generator(cfg: GeneratorConfig, prompt: PromptConfig) -> Generator:
@@ -45,7 +46,6 @@ class BaseGenerator:
     user) -> Answer` (or override `_generate_batch` to run requests concurrently).
     """
 
-    uses_context = True  # closed-book generators set False: context is not rendered
     version = "1"  # bump when a code change changes outputs
 
     def __init__(self, cfg: GeneratorConfig, prompt: PromptConfig) -> None:
@@ -55,6 +55,12 @@ class BaseGenerator:
     @property
     def cache_identity(self) -> str:
         raise NotImplementedError
+
+    @property
+    def uses_context(self) -> bool:
+        """Its declaration's reads_context (closed book: the context is not rendered)."""
+        decl = getattr(type(self), "declaration", None)
+        return decl.reads_context if decl is not None else True
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.cache_identity})"

@@ -11,11 +11,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from pathlib import Path
 
+from components.atomic import atomic_write
 from components.records import Answer
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(Answer))
@@ -70,15 +69,6 @@ class GenerationCache:
             self._generated += 1
         if answer.error is not None:
             return
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = dataclasses.asdict(answer)
         data["cached"] = False
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, ensure_ascii=False, sort_keys=True)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(self._path(key), json.dumps(data, ensure_ascii=False, sort_keys=True))

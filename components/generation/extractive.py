@@ -153,7 +153,7 @@ def extract_answer(question: str, context: PackedContext | None,
     return _best_span(best, question, terms), support
 
 
-@GENERATORS.register("extractive")
+@GENERATORS.register("extractive", reads=("generator.threshold", "prompt"), reads_context=True)
 class ExtractiveGenerator(BaseGenerator):
     """Copies the best-supported span of the context; refuses below the threshold."""
 

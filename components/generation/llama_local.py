@@ -81,7 +81,11 @@ def resolve_gguf(model: str | None) -> Path:
     return p
 
 
-@GENERATORS.register("smollm2")
+_LLM_READS = ("generator.model", "generator.max_new_tokens", "generator.temperature",
+              "generator.seed", "prompt")
+
+
+@GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True)
 class LlamaLocalGenerator(BaseGenerator):
     """A local GGUF chat model with its own chat template, greedy and seeded."""
 
@@ -121,8 +125,6 @@ class LlamaLocalGenerator(BaseGenerator):
                       tokens_out=int(usage.get("completion_tokens", 0)))
 
 
-@GENERATORS.register("closed_book")
+@GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True)
 class ClosedBookGenerator(LlamaLocalGenerator):
     """The same model with no context (closed-book prompt): answers from memory."""
-
-    uses_context = False

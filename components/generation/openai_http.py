@@ -31,7 +31,12 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 30.0
 
 
-@GENERATORS.register("openai")
+@GENERATORS.register("openai", reads=("generator.model", "generator.base_url",
+                                      "generator.max_new_tokens", "generator.temperature",
+                                      "generator.seed", "prompt"),
+                     settings=("generator.timeout_s", "generator.max_retries",
+                               "generator.concurrency", "generator.api_key_env"),
+                     reads_context=True)
 class OpenAIGenerator(BaseGenerator):
     """Chat completions over HTTP with retries and bounded concurrency."""
 

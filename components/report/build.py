@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
+from components.atomic import atomic_write
 from components.report.html import render_html
 from components.report.latex import render_latex
 from components.report.markdown import render_markdown, terminal_summary
@@ -43,13 +43,5 @@ def write_files(folder: Path, files: dict[str, str | bytes]) -> list[Path]:
     """Write each file atomically (temp file + rename) under `folder`; return the paths."""
     written = []
     for rel, content in files.items():
-        path = Path(folder) / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        if isinstance(content, bytes):
-            tmp.write_bytes(content)
-        else:
-            tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, path)
-        written.append(path)
+        written.append(atomic_write(Path(folder) / rel, content))
     return written

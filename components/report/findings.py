@@ -9,7 +9,17 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from components.metrics.registry import direction
+
 MAX_LISTED = 6
+
+
+def judge(metric: str, delta: float) -> str:
+    """'better' or 'worse' for a change of `delta` in `metric` ('' when it has no direction)."""
+    better = direction(metric)
+    if better == "none" or delta == 0:
+        return ""
+    return "better" if (delta > 0) == (better == "higher") else "worse"
 
 
 def fmt(x: Any, digits: int = 3) -> str:
@@ -40,6 +50,8 @@ def significant(stats: pl.DataFrame, key_metrics: Sequence[str]) -> list[str]:
     out = []
     for r in rows.iter_rows(named=True):
         verb = "raises" if r["delta"] > 0 else "lowers"
+        verdict = judge(r["metric"], r["delta"])
+        verb += f" ({verdict})" if verdict else ""
         out.append(f"**{r['variant']}** {verb} {r['metric']} by {abs(r['delta']):.3f} "
                    f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], adjusted p "
                    f"{fmt_p(r['p_adjusted'])} (n={r['n_used']}).")

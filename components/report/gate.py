@@ -1,5 +1,7 @@
 """The CI gate: which variants are significantly worse than the baseline on one metric by
-more than an allowed drop. 'Worse' is lower, or higher for lower-is-better metrics."""
+more than an allowed drop. 'Worse' follows the metric's declared direction: lower for
+higher-is-better metrics, higher for lower-is-better ones (latency, cost, false
+acceptance); a metric with no better direction cannot be gated."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from components.errors import InputError
+from components.metrics.registry import direction
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,7 @@ class GateResult:
 
 
 def check_gate(stats: pl.DataFrame, metric: str, max_drop: float = 0.0,
-               variant: str | None = None, lower_is_better: bool = False) -> list[GateResult]:
+               variant: str | None = None) -> list[GateResult]:
     """One result per compared variant (or the named one); `failed` when significant and
     the change in the bad direction exceeds `max_drop`."""
     if max_drop < 0:
@@ -31,6 +34,10 @@ def check_gate(stats: pl.DataFrame, metric: str, max_drop: float = 0.0,
     if metric not in known:
         raise InputError(f"unknown metric '{metric}' (known: {', '.join(known[:12])}"
                          f"{', …' if len(known) > 12 else ''})", field="--metric")
+    better = direction(metric)
+    if better == "none":
+        raise InputError(f"metric '{metric}' has no better direction, so it cannot be gated",
+                         field="--metric")
     rows = stats.filter(pl.col("metric") == metric)
     if variant is not None:
         names = rows["variant"].to_list()
@@ -40,7 +47,7 @@ def check_gate(stats: pl.DataFrame, metric: str, max_drop: float = 0.0,
         rows = rows.filter(pl.col("variant") == variant)
     out = []
     for r in rows.iter_rows(named=True):
-        drop = r["delta"] if lower_is_better else -r["delta"]
+        drop = r["delta"] if better == "lower" else -r["delta"]
         sig = bool(r["significant"])
         out.append(GateResult(r["variant"], r["delta"], r["ci_low"], r["ci_high"],
                               r["p_adjusted"], sig, sig and drop > max_drop))

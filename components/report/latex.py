@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from components.vocab import BASELINE
 from components.report.sweep_data import variables, variant_means
 
 _ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
@@ -36,7 +37,7 @@ def render_latex(manifest: dict[str, Any], variants: list[dict[str, Any]], stats
     lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{cols}}}",
              r"\toprule",
              "Variable & Value & " + " & ".join(tex(m) for m in key_metrics) + r" \\", r"\midrule"]
-    base = [_num(means.get(("baseline", m))) for m in key_metrics]
+    base = [_num(means.get((BASELINE, m))) for m in key_metrics]
     lines.append("baseline & & " + " & ".join(base) + r" \\")
     for variable, points in variables(variants).items():
         lines.append(r"\midrule")

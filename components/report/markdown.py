@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from components.report.findings import findings, fmt, fmt_p
+from components.report.findings import findings, fmt, fmt_p, judge
 from components.report.plots import plot_name
 from components.report.sweep_data import family_counts, variables, variant_means
 
@@ -20,9 +20,12 @@ __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summ
 
 
 def mark(row: dict[str, Any]) -> str:
+    """▲/▼ for a significant rise/fall, with 'better'/'worse' from the metric's direction."""
     if not row.get("significant"):
         return ""
-    return "▲" if row["delta"] > 0 else "▼"
+    arrow = "▲" if row["delta"] > 0 else "▼"
+    verdict = judge(row["metric"], row["delta"]) if "metric" in row else ""
+    return f"{arrow} {verdict}".strip()
 
 
 def _variable_table(metric: str, points: Sequence[tuple[str, str]],
@@ -111,7 +114,7 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
         lines += ["![latency and tokens per variant](plots/cost.png)", ""]
     if timings is not None and timings.height:
         lines += [latency_table(timings), ""]
-    lines += ["▲/▼: significant after correction (higher/lower than the baseline). "
+    lines += ["▲/▼: significant after correction (higher/lower than the baseline; better/worse by the metric's direction). "
               "Lexical support is a proxy (answer tokens found in the context), not faithfulness.", ""]
     return "\n".join(lines)
 

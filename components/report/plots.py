@@ -20,6 +20,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
+from components.vocab import BASELINE  # noqa: E402
+
 BASE_COLOR, VAR_COLOR, UP, DOWN = "#57606a", "#0969da", "#1a7f37", "#cf222e"
 BUCKET_COLORS = {"ok": "#2da44e", "correct_refusal": "#8cc0a0", "retrieval_miss": "#cf222e",
                  "ranking_loss": "#fb8f44", "budget_cut": "#d4a72c",
@@ -65,7 +67,7 @@ def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Seq
     xs = list(range(len(pts)))
     for i, metric in enumerate(metrics):
         ax = axes[i // cols][i % cols]
-        base = means.get(("baseline", metric), math.nan)
+        base = means.get((BASELINE, metric), math.nan)
         if not math.isnan(base):
             ax.axhline(base, color=BASE_COLOR, lw=0.8, ls="--", zorder=1)
         for x, (name, _) in zip(xs, pts):

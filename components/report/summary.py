@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+from components.vocab import BASELINE
 from components.report.findings import findings, fmt, fmt_p
 from components.report.markdown import _variable_table, mark
 from components.report.sweep_data import SweepResults, variables, variant_means
@@ -44,7 +45,7 @@ def summary_rows(res: SweepResults, key_metrics: Sequence[str] | None = None) ->
             for metric in key:
                 r = srows.get((name, metric)) or {}
                 mean = means.get((name, metric), math.nan)
-                rows.append({"variable": "" if name == "baseline" else variable,
+                rows.append({"variable": "" if name == BASELINE else variable,
                              "variant": name, "value": value, "metric": metric,
                              "mean": fmt(mean), "delta": fmt(r.get("delta")),
                              "ci": f"[{fmt(r.get('ci_low'))}, {fmt(r.get('ci_high'))}]" if r else "",

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from components.vocab import BASELINE
 from components.config import format_value, get_dotted
 from components.errors import InputError
 
@@ -64,13 +65,13 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
 
 def variables(variants: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
     """Swept variable -> [(variant, value label)], the baseline first with its own value."""
-    base = next((v for v in variants if v["name"] == "baseline"), None)
+    base = next((v for v in variants if v["name"] == BASELINE), None)
     out: dict[str, list[tuple[str, str]]] = {}
     for v in variants:
         if v.get("variable"):
             if v["variable"] not in out:
                 label = format_value(get_dotted(base["config"], v["variable"])) if base else ""
-                out[v["variable"]] = [("baseline", label)]
+                out[v["variable"]] = [(BASELINE, label)]
             out[v["variable"]].append((v["name"], v.get("value_label") or format_value(v["value"])))
     return out
 

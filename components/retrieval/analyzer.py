@@ -66,7 +66,7 @@ def _snowball_english() -> Callable[[str], str]:
     return stem
 
 
-ANALYZERS: Registry[Callable[[], Analyzer]] = Registry("analyzer")
+ANALYZERS: Registry[Callable[[], Analyzer]] = Registry("analyzer", config_field="retrieval.analyzer")
 
 
 @ANALYZERS.register("default")

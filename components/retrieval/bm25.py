@@ -19,11 +19,12 @@ from collections import Counter
 from typing import Sequence
 
 import numpy as np
+
+from components.records import Ranking
 from scipy import sparse
 
 from components.retrieval.topk import topk_by_position
 
-Ranking = list[tuple[str, float]]
 
 # Scores are rounded to 1e-9: sums that are equal in exact arithmetic (e.g. overlapping
 # chunks with the same term counts) can differ in the last bits depending on summation

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from components.records import Chunk
+from components.records import Ranking
 from components.retrieval.embed_cache import EmbeddingCache, text_key
 from components.retrieval.topk import merge_topk
 
@@ -25,7 +25,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
-Ranking = list[tuple[str, float]]
 
 
 @lru_cache(maxsize=None)
@@ -123,12 +122,14 @@ class DenseEncoder:
             return int(json.loads(cfg.read_text())["max_seq_length"])
         return int(self.model.max_seq_length)
 
-    def truncated_share(self, chunks: Sequence[Chunk]) -> float:
-        """Share of chunks whose n_tokens (experiment tokenizer, no specials) exceed the window."""
-        if not chunks:
+    def truncated_share(self, n_tokens: Sequence[int]) -> float:
+        """Share of chunks whose token counts (experiment tokenizer, no specials) exceed the
+        window the model reads (max_seq_length less [CLS] and [SEP]): the one embedder-window
+        rule, used for the manifest and the report's warning."""
+        if not len(n_tokens):
             return 0.0
         window = self.max_seq_length - 2
-        return sum(c.n_tokens > window for c in chunks) / len(chunks)
+        return sum(int(n) > window for n in n_tokens) / len(n_tokens)
 
     @property
     def dim(self) -> int:

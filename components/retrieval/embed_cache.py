@@ -16,13 +16,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import threading
 import zipfile
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from components.atomic import atomic_write
 
 
 def text_key(text: str) -> str:
@@ -91,13 +92,6 @@ class EmbeddingCache:
                 return
             digest = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:24]
             name = f"shard-{digest}.npz"
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=self.dir)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    np.savez(f, keys=np.asarray(keys, dtype="U64"), vecs=vecs)
-                os.replace(tmp, self.dir / name)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
+            atomic_write(self.dir / name, writer=lambda f: np.savez(
+                f, keys=np.asarray(keys, dtype="U64"), vecs=vecs))
             self._seen.add(name)

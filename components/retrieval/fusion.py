@@ -5,7 +5,8 @@
 - `convex`: sum_p w_p * norm_p(d), where norm_p normalises path p's scores over the
   documents it returned (min-max to [0, 1], or z-score); a document absent from a path
   gets that path's lowest normalised value (0 under min-max).
-A single path passes through unchanged (same order, same scores), whatever the method.
+A single path passes through unchanged (same order, same scores): `fuser_choice` picks
+the `passthrough` fuser then, whatever `fusion.method` says, so no fusion field is read.
 Weights: None = 1 for every path; otherwise every fused path needs a non-negative
 weight, not all zero (weights of paths not in this variant are ignored, so one weight
 table serves a sweep over paths). Output: best first, ties by chunk id ascending.
@@ -17,15 +18,27 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from components.config import FusionConfig
+from components.config import FusionConfig, PipelineConfig
 from components.errors import InputError
+from components.records import Ranking
 from components.registry import Registry
 
-Ranking = list[tuple[str, float]]
 Fuser = Callable[[Mapping[str, Ranking], FusionConfig], Ranking]
 
-FUSERS: Registry[Fuser] = Registry("fusion method")
-NORMALIZERS: Registry[Callable[[np.ndarray], np.ndarray]] = Registry("score normalization")
+FUSERS: Registry[Fuser] = Registry("fuser", config_field="fusion.method")
+NORMALIZERS: Registry[Callable[[np.ndarray], np.ndarray]] = Registry(
+    "score normalization", config_field="fusion.normalization")
+
+
+def fuser_name(n_paths: int, method: str) -> str:
+    """The one rule: a single path passes through; several are fused by `method`."""
+    return "passthrough" if n_paths == 1 else method
+
+
+def fuser_choice(cfg: PipelineConfig) -> tuple[str, str | None]:
+    """(fuser name, the config field that chose it, None when none did)."""
+    name = fuser_name(len(cfg.retrieval.paths), cfg.fusion.method)
+    return name, (None if name == "passthrough" else "fusion.method")
 
 
 @NORMALIZERS.register("minmax")
@@ -51,7 +64,8 @@ def zscore(x: np.ndarray) -> np.ndarray:
 
 
 def path_weights(paths: Sequence[str], weights: Mapping[str, float] | None) -> dict[str, float]:
-    """The weight of each path; raises InputError on a missing, negative or all-zero weight."""
+    """The weight of each fused path (values were checked with the config); raises
+    InputError on a missing weight or weights that are all zero for these paths."""
     if weights is None:
         return {p: 1.0 for p in paths}
     out: dict[str, float] = {}
@@ -59,11 +73,7 @@ def path_weights(paths: Sequence[str], weights: Mapping[str, float] | None) -> d
         if p not in weights:
             raise InputError(f"no weight for retrieval path '{p}' (given: {sorted(weights)})",
                              field="fusion.weights")
-        w = float(weights[p])
-        if not np.isfinite(w) or w < 0:
-            raise InputError(f"weight of path '{p}' must be a non-negative number, got {w}",
-                             field="fusion.weights")
-        out[p] = w
+        out[p] = float(weights[p])
     if len(out) > 1 and not any(w > 0 for w in out.values()):
         raise InputError("fusion weights are all zero", field="fusion.weights")
     return out
@@ -73,7 +83,17 @@ def _sorted(scores: Mapping[str, float]) -> Ranking:
     return sorted(((d, float(s)) for d, s in scores.items()), key=lambda x: (-x[1], x[0]))
 
 
-@FUSERS.register("rrf")
+@FUSERS.register("passthrough")
+def passthrough(per_path: Mapping[str, Ranking], cfg: FusionConfig) -> Ranking:
+    """The one path's ranking, unchanged."""
+    if len(per_path) != 1:
+        raise InputError(f"passthrough fuses exactly one path, got {len(per_path)}",
+                         field="fusion.method")
+    (only,) = per_path.values()
+    return list(only)
+
+
+@FUSERS.register("rrf", reads=("fusion.rrf_k", "fusion.weights"))
 def rrf(per_path: Mapping[str, Ranking], cfg: FusionConfig) -> Ranking:
     w = path_weights(sorted(per_path), cfg.weights)
     acc: dict[str, float] = {}
@@ -83,7 +103,8 @@ def rrf(per_path: Mapping[str, Ranking], cfg: FusionConfig) -> Ranking:
     return _sorted(acc)
 
 
-@FUSERS.register("convex")
+@FUSERS.register("convex", reads=("fusion.weights",),
+                  uses={"fusion.normalization": "score normalization"})
 def convex(per_path: Mapping[str, Ranking], cfg: FusionConfig) -> Ranking:
     w = path_weights(sorted(per_path), cfg.weights)
     norm = NORMALIZERS.get(cfg.normalization)
@@ -102,9 +123,6 @@ def convex(per_path: Mapping[str, Ranking], cfg: FusionConfig) -> Ranking:
 
 
 def fuse(per_path: Mapping[str, Ranking], cfg: FusionConfig) -> Ranking:
-    """Fuse the rankings of one question; a single path passes through unchanged."""
-    fuser = FUSERS.get(cfg.method)
-    if len(per_path) == 1:
-        (only,) = per_path.values()
-        return list(only)
-    return fuser(per_path, cfg)
+    """Fuse the rankings of one question (a single path passes through unchanged)."""
+    FUSERS.get(cfg.method)  # an unknown method is an error even for a single path
+    return FUSERS.get(fuser_name(len(per_path), cfg.method))(per_path, cfg)

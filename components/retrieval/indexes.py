@@ -60,7 +60,8 @@ def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
 
 
 def bm25_index(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> BM25Index:
-    """The BM25 index of `chunks` under cfg.analyzer and cfg.bm25 (memoised)."""
+    """The BM25 index of `chunks` under cfg.analyzer and cfg.bm25 (memoised; the bm25 path
+    and the `lexical` rerank signal share it)."""
     analyzer = get_analyzer(cfg.analyzer)
     key = (chunks_fingerprint(chunks), cfg.analyzer, cfg.bm25.k1, cfg.bm25.b, cfg.bm25.epsilon)
 
@@ -71,9 +72,9 @@ def bm25_index(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> BM25Index:
     return _BM25.get_or_make(key, make)
 
 
-def default_encoder(cfg: RetrievalConfig) -> DenseEncoder:
-    """An encoder for cfg.dense_model without a disk cache, for callers given none."""
-    path = dense_model_path(cfg.dense_model)
+def default_encoder(model: str) -> DenseEncoder:
+    """An encoder for `retrieval.dense_model` without a disk cache, for callers given none."""
+    path = dense_model_path(model)
     return _ENCODERS.get_or_make(str(path), lambda: DenseEncoder(path, None))
 
 

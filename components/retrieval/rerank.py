@@ -21,52 +21,44 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from components.config import RerankConfig, RetrievalConfig
+from components.config import PipelineConfig, RerankConfig
 from components.errors import InputError
-from components.records import Chunk, Question
+from components.records import Chunk, Question, Ranking
 from components.registry import Registry
 from components.retrieval import indexes
 from components.retrieval.analyzer import get_analyzer
-from components.retrieval.dense import DenseEncoder
 from components.retrieval.fusion import minmax
-
-Ranking = list[tuple[str, float]]
+from components.retrieval.resources import DEFAULT, Resources
 
 
 @dataclass
 class SignalContext:
     """What signals may read; costly objects are built on first use."""
 
-    cfg: RerankConfig
-    retrieval_cfg: RetrievalConfig
+    cfg: PipelineConfig
     chunks: list[Chunk]
-    encoder: DenseEncoder | None
-    credibility: Mapping[str, float | None]
+    res: Resources = DEFAULT
+    credibility: Mapping[str, float | None] = field(default_factory=dict)
     _cache: dict[str, object] = field(default_factory=dict)
-
-    def get_encoder(self) -> DenseEncoder:
-        if self.encoder is None:
-            self.encoder = indexes.default_encoder(self.retrieval_cfg)
-        return self.encoder
 
 
 Signal = Callable[[SignalContext, Question, list[Chunk], np.ndarray], np.ndarray]
-SIGNALS: Registry[Signal] = Registry("rerank signal")
+SIGNALS: Registry[Signal] = Registry("rerank signal", config_field="rerank.weights")
 
 
-@SIGNALS.register("semantic")
+@SIGNALS.register("semantic", reads=("retrieval.dense_model",), model_bound=True)
 def semantic(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
-    enc = ctx.get_encoder()
+    enc = ctx.res.encoder(ctx.cfg.retrieval.dense_model)
     vecs = enc.encode([q.question] + [c.text for c in cands])
     return (vecs[1:] @ vecs[0]).astype(np.float64)
 
 
-@SIGNALS.register("lexical")
+@SIGNALS.register("lexical", reads=("retrieval.bm25",), uses={"retrieval.analyzer": "analyzer"})
 def lexical(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
     index = ctx._cache.get("bm25")
     if index is None:
-        index = ctx._cache["bm25"] = indexes.bm25_index(ctx.chunks, ctx.retrieval_cfg)
-    query = get_analyzer(ctx.retrieval_cfg.analyzer)(q.question)
+        index = ctx._cache["bm25"] = indexes.bm25_index(ctx.chunks, ctx.cfg.retrieval)
+    query = get_analyzer(ctx.cfg.retrieval.analyzer)(q.question)
     return minmax(index.scores_for(query, [c.chunk_id for c in cands]))
 
 
@@ -75,9 +67,9 @@ def fusion(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarra
     return minmax(fused)
 
 
-@SIGNALS.register("source")
+@SIGNALS.register("source", reads=("rerank.default_credibility",))
 def source(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
-    default = ctx.cfg.default_credibility
+    default = ctx.cfg.rerank.default_credibility
     vals = []
     for c in cands:
         v = ctx.credibility.get(c.doc_id)
@@ -85,31 +77,28 @@ def source(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarra
     return np.asarray(vals, dtype=np.float64)
 
 
-@SIGNALS.register("cross_encoder")
+@SIGNALS.register("cross_encoder", reads=("rerank.cross_encoder",), model_bound=True)
 def cross(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
-    if not ctx.cfg.cross_encoder:
+    if not ctx.cfg.rerank.cross_encoder:
         raise InputError("the cross_encoder signal needs rerank.cross_encoder "
                          "(a local CrossEncoder model directory)", field="rerank.weights")
-    model = indexes.cross_encoder(ctx.cfg.cross_encoder)
+    model = indexes.cross_encoder(ctx.cfg.rerank.cross_encoder)
     scores = model.predict([(q.question, c.text) for c in cands], show_progress_bar=False,
                            convert_to_numpy=True)
     return minmax(np.asarray(scores, dtype=np.float64).reshape(len(cands)))
 
 
 def check_weights(cfg: RerankConfig) -> dict[str, float]:
-    """Validated weights of the signals to compute (weight > 0), in name order."""
+    """The signals to compute (weight > 0), in name order; the values were checked with
+    the config (config.check_weights), the names are checked here."""
     w = cfg.weights
     unknown = sorted(k for k in w if k not in SIGNALS)
     if unknown:
         raise InputError(f"unknown rerank signal(s) {unknown} (known: {', '.join(SIGNALS.names())})",
                          field="rerank.weights")
-    for k, v in w.items():
-        if not np.isfinite(v) or v < 0:
-            raise InputError(f"rerank weight '{k}' must be a non-negative number, got {v}",
-                             field="rerank.weights")
     used = {k: float(v) for k, v in sorted(w.items()) if v > 0}
     if not used:
-        raise InputError("rerank weights are all zero", field="rerank.weights")
+        raise InputError("the composite reranker has no signal with a weight", field="rerank.weights")
     if "cross_encoder" in used and not cfg.cross_encoder:
         raise InputError("weight on cross_encoder but rerank.cross_encoder is not set",
                          field="rerank.weights")
@@ -119,7 +108,8 @@ def check_weights(cfg: RerankConfig) -> dict[str, float]:
 def rerank_one(ctx: SignalContext, q: Question, fused: Ranking,
                chunk_by_id: Mapping[str, Chunk], weights: Mapping[str, float]) -> Ranking:
     """Re-score the top cfg.depth of `fused`; the rest follow in fused order, fused scores."""
-    head, tail = fused[: ctx.cfg.depth], fused[ctx.cfg.depth:]
+    depth = ctx.cfg.rerank.depth
+    head, tail = fused[:depth], fused[depth:]
     if not head:
         return list(fused)
     cands = [chunk_by_id[d] for d, _ in head]

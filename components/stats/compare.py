@@ -21,14 +21,12 @@ from components.errors import InputError
 from components.stats.bootstrap import bootstrap_ci
 from components.stats.correction import adjust_pvalues, check_method, resamples_needed
 from components.stats.power import mde
-from components.stats.signflip import signflip_pvalues
+from components.stats.paired_tests import TESTS
 from components.stats.table_prep import WideTable, prepare_wide
+from components.vocab import CI_METHODS, FAMILIES
 from components.stats.ttest import (effect_size_dz, paired_moments, paired_ttest,
                                     wilcoxon_pvalues, win_tie_loss)
 
-TESTS = ("permutation", "t", "wilcoxon")
-CI_METHODS = ("bca", "percentile", "t")
-FAMILIES = ("per_metric", "all")
 MC_RESOLUTION = 10.0  # smallest Monte-Carlo p is at most 1/10 of the smallest threshold
 
 STATS_SCHEMA: dict[str, pl.DataType] = {
@@ -97,7 +95,7 @@ def compare_variants(table: pl.DataFrame, *, baseline: str, metrics: Sequence[st
                      family: str = "per_metric") -> pl.DataFrame:
     """One row per (metric, variant != baseline), columns OUTPUT_SCHEMA (STATS_COLUMNS
     first), sorted by (metric, variant). See the module docstring."""
-    _check(test, TESTS, "test")
+    _check(test, TESTS.names(), "test")
     _check(ci_method, CI_METHODS, "ci_method")
     _check(family, FAMILIES, "family")
     correction = check_method(correction)
@@ -124,16 +122,9 @@ def compare_variants(table: pl.DataFrame, *, baseline: str, metrics: Sequence[st
     n_mc = max(resamples, resamples_needed(correction, max(m_max, 1), alpha, MC_RESOLUTION))
 
     ncomp = len(pairs)
-    p_wil = np.full(ncomp, np.nan)
-    used_resamples = np.zeros(ncomp, dtype=np.int64)
-    if test == "permutation":
-        p_value, p_method = signflip_pvalues(D, resamples=n_mc, seed=seed)
-        used_resamples[np.array(p_method) == "monte-carlo"] = n_mc
-    elif test == "t":
-        p_value, p_method = p_t.copy(), ["t"] * ncomp
-    else:
-        p_wil = wilcoxon_pvalues(D, M)
-        p_value, p_method = p_wil.copy(), ["wilcoxon"] * ncomp
+    p_wil = wilcoxon_pvalues(D, M) if test == "wilcoxon" else np.full(ncomp, np.nan)
+    p_value, p_method, used_resamples = TESTS.get(test)(D, M, resamples=n_mc, seed=seed,
+                                                        alpha=alpha)
     p_value[~defined] = np.nan
     p_method = [pm if ok else "none" for pm, ok in zip(p_method, defined)]
 

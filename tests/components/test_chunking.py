@@ -105,11 +105,3 @@ def test_registry_names_and_unknown(tok):
         chunk_documents(DOCS, ChunkingConfig(method="para"), tok)
 
 
-def test_chunk_stats_share_over_window(tok):
-    from components.chunking import chunk_stats
-    chunks = chunk_documents(DOCS, ChunkingConfig(method="token_window", size=64, overlap=0), tok)
-    stats = chunk_stats(chunks, window=32)
-    over = sum(c.n_tokens > 32 for c in chunks)
-    assert 0 < over < len(chunks) and stats["over_window_share"] == over / len(chunks)
-    assert stats["n_chunks"] == len(chunks) and stats["max_tokens"] <= 64
-    assert chunk_stats([])["over_window_share"] == 0.0

@@ -28,7 +28,8 @@ def plan_of(tmp_path, text=SPEC):
     p = tmp_path / "e.yaml"
     p.write_text(textwrap.dedent(text))
     variants = expand(load_spec(p))
-    return variants, build_plan(variants, "data-fp", "q-fp", {"ks": [5]})
+    return variants, build_plan(variants, {"data": "data-fp", "questions": "q-fp", "tokenizer": "t",
+                                           "metrics": {"ks": [5]}, "labels": "span"})
 
 
 def test_unique_stage_counts(tmp_path):

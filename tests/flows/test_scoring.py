@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from components.metrics.refusal import refusal_summary
-from flows.scoring import refusal_indicators
+from components.metrics.builtin import refusal_indicators
 
 
 def nanmean(xs):

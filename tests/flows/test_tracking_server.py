@@ -45,7 +45,7 @@ def test_search_runs_finds_parent_children_params_metrics(server, logged):
     assert p.tags["sweep_id"] == "synthetic-0123456789" and p.tags["git_sha"] == "abc123"
     assert p.tags["prefect_flow_run_id"] == "flow-123" and p.tags["ablate_version"] == "0.1.0"
     assert p.tags["dataset_fingerprint"] == "sha256:" + "ab" * 32
-    assert "chunking.size=64** lowers final/recall_at_5" in p.tags["mlflow.note.content"]
+    assert "chunking.size=64** lowers (worse) final/recall_at_5" in p.tags["mlflow.note.content"]
     children = client.search_runs([exp.experiment_id],
                                   f"tags.`mlflow.parentRunId` = '{out['parent']}'")
     by_name = {c.info.run_name: c.data for c in children}

@@ -28,7 +28,18 @@ def test_allowed_drop_passes(stats):
 def test_named_variant_and_direction(stats):
     only = check_gate(stats, "final/recall_at_5", variant="fusion.rrf_k=10")
     assert [r.variant for r in only] == ["fusion.rrf_k=10"] and not only[0].failed
-    assert not any(r.failed for r in check_gate(stats, "final/recall_at_5", lower_is_better=True))
+
+
+
+def test_direction_comes_from_the_metric_registry(stats):
+    """A significant rise of a lower-is-better metric (cost) fails with no flag; a fall passes."""
+    recall = stats.filter(pl.col("metric") == "final/recall_at_5")
+    rise = recall.with_columns(metric=pl.lit("cost/usd"), delta=-pl.col("delta"))
+    assert {r.variant for r in check_gate(rise, "cost/usd") if r.failed} == {"chunking.size=64"}
+    fall = recall.with_columns(metric=pl.lit("cost/usd"))
+    assert not any(r.failed for r in check_gate(fall, "cost/usd"))
+    with pytest.raises(InputError, match="no better direction"):
+        check_gate(recall.with_columns(metric=pl.lit("answer/refused")), "answer/refused")
 
 
 @pytest.mark.parametrize("kwargs, field", [({"metric": "nope"}, "--metric"),

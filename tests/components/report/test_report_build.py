@@ -54,7 +54,7 @@ def test_findings_sentence_from_the_numbers(sweep, files):
     r = stats.filter((pl.col("variant") == "chunking.size=64")
                      & (pl.col("metric") == "final/recall_at_5")).row(0, named=True)
     assert r["significant"] and r["delta"] < 0
-    sentence = (f"**chunking.size=64** lowers final/recall_at_5 by {abs(r['delta']):.3f} "
+    sentence = (f"**chunking.size=64** lowers (worse) final/recall_at_5 by {abs(r['delta']):.3f} "
                 f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], adjusted p {fmt_p(r['p_adjusted'])}")
     assert sentence in files["report.md"]
     assert "No effect: fusion.rrf_k=10" in files["report.md"]

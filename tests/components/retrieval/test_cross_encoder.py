@@ -11,9 +11,10 @@ import shutil
 import numpy as np
 import pytest
 
-from components.config import RerankConfig, RetrievalConfig
+from components.config import PipelineConfig, RerankConfig
 from components.models import minilm_path
 from components.retrieval.fusion import minmax
+from components.retrieval.resources import Resources
 from components.retrieval.stages import rerank_rankings
 from retrieval_helpers import make_chunks, make_questions
 
@@ -42,7 +43,7 @@ def test_cross_encoder_signal_drives_the_order(tiny_cross_encoder):
     fused = {q.qid: [(c.chunk_id, 1.0 - i / 10) for i, c in enumerate(chunks)]}
     cfg = RerankConfig(method="composite", depth=6, weights={"cross_encoder": 1.0},
                        cross_encoder=str(tiny_cross_encoder))
-    out = rerank_rankings([q], chunks, fused, cfg, RetrievalConfig(), None, {})[q.qid]
+    out = rerank_rankings([q], chunks, fused, PipelineConfig(rerank=cfg), Resources(), {})[q.qid]
     raw = CrossEncoder(str(tiny_cross_encoder), device="cpu").predict(
         [(q.question, c.text) for c in chunks[:6]])
     exp = minmax(np.asarray(raw, dtype=np.float64))
@@ -61,10 +62,10 @@ def test_seed_weighting_with_cross_encoder(tiny_cross_encoder):
                        weights={"cross_encoder": 0.6, "fusion": 0.3, "source": 0.1},
                        cross_encoder=str(tiny_cross_encoder), default_credibility=0.5)
     cred = {"d0": 1.0}
-    one = rerank_rankings([q], chunks, fused, cfg, RetrievalConfig(), None, cred)[q.qid]
+    one = rerank_rankings([q], chunks, fused, PipelineConfig(rerank=cfg), Resources(), cred)[q.qid]
     only_ce = RerankConfig(method="composite", depth=len(chunks), weights={"cross_encoder": 1.0},
                            cross_encoder=str(tiny_cross_encoder))
-    ce = dict(rerank_rankings([q], chunks, fused, only_ce, RetrievalConfig(), None, cred)[q.qid])
+    ce = dict(rerank_rankings([q], chunks, fused, PipelineConfig(rerank=only_ce), Resources(), cred)[q.qid])
     fus = dict(zip([c.chunk_id for c in chunks], minmax(np.arange(len(chunks), 0, -1.0))))
     for d, s in one:
         src = 1.0 if d in ("c000", "c001") else 0.5

@@ -112,9 +112,7 @@ def test_misses_are_persisted_in_slabs(tmp_path, shared_model):
 
 
 def test_window_and_truncated_share():
-    from components.records import Chunk
     enc = DenseEncoder(minilm_path(), None)
     assert enc.max_seq_length == 256 and enc._model is None
-    chunks = [Chunk(f"c{n}", "d", 0, 1, "x", n) for n in (10, 254, 255, 512)]
-    assert enc.truncated_share(chunks) == 0.5
+    assert enc.truncated_share([10, 254, 255, 512]) == 0.5
     assert enc.truncated_share([]) == 0.0

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.config import RerankConfig, RetrievalConfig
+from components.config import PipelineConfig, RerankConfig, RetrievalConfig
+from components.retrieval.resources import Resources
 from components.errors import InputError
 from components.records import Chunk, Question
-from components.retrieval.rerank import SIGNALS, SignalContext, check_weights
+from components.retrieval.rerank import check_weights
 from components.retrieval.stages import rerank_rankings
 from retrieval_helpers import FakeEncoder, make_chunks, make_questions
 
@@ -29,7 +30,7 @@ def test_fusion_and_source_hand_computed():
     cfg = RerankConfig(method="composite", depth=3, weights={"fusion": 0.3, "source": 0.7},
                        default_credibility=0.2)
     cred = {"d1": 0.0, "d2": 1.0}  # d3 missing -> default 0.2
-    out = rerank_rankings([Q], CHUNKS, FUSED, cfg, RCFG, None, cred)["q"]
+    out = rerank_rankings([Q], CHUNKS, FUSED, PipelineConfig(retrieval=RCFG, rerank=cfg), Resources(), cred)["q"]
     # fusion minmax over top 3: a 1, b 0.5, c 0 ; source: a 0, b 1, c 0.2
     exp = {"a": 0.3, "b": 0.3 * 0.5 + 0.7, "c": 0.7 * 0.2}
     assert [d for d, _ in out] == ["b", "a", "c", "e"]
@@ -45,7 +46,7 @@ def test_seed_weighting_semantic_fusion_source():
     enc = FakeEncoder({k: np.array(v, float) for k, v in table.items()})
     cfg = RerankConfig(method="composite", depth=4,
                        weights={"semantic": 0.6, "fusion": 0.3, "source": 0.1})
-    out = dict(rerank_rankings([Q], CHUNKS, FUSED, cfg, RCFG, enc, {"d1": 1.0})["q"])
+    out = dict(rerank_rankings([Q], CHUNKS, FUSED, PipelineConfig(retrieval=RCFG, rerank=cfg), Resources.fixed(enc), {"d1": 1.0})["q"])
     fus = {"a": 1.0, "b": (0.5 - 0.05) / 0.85, "c": (0.1 - 0.05) / 0.85, "e": 0.0}
     sem = {"a": 0.0, "b": 2 ** -0.5, "c": 1.0, "e": 0.0}
     src = {"a": 1.0, "b": 0.5, "c": 0.5, "e": 1.0}
@@ -58,14 +59,14 @@ def test_lexical_signal_is_normalised_bm25():
     q = make_questions(["capital Rouen"])[0]
     fused = {q.qid: [(c.chunk_id, 1.0) for c in chunks]}  # all tied on fusion
     cfg = RerankConfig(method="composite", depth=len(chunks), weights={"lexical": 1.0})
-    out = rerank_rankings([q], chunks, fused, cfg, RCFG, None, {})[q.qid]
+    out = rerank_rankings([q], chunks, fused, PipelineConfig(retrieval=RCFG, rerank=cfg), Resources(), {})[q.qid]
     scores = dict(out)
     assert max(scores.values()) == pytest.approx(1.0) and min(scores.values()) == pytest.approx(0.0)
     assert out[0][0] == "c001"  # "Normandy ... its capital is Rouen": both terms
 
 
 def test_method_none_returns_fused_unchanged():
-    out = rerank_rankings([Q], CHUNKS, FUSED, RerankConfig(), RCFG, None, {})
+    out = rerank_rankings([Q], CHUNKS, FUSED, PipelineConfig(retrieval=RCFG, rerank=RerankConfig()), Resources(), {})
     assert out == FUSED and out["q"] is not FUSED["q"]
 
 
@@ -85,30 +86,16 @@ def test_missing_cross_encoder_dir_is_input_error(tmp_path):
     cfg = RerankConfig(method="composite", weights={"cross_encoder": 1.0},
                        cross_encoder=str(tmp_path / "nope"))
     with pytest.raises(InputError, match="rerank.cross_encoder"):
-        rerank_rankings([Q], CHUNKS, FUSED, cfg, RCFG, None, {})
+        rerank_rankings([Q], CHUNKS, FUSED, PipelineConfig(retrieval=RCFG, rerank=cfg), Resources(), {})
 
 
 def test_unknown_method_is_input_error():
-    with pytest.raises(InputError, match="rerank method"):
-        rerank_rankings([Q], CHUNKS, FUSED, RerankConfig(method="llm"), RCFG, None, {})
+    with pytest.raises(InputError, match="unknown reranker"):
+        rerank_rankings([Q], CHUNKS, FUSED, PipelineConfig(retrieval=RCFG, rerank=RerankConfig(method="llm")), Resources(), {})
 
 
 def test_depth_limits_reranking():
     cfg = RerankConfig(method="composite", depth=1, weights={"source": 1.0})
-    out = rerank_rankings([Q], CHUNKS, FUSED, cfg, RCFG, None, {"d2": 1.0})["q"]
+    out = rerank_rankings([Q], CHUNKS, FUSED, PipelineConfig(retrieval=RCFG, rerank=cfg), Resources(), {"d2": 1.0})["q"]
     assert [d for d, _ in out] == ["a", "b", "c", "e"]  # only "a" re-scored
 
-
-@pytest.mark.parametrize("name", [n for n in SIGNALS.names() if n != "cross_encoder"])
-def test_signal_conformance(name):
-    """Every signal: one finite value per candidate, deterministic, order-equivariant."""
-    chunks = make_chunks()
-    q = make_questions()[0]
-    ctx = SignalContext(RerankConfig(), RCFG, chunks, FakeEncoder(), {"d0": 0.9})
-    fused = np.linspace(1, 0, len(chunks))
-    sig = SIGNALS.get(name)
-    v = sig(ctx, q, chunks, fused)
-    assert v.shape == (len(chunks),) and np.all(np.isfinite(v))
-    np.testing.assert_allclose(sig(ctx, q, chunks, fused), v)
-    rev = sig(ctx, q, chunks[::-1], fused[::-1])
-    np.testing.assert_allclose(rev[::-1], v, atol=1e-9)

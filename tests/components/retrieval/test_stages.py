@@ -6,14 +6,24 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from components.config import FusionConfig, RerankConfig, RetrievalConfig
+from components.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
 from components.errors import InputError
 from components.models import minilm_path
 from components.records import Chunk
 from components.retrieval.analyzer import get_analyzer
 from components.retrieval.dense import DenseEncoder
-from components.retrieval.stages import PATHS, fuse_rankings, rerank_rankings, retrieve_path
+from components.retrieval.resources import Resources
+from components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
 from retrieval_helpers import TEXTS, make_chunks, make_questions
+
+
+def P(retrieval=RetrievalConfig(), fusion=FusionConfig(), rerank=RerankConfig()) -> PipelineConfig:
+    """A pipeline config from its retrieval, fusion and rerank sections."""
+    return PipelineConfig(retrieval=retrieval, fusion=fusion, rerank=rerank)
+
+
+R = Resources.fixed
+
 
 DOCS = {f"d{i}": " ".join(TEXTS[2 * i: 2 * i + 2]) for i in range(4)}
 
@@ -53,26 +63,13 @@ def _check_ranking(r, chunk_ids, depth):
     assert keys == sorted(keys)
 
 
-@pytest.mark.parametrize("path", PATHS.names())
-def test_path_conformance(path, encoder):
-    chunks, qs = make_chunks(), make_questions()
-    cfg = RetrievalConfig(depth=5)
-    lat: dict[str, float] = {}
-    out = retrieve_path(path, chunks, qs, cfg, encoder, latency=lat)
-    assert list(out) == [q.qid for q in qs] and set(lat) == set(out)
-    assert all(v >= 0 for v in lat.values())
-    for r in out.values():
-        _check_ranking(r, [c.chunk_id for c in chunks], 5)
-    assert retrieve_path(path, chunks, qs, cfg, encoder) == out  # deterministic
-
-
 def test_bm25_path_matches_rank_bm25_top_k():
     chunks, qs = make_chunks(), make_questions()
     an = get_analyzer("english")
     ref = BM25Okapi([an(c.text) for c in chunks], k1=1.2, b=0.6)
     cfg = RetrievalConfig(paths=("bm25",), depth=4, analyzer="english",
                           bm25={"k1": 1.2, "b": 0.6})
-    out = retrieve_path("bm25", chunks, qs, cfg, None)
+    out = retrieve_path("bm25", chunks, qs, P(cfg))
     for q in qs:
         s = ref.get_scores(an(q.question))
         exp = sorted(range(len(chunks)), key=lambda i: (-round(s[i], 9), chunks[i].chunk_id))[:4]
@@ -82,22 +79,23 @@ def test_bm25_path_matches_rank_bm25_top_k():
 
 def test_dense_path_finds_the_semantic_match(encoder):
     chunks, qs = make_chunks(), make_questions()
-    out = retrieve_path("dense", chunks, qs, RetrievalConfig(depth=3), encoder)
+    out = retrieve_path("dense", chunks, qs, P(RetrievalConfig(depth=3)), R(encoder))
     assert out["q1"][0][0] == "c007"  # "What makes plants green?" -> chlorophyll
     assert out["q2"][0][0] == "c005"  # "Which river flows through Paris?" -> the Seine
 
 
 def test_unknown_path_and_analyzer_are_input_errors():
     with pytest.raises(InputError, match="retrieval path"):
-        retrieve_path("splade", make_chunks(), make_questions(), RetrievalConfig(), None)
+        retrieve_path("splade", make_chunks(), make_questions(), P())
     with pytest.raises(InputError, match="retrieval.analyzer"):
-        retrieve_path("bm25", make_chunks(), make_questions(), RetrievalConfig(analyzer="x"), None)
+        retrieve_path("bm25", make_chunks(), make_questions(), P(RetrievalConfig(analyzer="x")))
 
 
 def _pipeline(chunks, qs, rcfg, fcfg, kcfg, encoder):
-    per = {p: retrieve_path(p, chunks, qs, rcfg, encoder) for p in rcfg.paths}
-    fused = fuse_rankings(per, fcfg)
-    return per, fused, rerank_rankings(qs, chunks, fused, kcfg, rcfg, encoder, {"d0": 0.9})
+    cfg = P(rcfg, fcfg, kcfg)
+    per = {p: retrieve_path(p, chunks, qs, cfg, R(encoder)) for p in rcfg.paths}
+    fused = fuse_rankings(per, cfg)
+    return per, fused, rerank_rankings(qs, chunks, fused, cfg, R(encoder), {"d0": 0.9})
 
 
 def test_sweep_axes_change_results(encoder):
@@ -113,34 +111,34 @@ def test_sweep_axes_change_results(encoder):
                           base_k, encoder)[1]
     assert only_bm25 == per["bm25"] and only_bm25 != fused
     # RRF k: scores change (and the stage reads nothing else)
-    fused_k1 = fuse_rankings(per, FusionConfig(rrf_k=1))
+    fused_k1 = fuse_rankings(per, P(base_r, FusionConfig(rrf_k=1)))
     assert fused_k1 != fused and {q: {d for d, _ in r} for q, r in fused_k1.items()} == \
         {q: {d for d, _ in r} for q, r in fused.items()}
     # rerank weights: credibility-heavy weighting reorders
     k2 = RerankConfig(method="composite", depth=6, weights={"fusion": 0.3, "source": 0.7})
-    rr2 = rerank_rankings(qs, chunks, fused, k2, base_r, encoder, {"d0": 0.9})
+    rr2 = rerank_rankings(qs, chunks, fused, P(base_r, base_f, k2), R(encoder), {"d0": 0.9})
     assert rr2 != reranked
     # chunk size: new chunks; only never-seen texts are embedded, a re-run embeds nothing
     before = encoder.counters["embedded"]
     chunks16 = window_chunks(16)
     new_texts = {c.text for c in chunks16} - {c.text for c in chunks}
-    out16 = retrieve_path("dense", chunks16, qs, base_r, encoder)
+    out16 = retrieve_path("dense", chunks16, qs, P(base_r), R(encoder))
     assert encoder.counters["embedded"] - before == len(new_texts) > 0
     assert {d for r in out16.values() for d, _ in r} <= {c.chunk_id for c in chunks16}
     fresh = DenseEncoder(minilm_path(), encoder.cache.dir.parent)
-    assert retrieve_path("dense", chunks16, qs, base_r, fresh) == out16
+    assert retrieve_path("dense", chunks16, qs, P(base_r), R(fresh)) == out16
     assert fresh.counters["embedded"] == 0
 
 
 def test_rerank_latency_per_question(encoder):
     chunks, qs = make_chunks(), make_questions()
     rcfg = RetrievalConfig(depth=4)
-    fused = fuse_rankings({p: retrieve_path(p, chunks, qs, rcfg, encoder) for p in rcfg.paths},
-                          FusionConfig())
+    fused = fuse_rankings({p: retrieve_path(p, chunks, qs, P(rcfg), R(encoder)) for p in rcfg.paths},
+                          P(rcfg))
     lat: dict[str, float] = {}
     cfg = RerankConfig(method="composite", depth=3,
                        weights={"semantic": 0.6, "fusion": 0.3, "source": 0.1})
-    out = rerank_rankings(qs, chunks, fused, cfg, rcfg, encoder, {}, latency=lat)
+    out = rerank_rankings(qs, chunks, fused, P(rcfg, FusionConfig(), cfg), R(encoder), {}, latency=lat)
     assert set(lat) == set(out) == {q.qid for q in qs}
     for qid, r in out.items():
         assert {d for d, _ in r} == {d for d, _ in fused[qid]}  # same candidates, new order

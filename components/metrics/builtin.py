@@ -1,0 +1,130 @@
+"""The built-in metrics, registered in the metric registry (see registry.py).
+
+Retrieval metrics at three stages (DESIGN.md section 5): `candidates` (after fusion),
+`reranked` and `final` (the chunks packed into the prompt); answer metrics (SQuAD v2
+rules), refusal indicators, tokens, cost and latency per question.
+"""
+
+from __future__ import annotations
+
+import math
+
+from components.metrics.answer import answer_metrics
+from components.metrics.registry import QuestionView, metric
+from components.metrics.retrieval import retrieval_metrics, span_coverage
+
+RETRIEVAL_STAGES = ("candidates", "reranked", "final")
+
+
+def _retrieval(view: QuestionView, stage: str) -> dict[str, float]:
+    p = view.params
+    return view.once(f"retrieval:{stage}", lambda: retrieval_metrics(
+        view.rankings.get(stage, []), view.groups, p["ks"], p["label_threshold"], p["gain"]))
+
+
+def _retrieval_metric(name: str, description: str) -> None:
+    def compute(view: QuestionView) -> dict[str, float]:
+        return {f"{stage}/{name}_at_{k}": _retrieval(view, stage)[f"{name}_at_{k}"]
+                for stage in RETRIEVAL_STAGES for k in view.params["ks"]}
+    compute.__module__ = __name__
+    metric(name, stages=RETRIEVAL_STAGES, direction="higher", at_k=True,
+           description=description)(compute)
+
+
+_retrieval_metric("hit", "1 when a relevant chunk is in the top k")
+_retrieval_metric("recall", "evidence groups matched in the top k / all groups")
+_retrieval_metric("precision", "relevant chunks in the top k / k")
+_retrieval_metric("mrr", "1 / rank of the first relevant chunk in the top k")
+_retrieval_metric("ndcg", "normalised DCG of the top k with graded gains")
+_retrieval_metric("full_support", "1 when every evidence group is matched in the top k")
+
+
+@metric("span_coverage", stages=("final",), direction="higher")
+def _span_coverage(view: QuestionView) -> dict[str, float]:
+    """Share of gold span characters present in the prompt."""
+    ctx = view.context
+    return {"final/span_coverage": span_coverage(ctx.passages if ctx else (), view.question)}
+
+
+@metric("context_tokens", stages=("final",), direction="none", high=math.inf)
+def _context_tokens(view: QuestionView) -> dict[str, float]:
+    """Tokens of the assembled context (experiment tokenizer)."""
+    return {"final/context_tokens": float(view.context.n_tokens) if view.context else 0.0}
+
+
+def _answer(view: QuestionView) -> dict[str, float]:
+    p = view.params
+    pricing = p.get("pricing") or {}
+    return view.once("answer", lambda: answer_metrics(
+        view.question, view.answer, view.context, f1_threshold=p.get("correct_f1", 0.5),
+        cost_per_1k_in=pricing.get("in", 0.0), cost_per_1k_out=pricing.get("out", 0.0)))
+
+
+def _answer_metric(name: str, direction: str, description: str) -> None:
+    def compute(view: QuestionView) -> dict[str, float]:
+        return {f"answer/{name}": _answer(view)[name]}
+    compute.__module__ = __name__
+    metric(name, stages=("answer",), direction=direction, description=description)(compute)  # type: ignore[arg-type]
+
+
+_answer_metric("em", "higher", "exact match with a reference answer (normalised)")
+_answer_metric("f1", "higher", "token F1 with the best reference answer")
+_answer_metric("correct", "higher", "answered correctly (EM, or F1 above metrics.correct_f1)")
+_answer_metric("refused", "none", "the generator refused")
+_answer_metric("lexical_support", "higher",
+               "share of answer tokens found in the context (a proxy, not faithfulness)")
+
+
+def refusal_indicators(answerable: bool, refused: bool, correct: bool) -> dict[str, float]:
+    """Indicators whose means are the refusal rates of a set, each defined (not NaN) only
+    on its own denominator: coverage over all questions, false acceptance over unanswerable
+    ones, false refusal over answerable ones, risk over answered ones. As columns they get
+    paired tests like every other metric."""
+    return {
+        "refusal/answer_coverage": float(not refused),
+        "refusal/false_acceptance": float(not refused) if not answerable else math.nan,
+        "refusal/false_refusal": float(refused) if answerable else math.nan,
+        "refusal/answer_risk": float(not correct) if not refused else math.nan,
+    }
+
+
+def _refusal(view: QuestionView) -> dict[str, float]:
+    a = _answer(view)
+    return refusal_indicators(view.question.answerable, bool(a["refused"]), bool(a["correct"]))
+
+
+def _refusal_metric(name: str, direction: str, description: str) -> None:
+    def compute(view: QuestionView) -> dict[str, float]:
+        return {f"refusal/{name}": view.once("refusal", lambda: _refusal(view))[f"refusal/{name}"]}
+    compute.__module__ = __name__
+    metric(name, stages=("refusal",), direction=direction, description=description)(compute)  # type: ignore[arg-type]
+
+
+_refusal_metric("answer_coverage", "higher", "answered (not refused), over all questions")
+_refusal_metric("false_acceptance", "lower", "answered an unanswerable question")
+_refusal_metric("false_refusal", "lower", "refused an answerable question")
+_refusal_metric("answer_risk", "lower", "answered wrongly, over answered questions")
+
+
+@metric("in", stages=("tokens",), direction="lower", high=math.inf)
+def _tokens_in(view: QuestionView) -> dict[str, float]:
+    """Prompt tokens sent to the generator."""
+    return {"tokens/in": _answer(view)["tokens_in"]}
+
+
+@metric("out", stages=("tokens",), direction="lower", high=math.inf)
+def _tokens_out(view: QuestionView) -> dict[str, float]:
+    """Tokens the generator returned."""
+    return {"tokens/out": _answer(view)["tokens_out"]}
+
+
+@metric("usd", stages=("cost",), direction="lower", high=math.inf)
+def _cost(view: QuestionView) -> dict[str, float]:
+    """Money spent on the answer at the configured prices."""
+    return {"cost/usd": _answer(view)["cost"]}
+
+
+@metric("*", stages=("latency",), direction="lower", high=math.inf)
+def _latency(view: QuestionView) -> dict[str, float]:
+    """Seconds per question per stage (written to timings.parquet, not compared)."""
+    return {f"latency/{stage}": value for stage, value in view.latency.items()}

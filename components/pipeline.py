@@ -1,0 +1,182 @@
+"""The stage graph of one variant, derived from component declarations (DESIGN.md 4, 10).
+
+Each stage names the components it runs for a config (chosen by config fields such as
+`chunking.method` or `generator.name`); their declarations, folded together with the
+components they name in turn (`uses`), give the fields the stage reads, whether it is
+model-bound and whether it reads the assembled context. A stage key hashes exactly
+those field values, the components' identities, the keys of its inputs and the
+experiment-level inputs it names; the stage computes from `project(config, reads)`,
+a config in which every other field holds its default. So no field can change a
+stage's output without changing its key: a stale cache hit is impossible by
+construction. Nothing here branches on a component's name.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from components.config import PipelineConfig, get_dotted
+from components.registry import Declaration, registry
+
+_MISSING = object()
+# (registry kind, component name, the config field that chose it or None)
+Choice = tuple[str, str, "str | None"]
+
+
+@dataclass(frozen=True)
+class StageDef:
+    name: str
+    version: str  # bump when the stage's own code changes its output
+    inputs: tuple[str, ...]  # upstream stages (every part of a per-part stage)
+    select: Callable[[PipelineConfig, "str | None"], tuple[Choice, ...]]
+    reads: tuple[str, ...] = ()  # fields the stage's own code reads
+    experiment: tuple[str, ...] = ()  # experiment-level inputs (data, questions, ...)
+    per: str | None = None  # a list field: one node per element (retrieval paths)
+    context_input: str | None = None  # input kept only when a component reads the context
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A stage's components for one config, with everything their declarations imply."""
+
+    components: tuple[Declaration, ...]
+    reads: tuple[str, ...]
+    settings: tuple[str, ...]
+    model_bound: bool
+    reads_context: bool
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.components)
+
+    def first(self, kind: str) -> Declaration:
+        return next(d for d in self.components if d.kind == kind)
+
+
+def field_names(value: Any) -> list[str]:
+    """The component names a `uses` field holds: a name, a list of names or a dict's keys."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return sorted(value)
+    return sorted(str(v) for v in value)
+
+
+def resolve(cfg: PipelineConfig, choices: Sequence[Choice]) -> Resolved:
+    """Fold the declarations of the chosen components and of every component they use."""
+    data = cfg.model_dump(mode="json")
+    seen: dict[str, Declaration] = {}
+    reads: set[str] = set()
+    settings: set[str] = set()
+    todo: list[tuple[str, str]] = []
+    for kind, name, chosen_by in choices:
+        todo.append((kind, name))
+        if chosen_by:
+            reads.add(chosen_by)
+    while todo:
+        kind, name = todo.pop(0)
+        decl = registry(kind).declaration(name)
+        if decl.identity in seen:
+            continue
+        seen[decl.identity] = decl
+        reads.update(decl.reads)
+        settings.update(decl.settings)
+        for fld, used_kind in decl.uses:
+            reads.add(fld)
+            todo.extend((used_kind, n) for n in field_names(get_dotted(data, fld)))
+    decls = tuple(seen.values())
+    return Resolved(decls, tuple(sorted(reads)), tuple(sorted(settings - reads)),
+                    any(d.model_bound for d in decls), any(d.reads_context for d in decls))
+
+
+def _set_dotted(data: dict, dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        node = node[part]
+    node[parts[-1]] = value
+
+
+def project(cfg: PipelineConfig, fields: Sequence[str]) -> PipelineConfig:
+    """`cfg` with every field outside `fields` (and the sections they name) at its default."""
+    src = cfg.model_dump(mode="python")
+    out = PipelineConfig().model_dump(mode="python")
+    for f in fields:
+        value = get_dotted(src, f, _MISSING)
+        if value is not _MISSING:  # e.g. `options.<name>` of a plugin the spec leaves unset
+            _set_dotted(out, f, copy.deepcopy(value))
+    return PipelineConfig.model_validate(out)
+
+
+def read_values(cfg: PipelineConfig, fields: Sequence[str]) -> dict[str, Any]:
+    """{field: value} of the fields a stage reads, as canonical JSON values."""
+    data = cfg.model_dump(mode="json")
+    return {f: get_dotted(data, f) for f in fields}
+
+
+def stage_key(stage: StageDef, resolved: Resolved, values: dict[str, Any], inputs: dict[str, Any],
+              experiment: dict[str, Any], part: str | None, package_version: str) -> str:
+    """Hash of everything a stage's output can depend on."""
+    blob = json.dumps({
+        "stage": stage.name, "code": f"{stage.version}/{package_version}", "part": part,
+        "components": sorted(d.identity for d in resolved.components), "reads": values,
+        "inputs": inputs, "experiment": {k: experiment[k] for k in stage.experiment},
+    }, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+# ---- the stages ---------------------------------------------------------------------------
+
+def _one(kind: str, fld: str) -> Callable[[PipelineConfig, str | None], tuple[Choice, ...]]:
+    def select(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
+        return ((kind, str(get_dotted(cfg.model_dump(mode="json"), fld)), fld),)
+    return select
+
+
+def _path(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
+    return (("retrieval path", str(part), None),)
+
+
+def _fuser(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
+    from components.retrieval.fusion import fuser_choice
+    name, chosen_by = fuser_choice(cfg)
+    return (("fuser", name, chosen_by),)
+
+
+def _none(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
+    return ()
+
+
+def _metrics(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
+    return tuple(("metric", name, None) for name in registry("metric").names())
+
+
+STAGES: tuple[StageDef, ...] = (
+    StageDef("chunk", "1", (), _one("chunker", "chunking.method"),
+             experiment=("data", "tokenizer")),
+    StageDef("label", "1", ("chunk",), _none, experiment=("questions", "labels")),
+    StageDef("retrieve", "1", ("chunk",), _path, experiment=("questions",),
+             per="retrieval.paths"),
+    StageDef("fuse", "1", ("retrieve",), _fuser),
+    StageDef("rerank", "1", ("fuse", "chunk"), _one("reranker", "rerank.method"),
+             experiment=("questions",)),
+    StageDef("assemble", "1", ("rerank", "chunk"), _none, reads=("context", "rerank.depth"),
+             experiment=("tokenizer",)),
+    StageDef("generate", "1", ("assemble",), _one("generator", "generator.name"),
+             experiment=("questions",), context_input="assemble"),
+    StageDef("score", "1", ("label", "retrieve", "fuse", "rerank", "assemble", "generate"),
+             _metrics, reads=("rerank.depth", "generator.cost_per_1k_in",
+                              "generator.cost_per_1k_out"),
+             experiment=("questions", "metrics")),
+)
+STAGE_NAMES = tuple(s.name for s in STAGES)
+
+
+def stage_def(name: str) -> StageDef:
+    return next(s for s in STAGES if s.name == name)

@@ -1,0 +1,16 @@
+"""One vocabulary per option, defined once and used by the spec, the CLI and the report.
+
+Statistical tests and corrections are registries (components.stats); the names here are
+plain options with no code behind each value.
+"""
+
+from __future__ import annotations
+
+BASELINE = "baseline"  # the name of the baseline variant
+TIERS = ("smoke", "regression", "full")
+SPLITS = ("dev", "test", "all")
+QUESTION_SPLITS = ("dev", "test")  # the split a question record may carry
+CI_METHODS = ("bca", "percentile", "t")
+FAMILIES = ("per_metric", "all")
+NDCG_GAINS = ("linear", "exponential")
+DEFAULT_KEY_METRICS = ("final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em")
