@@ -19,7 +19,7 @@ from flows.variants import Variant
 # Bump a stage's version when its output for the same inputs changes.
 CODE_VERSIONS = {
     "chunk": "1", "label": "1", "retrieve": "1", "fuse": "1", "rerank": "1",
-    "assemble": "1", "generate": "1", "score": "1",
+    "assemble": "1", "generate": "2", "score": "2",
 }
 STAGE_ORDER = tuple(CODE_VERSIONS)
 # Generator fields that change how a call is made, never what it returns.

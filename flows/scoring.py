@@ -2,6 +2,12 @@
 
 Deterministic columns go to per_query.parquet; latency columns (prefix `latency/`) vary
 run to run and are split off into timings.parquet by the caller.
+
+A failed generation (Answer.error) gets NaN answer metrics and NaN refusal indicators
+(undefined: excluded and counted by the statistics), `answer/generation_error` = 1 and
+the bucket generation_error. A generator that reads no context (`context_used=False`,
+closed book) is scored without the assembled context: lexical support NaN, bucket by
+correctness only; its retrieval columns still describe the shared retrieval.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from components.metrics.retrieval import retrieval_metrics, span_coverage
 from components.records import Answer, PackedContext, Question
 
 STAGE_PREFIXES = ("candidates", "reranked", "final")
-ANSWER_KEYS = ("em", "f1", "correct", "refused", "lexical_support")
+ANSWER_KEYS = ("em", "f1", "correct", "refused", "lexical_support", "generation_error")
 
 
 def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[str, list[dict[str, float]]]:
@@ -28,12 +34,17 @@ def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[s
     return out
 
 
-def refusal_indicators(answerable: bool, refused: bool, correct: bool) -> dict[str, float]:
+def refusal_indicators(answerable: bool, refused: bool, correct: bool,
+                       error: bool = False) -> dict[str, float]:
     """Per-question indicators whose means are the refusal rates of the whole set, each
     defined (not NaN) only on its own denominator: coverage over all questions, false
     acceptance over unanswerable ones, false refusal over answerable ones, risk over
-    answered ones. As columns they get paired tests like every other metric."""
+    answered ones. As columns they get paired tests like every other metric. A failed
+    generation (`error`) neither answered nor refused: every indicator is NaN."""
     nan = math.nan
+    if error:
+        return {k: nan for k in ("refusal/answer_coverage", "refusal/false_acceptance",
+                                 "refusal/false_refusal", "refusal/answer_risk")}
     return {
         "refusal/answer_coverage": float(not refused),
         "refusal/false_acceptance": float(not refused) if not answerable else nan,
@@ -50,7 +61,8 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   candidates: Mapping[str, list], reranked: Mapping[str, list],
                   contexts: Mapping[str, PackedContext], answers: Mapping[str, Answer],
                   depth: int, metrics: Mapping[str, Any], pricing: Mapping[str, float] | None = None,
-                  latency: Mapping[str, Mapping[str, float]] | None = None) -> pl.DataFrame:
+                  latency: Mapping[str, Mapping[str, float]] | None = None,
+                  context_used: bool = True) -> pl.DataFrame:
     ks, gain, thr = metrics["ks"], metrics["gain"], metrics["label_threshold"]
     groups = groups_by_qid(labels, questions)
     rows = []
@@ -68,12 +80,15 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         row["final/span_coverage"] = span_coverage(ctx.passages if ctx else (), q)
         row["final/context_tokens"] = float(ctx.n_tokens) if ctx else 0.0
         ans = answers[q.qid]
-        am = answer_metrics(q, ans, ctx, f1_threshold=metrics.get("correct_f1", 0.5),
+        failed = ans.error is not None
+        am = answer_metrics(q, ans, ctx if context_used else None,
+                            f1_threshold=metrics.get("correct_f1", 0.5),
                             cost_per_1k_in=(pricing or {}).get("in", 0.0),
                             cost_per_1k_out=(pricing or {}).get("out", 0.0))
         for key in ANSWER_KEYS:
             row[f"answer/{key}"] = am[key]
-        row.update(refusal_indicators(q.answerable, bool(am["refused"]), bool(am["correct"])))
+        row.update(refusal_indicators(q.answerable, am["refused"] == 1.0, am["correct"] == 1.0,
+                                      error=failed))
         row["tokens/in"] = am["tokens_in"]
         row["tokens/out"] = am["tokens_out"]
         row["cost/usd"] = am["cost"]
@@ -82,7 +97,8 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
             in_candidates=_relevant(cand, g, thr),
             in_reranked_top=_relevant(rer[:depth], g, thr),
             in_prompt=_relevant(final, g, thr),
-            correct=bool(am["correct"]), refused=bool(am["refused"]))
+            correct=am["correct"] == 1.0, refused=am["refused"] == 1.0,
+            has_evidence=bool(q.evidence), context_used=context_used, error=failed)
         row["answer"] = ans.text
         for stage, values in (latency or {}).items():
             row[f"latency/{stage}"] = values.get(q.qid, math.nan)

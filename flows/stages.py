@@ -19,7 +19,7 @@ from components.chunking import chunk_documents
 from components.config import (ChunkingConfig, ContextConfig, FusionConfig, GeneratorConfig,
                                PromptConfig, RerankConfig, RetrievalConfig)
 from components.context import pack_context
-from components.generation import make_generator
+from components.generation import make_generator, reads_context
 from components.generation.cache import GenerationCache
 from components.labels import label_chunks
 from components.models import dense_model_path
@@ -233,6 +233,7 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         contexts=load(ctx, "assemble", p["assemble"], functools.partial(frame_contexts, ctx)),
         answers=load(ctx, "generate", p["generate"], frame_answers),
         depth=p["depth"], metrics=p["metrics"], pricing=p["pricing"],
+        context_used=reads_context(ctx.plan.nodes[p["generate"]].params["generator"]["name"]),
         latency={f"retrieve_{path}": _latency(ctx, "retrieve", k) for path, k in p["retrieve"].items()}
         | {s: _latency(ctx, s, p[s]) for s in ("fuse", "rerank", "assemble", "generate")},
     )

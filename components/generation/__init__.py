@@ -10,4 +10,10 @@ from components.generation.cache import GenerationCache
 from components.generation.prompt import is_refusal, render_prompt
 
 __all__ = ["GENERATORS", "BaseGenerator", "Generator", "GenerationCache", "is_refusal",
-           "make_generator", "render_prompt"]
+           "make_generator", "reads_context", "render_prompt"]
+
+
+def reads_context(name: str) -> bool:
+    """Whether the generator registered as `name` reads the assembled context (its class's
+    `uses_context`; False for closed book), so scoring knows what the answer could see."""
+    return bool(getattr(GENERATORS.get(name), "uses_context", True))
