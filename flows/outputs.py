@@ -1,6 +1,7 @@
 """Collect a finished sweep into its output folder: per-query table, statistics, manifest,
 variants, reports. The folder is written beside its final place and renamed into it, so a
-killed run never leaves half-written output.
+killed run never leaves half-written output. Replacing an existing folder takes two
+renames (old aside, new in): between them the folder is briefly absent, never mixed.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
 
 
 def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dict[str, Any]) -> Path:
-    """Write the sweep folder atomically; return its path."""
+    """Write the sweep folder (complete before it is renamed into place); return its path."""
     sid = sweep_id(ctx)
     final = out_root / sid
     tmp = out_root / f".{sid}.tmp-{os.getpid()}"

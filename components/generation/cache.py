@@ -4,8 +4,8 @@ Retries, resumed sweeps and sweeps over other variables that leave the prompt un
 never generate the same prompt twice. One small JSON file per entry, fanned out by the
 first two hex digits, written atomically (temp file + os.replace) so a killed run never
 leaves a torn entry. Answers that carry an error are never stored, and an entry that
-carries one anyway (written by hand or by an older version) is a miss, so a failed
-generation is always retried.
+carries one anyway (written by hand or by an older version) is a miss, so whenever the
+generate stage runs, a failed generation is tried again.
 """
 
 from __future__ import annotations
