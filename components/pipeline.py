@@ -170,7 +170,7 @@ STAGES: tuple[StageDef, ...] = (
              experiment=("tokenizer",)),
     StageDef("generate", "1", ("assemble",), _one("generator", "generator.name"),
              experiment=("questions",), context_input="assemble"),
-    StageDef("score", "1", ("label", "retrieve", "fuse", "rerank", "assemble", "generate"),
+    StageDef("score", "2", ("label", "retrieve", "fuse", "rerank", "assemble", "generate"),
              _metrics, reads=("rerank.depth", "generator.cost_per_1k_in",
                               "generator.cost_per_1k_out"),
              experiment=("questions", "metrics")),

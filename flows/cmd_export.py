@@ -1,5 +1,13 @@
 """`ablate export SWEEP_DIR`: a sweep's rankings and span labels as TREC run and qrels files,
-so any standard evaluator (trec_eval, ranx, pytrec_eval) can check ablate's metrics."""
+so any standard evaluator (trec_eval, ranx, pytrec_eval) can check ablate's metrics.
+
+Per variant: `<variant>.<stage>.run` per stage and `<variant>.qrels` (graded, exact: see
+components/export_trec.py) give hit, precision, MRR and linear-gain NDCG at any K;
+`<variant>.<stage>.groups.run` and `<variant>.groups.qrels` (one pseudo-query `qid~g` per
+evidence group) give recall over groups (mean hit) and full support (all hit). Ids that
+are not TREC-safe are percent-encoded; `id_map.tsv` lists them, `export.json` says how the
+files were made (threshold, gain, per-question grade scales, questions without evidence,
+whose metrics ablate leaves undefined)."""
 
 from __future__ import annotations
 
@@ -14,9 +22,10 @@ STAGES = {"candidates": "fuse", "reranked": "rerank", "final": "assemble"}
 
 def export_sweep(sweep_dir: Path, out: Path, variants: list[str] | None = None,
                  stages: list[str] | None = None) -> list[Path]:
-    """Write <variant>.<stage>.run and <variant>.qrels per variant; return the paths."""
+    """Write the run and qrels files of the module docstring; return the paths."""
     from components.errors import InputError
-    from components.export_trec import write_trec_qrels, write_trec_run
+    from components.export_trec import (relevant_labels, write_group_qrels, write_group_run,
+                                        write_id_map, write_trec_qrels, write_trec_run)
     from flows.store import Store
 
     man_path = sweep_dir / "manifest.json"
@@ -34,10 +43,22 @@ def export_sweep(sweep_dir: Path, out: Path, variants: list[str] | None = None,
     store = Store(Path(man["cache_dir"]))
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    id_map: dict[str, str] = {}
+    info: dict = {"label_threshold": man["label_threshold"], "ndcg_gain": man.get("ndcg_gain"),
+                  "qrels": "graded: label x per-question scale (integers); below the label "
+                           "threshold absent", "group_separator": "~",
+                  "undefined": "questions without evidence: no qrels, every retrieval metric "
+                               "undefined (NaN) in ablate, excluded from means",
+                  "zero": "questions / groups with evidence but no chunk at the threshold: no "
+                          "qrels, every retrieval metric 0 in ablate", "variants": {}}
     for rec in records:
         if variants and rec["name"] not in variants:
             continue
         keys = rec["stage_keys"]
+        labels = _labels(store.read("label", keys["label"]))
+        name = _safe(rec["name"])
+        qids: set[str] = set()
+        thr = man["label_threshold"]
         for stage in stages or list(STAGES):
             key = keys[STAGES[stage]]
             if not store.has(STAGES[stage], key):
@@ -48,18 +69,42 @@ def export_sweep(sweep_dir: Path, out: Path, variants: list[str] | None = None,
             # tail keeps fused scores, so only the rank is a faithful order.
             runs = {q: [(c, float(len(ids) - i)) for i, c in enumerate(ids)]
                     for q, ids in zip(frame["qid"], frame["chunk_ids"])}
-            written.append(write_trec_run(out / f"{_safe(rec['name'])}.{stage}.run", runs,
-                                          tag=_safe(rec["name"])))
-        labels_frame = store.read("label", keys["label"])
-        labels: dict[str, list[dict[str, float]]] = {}
-        for qid, group, cid, gain in labels_frame.select("qid", "group", "chunk_id", "gain").iter_rows():
-            groups = labels.setdefault(qid, [])
-            while len(groups) <= group:
-                groups.append({})
-            groups[group][cid] = gain
-        written.append(write_trec_qrels(out / f"{_safe(rec['name'])}.qrels", labels,
-                                        threshold=man["label_threshold"]))
+            qids.update(runs)
+            written.append(write_trec_run(out / f"{name}.{stage}.run", runs, tag=name,
+                                          id_map=id_map))
+            written.append(write_group_run(out / f"{name}.{stage}.groups.run", runs, labels,
+                                           tag=name, id_map=id_map))
+        scales: dict = {}
+        written.append(write_trec_qrels(out / f"{name}.qrels", labels,
+                                        threshold=man["label_threshold"], grades="exact",
+                                        id_map=id_map, scales=scales))
+        written.append(write_group_qrels(out / f"{name}.groups.qrels", labels,
+                                         threshold=man["label_threshold"], id_map=id_map))
+        info["variants"][rec["name"]] = {
+            "files": name,
+            "grade_scale": {q: (None if s is None else str(s)) for q, s in scales.items()
+                            if s != 1},
+            "undefined": sorted(qids - set(labels)),
+            "zero": sorted(q for q, g in labels.items() if not relevant_labels(g, thr)),
+            "zero_groups": sorted(f"{q}~{i}" for q, g in labels.items() for i, grp in enumerate(g)
+                                  if not any(v >= thr for v in grp.values())),
+        }
+    written.append(write_id_map(out / "id_map.tsv", id_map))
+    (out / "export.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    written.append(out / "export.json")
     return written
+
+
+def _labels(frame) -> dict[str, list[dict[str, float]]]:
+    """qid -> per evidence group {chunk_id: label}. The label stage lists chunks with a
+    positive label only, so a question without evidence is absent."""
+    labels: dict[str, list[dict[str, float]]] = {}
+    for qid, group, cid, gain in frame.select("qid", "group", "chunk_id", "gain").iter_rows():
+        groups = labels.setdefault(qid, [])
+        while len(groups) <= group:
+            groups.append({})
+        groups[group][cid] = gain
+    return labels
 
 
 def _safe(name: str) -> str:

@@ -12,6 +12,9 @@ import polars as pl
 import typer
 
 from components.errors import InputError
+from components.stats.bootstrap import FLAG_BCA_UNDEFINED
+from components.stats.compare import (FLAG_FEW_UNTIED, FLAG_FEW_UNTIED_UNBOUNDED,
+                                      MIN_UNTIED_FOR_BOOTSTRAP)
 from components.stats import (CI_METHODS, CORRECTIONS, FAMILIES, TESTS, compare_variants,
                               load_per_query)
 
@@ -58,9 +61,15 @@ def format_stats(df: pl.DataFrame) -> str:
         lines.append(f"warning: {r['metric']}/{r['variant']}: unequal missingness vs "
                      f"baseline (undefined {r['n_undefined_variant']} vs "
                      f"{r['n_undefined_baseline']}, missing rows {r['n_missing']})")
-    n_fb = df.filter(pl.col("ci_flag") != "").height
+    flags = df["ci_flag"].to_list() if df.height else []
+    n_fb = flags.count(FLAG_BCA_UNDEFINED)
     if n_fb:
         lines.append(f"note: BCa undefined for {n_fb} comparison(s); percentile CI used")
+    n_few = flags.count(FLAG_FEW_UNTIED) + flags.count(FLAG_FEW_UNTIED_UNBOUNDED)
+    if n_few:
+        lines.append(f"note: fewer than {MIN_UNTIED_FOR_BOOTSTRAP} pairs differ in {n_few} "
+                     f"comparison(s): exact sign-flip interval instead of the bootstrap "
+                     f"({flags.count(FLAG_FEW_UNTIED_UNBOUNDED)} unbounded, shown as nan)")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from components.data import load_dataset
+from components.data.validate import answerable_without_evidence
 
 
 def validate(
@@ -17,9 +18,13 @@ def validate(
     """Validate a data set: prints an OK summary, or one error line and exits 2."""
     ds = load_dataset(path, format=format, beir_split=beir_split)
     n_ans = sum(q.answerable for q in ds.questions)
+    no_ev = answerable_without_evidence(ds.questions)
+    note = (f"; {len(no_ev)} answerable without evidence (retrieval metrics undefined, "
+            f"bucket no_evidence; first: {', '.join(no_ev[:3])})" if no_ev
+            else "; 0 answerable without evidence")
     typer.echo(f"OK {ds.source}: {len(ds.documents)} documents, {len(ds.questions)} questions "
                f"({n_ans} answerable, {len(ds.questions) - n_ans} unanswerable), "
-               f"fingerprint {ds.fingerprint}")
+               f"fingerprint {ds.fingerprint}{note}")
 
 
 def register(app: typer.Typer) -> None:

@@ -80,7 +80,13 @@ class RunContext:
         """The experiment-level inputs that stage keys may name (pipeline.StageDef.experiment)."""
         return {"data": self.dataset.fingerprint, "questions": self.questions_fp,
                 "tokenizer": TOKENIZER_NAME, "metrics": self.metrics_params(),
-                "labels": getattr(self.spec.metrics, "labels", "span")}
+                "labels": self.label_mode}
+
+    @property
+    def label_mode(self) -> str:
+        """metrics.labels, else `document` for BEIR (document-level qrels), else `span`."""
+        given = self.spec.metrics.labels
+        return given or ("document" if self.dataset.source.startswith("beir:") else "span")
 
     def metrics_params(self) -> dict[str, Any]:
         m = self.spec.metrics

@@ -1,6 +1,7 @@
 """Collect a finished sweep into its output folder: per-query table, statistics, manifest,
 variants, reports. The folder is written beside its final place and renamed into it, so a
-killed run never leaves half-written output.
+killed run never leaves half-written output. Replacing an existing folder takes two
+renames (old aside, new in): between them the folder is briefly absent, never mixed.
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "questions": {"total": len(q), "answerable": sum(x.answerable for x in q),
                       "without_evidence": sum(not x.evidence for x in q),
                       "fingerprint": ctx.questions_fp},
-        "label_threshold": ctx.spec.metrics.label_threshold, "ndcg_gain": ctx.spec.metrics.gain,
+        "label_threshold": ctx.spec.metrics.label_threshold, "label_mode": ctx.label_mode,
+        "ndcg_gain": ctx.spec.metrics.gain,
         "statistics": ctx.spec.stats.model_dump(mode="json"),
         "tokenizer": ctx.tokenizer.name,
         "cache_dir": str(ctx.store.root.resolve()),
@@ -150,7 +152,7 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
 
 
 def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dict[str, Any]) -> Path:
-    """Write the sweep folder atomically; return its path."""
+    """Write the sweep folder (complete before it is renamed into place); return its path."""
     sid = sweep_id(ctx)
     final = out_root / sid
     tmp = out_root / f".{sid}.tmp-{os.getpid()}"

@@ -2,6 +2,12 @@
 
 Deterministic columns go to per_query.parquet; latency columns (prefix `latency/`) vary
 run to run and are split off into timings.parquet by the caller.
+
+A failed generation (Answer.error) gets NaN answer metrics and NaN refusal indicators
+(undefined: excluded and counted by the statistics), `answer/generation_error` = 1 and
+the bucket generation_error. A generator that reads no context (`context_used=False`,
+closed book) is scored without the assembled context: lexical support NaN, bucket by
+correctness only; its retrieval columns still describe the shared retrieval.
 """
 
 from __future__ import annotations
@@ -32,8 +38,11 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   candidates: Mapping[str, list], reranked: Mapping[str, list],
                   contexts: Mapping[str, PackedContext], answers: Mapping[str, Answer],
                   depth: int, metrics: Mapping[str, Any], pricing: Mapping[str, float] | None = None,
-                  latency: Mapping[str, Mapping[str, float]] | None = None) -> pl.DataFrame:
-    """One row per question: ids, every registered metric's columns, bucket, answer."""
+                  latency: Mapping[str, Mapping[str, float]] | None = None,
+                  context_used: bool = True) -> pl.DataFrame:
+    """One row per question: ids, every registered metric's columns, bucket, answer.
+    `context_used`: whether the generator read the context (closed book does not), so
+    its answer is never scored against a context it did not see."""
     thr = metrics["label_threshold"]
     params = {**metrics, "pricing": pricing or {}}
     groups = groups_by_qid(labels, questions)
@@ -44,7 +53,8 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         rer = [c for c, _ in reranked.get(q.qid, [])]
         ctx = contexts.get(q.qid)
         final = list(ctx.chunk_ids) if ctx else []
-        view = QuestionView(q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx, ctx,
+        view = QuestionView(q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx,
+                            ctx if context_used else None,
                             answers[q.qid], params,
                             {stage: values.get(q.qid, math.nan) for stage, values in (latency or {}).items()})
         row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": q.cluster,
@@ -55,7 +65,9 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
             in_candidates=_relevant(cand, g, thr),
             in_reranked_top=_relevant(rer[:depth], g, thr),
             in_prompt=_relevant(final, g, thr),
-            correct=bool(row["answer/correct"]), refused=bool(row["answer/refused"]))
+            correct=row["answer/correct"] == 1.0, refused=row["answer/refused"] == 1.0,
+            has_evidence=bool(q.evidence), context_used=context_used,
+            error=view.answer.error is not None)
         row["answer"] = view.answer.text
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None)

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from components.config import PipelineConfig
 from components.errors import InputError
 from components.registry import registry
-from components.vocab import CI_METHODS, DEFAULT_KEY_METRICS, FAMILIES, NDCG_GAINS, SPLITS, TIERS
+from components.vocab import (CI_METHODS, DEFAULT_KEY_METRICS, FAMILIES, LABEL_MODES, NDCG_GAINS,
+                              SPLITS, TIERS)
 
 
 def _registered(kind: str, name: str) -> str:
@@ -39,6 +40,9 @@ class MetricsSpec(_Spec):
     ks: tuple[int, ...] = (1, 5, 10)
     gain: Literal[NDCG_GAINS] = "linear"  # type: ignore[valid-type]
     label_threshold: float = Field(0.5, gt=0, le=1)
+    # chunk relevance: "span" (covered fraction of the gold span) or "document" (every chunk
+    # of a relevant document carries its grade); default: document for BEIR, else span
+    labels: Literal[LABEL_MODES] | None = None  # type: ignore[valid-type]
     correct_f1: float = Field(0.5, gt=0, le=1)
     key: tuple[str, ...] = DEFAULT_KEY_METRICS
 

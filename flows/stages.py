@@ -153,7 +153,7 @@ def _chunk(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    labels = label_chunks(chunks_of(ctx, node.inputs["chunk"]), ctx.questions)
+    labels = label_chunks(chunks_of(ctx, node.inputs["chunk"]), ctx.questions, ctx.label_mode)
     rows = [(qid, g, cid, float(f)) for qid, groups in sorted(labels.items())
             for g, gains in enumerate(groups) for cid, f in sorted(gains.items())]
     return pl.DataFrame(rows, schema={"qid": pl.Utf8, "group": pl.Int64, "chunk_id": pl.Utf8,
@@ -221,6 +221,7 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         contexts=load(ctx, "assemble", i["assemble"], functools.partial(frame_contexts, ctx)),
         answers=load(ctx, "generate", i["generate"], frame_answers),
         depth=cfg.rerank.depth, metrics=ctx.metrics_params(),
+        context_used=ctx.plan.nodes[i["generate"]].resolved.reads_context,
         pricing={"in": cfg.generator.cost_per_1k_in, "out": cfg.generator.cost_per_1k_out},
         latency={f"retrieve_{path}": _latency(ctx, "retrieve", k) for path, k in i["retrieve"].items()}
         | {s: _latency(ctx, s, i[s]) for s in ("fuse", "rerank", "assemble", "generate")},
@@ -238,6 +239,15 @@ STAGES: dict[str, Callable[[RunContext, StageNode], pl.DataFrame]] = {
 }
 
 
+def _complete(ctx: RunContext, node: StageNode, frame: pl.DataFrame) -> bool:
+    """A result is complete unless a row failed (an `error` column, e.g. a generator
+    timeout) or an input was incomplete; an incomplete one is recomputed next run, where
+    the per-prompt generation cache makes only the failed questions run again."""
+    if "error" in frame.columns and frame["error"].null_count() < frame.height:
+        return False
+    return all(ctx.store.has(ctx.plan.nodes[d].stage, d) for d in node.deps)
+
+
 def run_stage(ctx: RunContext, node: StageNode) -> bool:
     """Compute `node` unless a valid stored result exists. Returns True when computed."""
     if ctx.store.has(node.stage, node.key):
@@ -249,8 +259,11 @@ def run_stage(ctx: RunContext, node: StageNode) -> bool:
             frame = STAGES[node.stage](ctx, node)
     else:
         frame = STAGES[node.stage](ctx, node)
-    ctx.store.write(node.stage, node.key, frame)
+    complete = _complete(ctx, node, frame)
+    ctx.store.write(node.stage, node.key, frame, complete=complete)
     ctx.store.note(node.stage, computed=True)
+    if not complete:
+        ctx.count("stages_incomplete")
     with ctx.lock("timings"):
         ctx.timings[node.stage] = ctx.timings.get(node.stage, 0.0) + time.perf_counter() - t0
     return True

@@ -77,10 +77,15 @@ class Store:
     def read(self, stage: str, key: str) -> pl.DataFrame:
         return pl.read_parquet(self.path(stage, key))
 
-    def write(self, stage: str, key: str, frame: pl.DataFrame) -> Path:
+    def write(self, stage: str, key: str, frame: pl.DataFrame, complete: bool = True) -> Path:
+        """Store a result. An incomplete one (failed generations, or computed from an
+        incomplete input) gets no checksum sidecar: this run reads it, the next recomputes it."""
         data = self.path(stage, key)
         atomic_write(data, writer=lambda f: frame.write_parquet(f, statistics=False))
-        atomic_write(data.with_suffix(".sha256"), (_sha256(data) + "\n").encode())
+        if complete:
+            atomic_write(data.with_suffix(".sha256"), (_sha256(data) + "\n").encode())
+        else:
+            data.with_suffix(".sha256").unlink(missing_ok=True)
         return data
 
     def note(self, stage: str, computed: bool) -> None:

@@ -116,3 +116,9 @@ def check_questions(questions: Iterable[tuple[Question, Origin]],
                     raise origin.error("span grade must be positive", where + ".grade")
         out.append(q)
     return out
+
+
+def answerable_without_evidence(questions: Iterable[Question]) -> list[str]:
+    """qids of answerable questions with no evidence span: valid, but their retrieval
+    metrics are undefined and their failure bucket is `no_evidence`, so say how many."""
+    return [q.qid for q in questions if q.answerable and not q.evidence]

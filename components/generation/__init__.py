@@ -11,3 +11,4 @@ from components.generation.prompt import is_refusal, render_prompt
 
 __all__ = ["GENERATORS", "BaseGenerator", "Generator", "GenerationCache", "is_refusal",
            "make_generator", "render_prompt"]
+

@@ -96,7 +96,7 @@ class BaseGenerator:
         todo: list[tuple[str, str]] = []
         for prompt, idx in groups.items():
             hit = cache.get(cache.key(identity, *prompt)) if cache is not None else None
-            if hit is None:
+            if hit is None or hit.error is not None:  # a failure is never served: retry it
                 todo.append(prompt)
                 continue
             for i in idx:
@@ -104,7 +104,7 @@ class BaseGenerator:
         jobs = [(items[groups[p][0]][0], contexts[groups[p][0]], *p) for p in todo]
         fresh = self._generate_batch(jobs) if jobs else []
         for prompt, ans in zip(todo, fresh, strict=True):
-            if cache is not None:
+            if cache is not None and ans.error is None:  # a failure is never stored
                 cache.put(cache.key(identity, *prompt), ans)
             for n, i in enumerate(groups[prompt]):
                 out[i] = ans if n == 0 else dataclasses.replace(ans, cached=True)

@@ -3,7 +3,9 @@
 Retries, resumed sweeps and sweeps over other variables that leave the prompt unchanged
 never generate the same prompt twice. One small JSON file per entry, fanned out by the
 first two hex digits, written atomically (temp file + os.replace) so a killed run never
-leaves a torn entry. Answers that carry an error are never stored, so they are retried.
+leaves a torn entry. Answers that carry an error are never stored, and an entry that
+carries one anyway (written by hand or by an older version) is a miss, so whenever the
+generate stage runs, a failed generation is tried again.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ def cache_key(identity: str, system: str, user: str) -> str:
 
 
 class GenerationCache:
-    """Content-addressed answers under `root`; `.counters` counts generated and reused."""
+    """Content-addressed answers under `root`; `.counters` counts answers stored
+    (generated) and served (reused); failed generations are neither."""
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
@@ -52,10 +55,13 @@ class GenerationCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> Answer | None:
-        """The stored answer (marked cached=True, original latency kept), or None."""
+        """The stored answer (marked cached=True, original latency kept), or None (also for
+        an entry that is not a JSON object or that carries an error)."""
         try:
             raw = json.loads(self._path(key).read_text(encoding="utf-8"))
         except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        if not isinstance(raw, dict) or raw.get("error") is not None:
             return None
         data = {k: raw[k] for k in _FIELDS if k in raw}
         data["cached"] = True

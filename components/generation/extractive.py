@@ -62,9 +62,11 @@ def _question_terms(question: str) -> set[str]:
 
 
 def _support(sent: _Sentence, terms: set[str], idf: dict[str, float]) -> float:
+    # math.fsum is exact, so the sums do not depend on the set's (hash-seeded) order;
+    # a plain sum over a set made answers depend on PYTHONHASHSEED.
     have = {s for _, _, s in sent.words}
-    total = sum(idf[t] for t in terms)
-    return sum(idf[t] for t in terms if t in have) / total if total else 0.0
+    total = math.fsum(idf[t] for t in terms)
+    return math.fsum(idf[t] for t in terms if t in have) / total if total else 0.0
 
 
 def _candidate_spans(sent: _Sentence, terms: set[str]) -> list[tuple[int, int]]:
@@ -157,7 +159,7 @@ def extract_answer(question: str, context: PackedContext | None,
 class ExtractiveGenerator(BaseGenerator):
     """Copies the best-supported span of the context; refuses below the threshold."""
 
-    version = "1"
+    version = "2"  # 2: support summed in a fixed order (1 depended on PYTHONHASHSEED)
 
     @property
     def cache_identity(self) -> str:

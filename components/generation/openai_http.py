@@ -7,7 +7,10 @@ repr, an error message or an Answer, so it cannot reach logs, MLflow or reports.
 Timeouts, retries with exponential backoff on 429/5xx/transport errors (Retry-After
 honoured, capped), and a semaphore bounding requests in flight across threads.
 Auth / not-found errors stop the run (InputError); an answer whose retries are
-exhausted carries `error` and is not cached, so a re-run retries it.
+exhausted carries `error` and is not put in the generation cache, so the next time the
+generate stage runs only the failed prompts are sent again. (The stage store still counts
+a generate result holding errors as complete, so an unchanged re-run does not run the
+stage again yet: see flows/stages.run_stage.)
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ when the answer is a refusal, and an answerable question scores 0 when refused.
 
 `lexical_support` is the share of the answer's content tokens that occur in the context:
 a cheap *proxy* for grounding, never a faithfulness measure (a copied wrong span scores 1).
+It is NaN for a generator that read no context (closed book: the caller passes None).
+
+A failed generation (`Answer.error` set: timeout, HTTP error, no output after retries)
+is not an answer: every answer metric is NaN (undefined, excluded from means and tests,
+and counted), never a refusal; `generation_error` is 1 for it and 0 otherwise.
 """
 
 from __future__ import annotations
@@ -117,8 +122,19 @@ def answer_metrics(question: Question, answer: Answer, context: PackedContext | 
 
     Keys: em, f1 (SQuAD v2 rules: unanswerable correct iff refused), correct (see
     `is_correct`), refused (0/1), lexical_support (NaN when refused/empty/no context),
-    tokens_in, tokens_out, latency_s, cost.
+    generation_error (0/1), tokens_in, tokens_out, latency_s, cost. When the generation
+    failed (answer.error) em, f1, correct, refused and lexical_support are NaN.
     """
+    usage = {
+        "tokens_in": float(answer.tokens_in),
+        "tokens_out": float(answer.tokens_out),
+        "latency_s": float(answer.latency_s),
+        "cost": answer_cost(answer, cost_per_1k_in, cost_per_1k_out),
+    }
+    if answer.error is not None:
+        nan = math.nan
+        return {"em": nan, "f1": nan, "correct": nan, "refused": nan, "lexical_support": nan,
+                "generation_error": 1.0, **usage}
     refused = bool(answer.refused)
     if not question.answerable:
         em = f1 = 1.0 if refused else 0.0
@@ -135,8 +151,6 @@ def answer_metrics(question: Question, answer: Answer, context: PackedContext | 
         "correct": float(correct),
         "refused": float(refused),
         "lexical_support": math.nan if refused else lexical_support(answer.text, context),
-        "tokens_in": float(answer.tokens_in),
-        "tokens_out": float(answer.tokens_out),
-        "latency_s": float(answer.latency_s),
-        "cost": answer_cost(answer, cost_per_1k_in, cost_per_1k_out),
+        "generation_error": 0.0,
+        **usage,
     }

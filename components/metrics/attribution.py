@@ -1,6 +1,11 @@
 """Failure attribution: one bucket per question, decided in pipeline order.
 
-Answerable questions, first rule that applies:
+Every question, first:
+  generation_error  the generator failed (timeout, HTTP error, no output after retries:
+                    `Answer.error` set); there is no answer to judge, so this wins over
+                    every other bucket and the failure stays visible
+Answerable questions read with their context, first rule that applies:
+  no_evidence       the data gives no evidence span, so retrieval cannot be judged
   retrieval_miss    no gold evidence among the fused candidates
   ranking_loss      among the candidates, but not in the reranked top (before the budget)
   budget_cut        in the reranked top, but dropped by the context token budget
@@ -8,25 +13,38 @@ Answerable questions, first rule that applies:
   ok                gold evidence in the prompt and the answer is correct
 Because the order is the pipeline's, a correct answer given without gold evidence in
 the prompt is still attributed to the stage that lost the evidence (it was not grounded).
+Answerable questions of a generator that reads no context (closed book): by correctness
+only, since retrieval never reached the generator: ok when correct, else
+generation_error.
 Unanswerable questions: correct_refusal or false_acceptance.
 """
 
 from __future__ import annotations
 
-ANSWERABLE_BUCKETS = ("retrieval_miss", "ranking_loss", "budget_cut", "generation_error", "ok")
+ANSWERABLE_BUCKETS = ("no_evidence", "retrieval_miss", "ranking_loss", "budget_cut",
+                      "generation_error", "ok")
 UNANSWERABLE_BUCKETS = ("correct_refusal", "false_acceptance")
 BUCKETS = ANSWERABLE_BUCKETS + UNANSWERABLE_BUCKETS
 
 
 def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bool,
-                   in_prompt: bool, correct: bool, refused: bool) -> str:
+                   in_prompt: bool, correct: bool, refused: bool, has_evidence: bool = True,
+                   context_used: bool = True, error: bool = False) -> str:
     """The bucket of one question; `correct` follows metrics.answer.is_correct.
 
-    Raises ValueError for impossible flags (evidence in a later stage but not an earlier
-    one), which would mean the caller computed the stages inconsistently.
+    `has_evidence`: the question has evidence groups; `context_used`: the generator read
+    the assembled context (False: closed book, the stage flags are ignored); `error`: the
+    generation failed. Raises ValueError for impossible flags (evidence in a later stage
+    but not an earlier one), which would mean the caller computed the stages inconsistently.
     """
+    if error:
+        return "generation_error"
     if not answerable:
         return "correct_refusal" if refused else "false_acceptance"
+    if not context_used:
+        return "ok" if correct and not refused else "generation_error"
+    if not has_evidence:
+        return "no_evidence"
     if (in_reranked_top and not in_candidates) or (in_prompt and not in_reranked_top):
         raise ValueError(
             f"inconsistent stage flags: in_candidates={in_candidates}, "

@@ -56,7 +56,7 @@ def _answer(view: QuestionView) -> dict[str, float]:
     p = view.params
     pricing = p.get("pricing") or {}
     return view.once("answer", lambda: answer_metrics(
-        view.question, view.answer, view.context, f1_threshold=p.get("correct_f1", 0.5),
+        view.question, view.answer, view.generator_context, f1_threshold=p.get("correct_f1", 0.5),
         cost_per_1k_in=pricing.get("in", 0.0), cost_per_1k_out=pricing.get("out", 0.0)))
 
 
@@ -73,13 +73,23 @@ _answer_metric("correct", "higher", "answered correctly (EM, or F1 above metrics
 _answer_metric("refused", "none", "the generator refused")
 _answer_metric("lexical_support", "higher",
                "share of answer tokens found in the context (a proxy, not faithfulness)")
+_answer_metric("generation_error", "lower",
+               "the generator failed (timeout, HTTP error, empty output after retries)")
 
 
-def refusal_indicators(answerable: bool, refused: bool, correct: bool) -> dict[str, float]:
+REFUSAL_COLUMNS = ("refusal/answer_coverage", "refusal/false_acceptance",
+                   "refusal/false_refusal", "refusal/answer_risk")
+
+
+def refusal_indicators(answerable: bool, refused: bool, correct: bool,
+                       error: bool = False) -> dict[str, float]:
     """Indicators whose means are the refusal rates of a set, each defined (not NaN) only
     on its own denominator: coverage over all questions, false acceptance over unanswerable
     ones, false refusal over answerable ones, risk over answered ones. As columns they get
-    paired tests like every other metric."""
+    paired tests like every other metric. A failed generation (`error`) neither answered
+    nor refused: every indicator is NaN."""
+    if error:
+        return dict.fromkeys(REFUSAL_COLUMNS, math.nan)
     return {
         "refusal/answer_coverage": float(not refused),
         "refusal/false_acceptance": float(not refused) if not answerable else math.nan,
@@ -90,7 +100,8 @@ def refusal_indicators(answerable: bool, refused: bool, correct: bool) -> dict[s
 
 def _refusal(view: QuestionView) -> dict[str, float]:
     a = _answer(view)
-    return refusal_indicators(view.question.answerable, bool(a["refused"]), bool(a["correct"]))
+    return refusal_indicators(view.question.answerable, a["refused"] == 1.0, a["correct"] == 1.0,
+                              error=view.answer.error is not None)
 
 
 def _refusal_metric(name: str, direction: str, description: str) -> None:

@@ -14,6 +14,7 @@ import polars as pl
 from components.report.findings import findings, fmt, fmt_p, judge
 from components.report.plots import plot_name
 from components.report.sweep_data import family_counts, variables, variant_means
+from components.stats.compare import MIN_UNTIED_FOR_BOOTSTRAP
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
            "variant_means", "header_lines"]
@@ -69,7 +70,8 @@ def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
         f"- **Statistics** seed {manifest.get('seed')}; test {st.get('test')} (paired on question "
         f"id); correction {st.get('correction')} at alpha {st.get('alpha')}; family: "
         f"{family_def}; CI: paired bootstrap ({st.get('ci_method')}, "
-        f"{st.get('bootstrap_resamples')} resamples)",
+        f"{st.get('bootstrap_resamples')} resamples), or the exact sign-flip interval when "
+        f"fewer than {MIN_UNTIED_FOR_BOOTSTRAP} pairs differ (– when no shift can be rejected)",
         f"- **Labels** a chunk is relevant when it covers ≥ {manifest.get('label_threshold')} of "
         f"a gold span; NDCG gain {manifest.get('ndcg_gain')}; tokenizer {manifest.get('tokenizer')}",
         f"- **Versions** {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}",

@@ -8,6 +8,15 @@ used questions), d_z, wins/ties/losses, MDE, and the multiple-comparison correct
 A question is used for a (metric, variant) comparison only when both the variant and
 the baseline have a finite score; undefined (null/NaN/inf) and missing rows are counted
 and reported, and unequal missingness between the two is flagged.
+
+When fewer than MIN_UNTIED_FOR_BOOTSTRAP used pairs differ, a bootstrap CI is replaced
+by the exact interval that inverts the sign-flip test over the differing pairs (shifts
+of their differences not rejected at alpha, times n_differing / n_used), so the interval
+excludes 0 only when the sign-flip test rejects: with so few distinct values the
+bootstrap distribution is a handful of atoms and BCa can exclude 0 beside p = 0.5.
+ci_method is then "exact-signflip" and ci_flag says why; when no shift can be rejected
+(about 5 or fewer differing pairs at alpha 0.05) the interval is unbounded and shown as
+none (NaN).
 """
 
 from __future__ import annotations
@@ -22,12 +31,16 @@ from components.stats.bootstrap import bootstrap_ci
 from components.stats.correction import adjust_pvalues, check_method, resamples_needed
 from components.stats.power import mde
 from components.stats.paired_tests import TESTS
+from components.stats.signflip import shift_interval
 from components.stats.table_prep import WideTable, prepare_wide
 from components.vocab import CI_METHODS, FAMILIES
 from components.stats.ttest import (effect_size_dz, paired_moments, paired_ttest,
                                     wilcoxon_pvalues, win_tie_loss)
 
 MC_RESOLUTION = 10.0  # smallest Monte-Carlo p is at most 1/10 of the smallest threshold
+MIN_UNTIED_FOR_BOOTSTRAP = 10  # fewer differing pairs: exact sign-flip interval instead
+FLAG_FEW_UNTIED = "few_untied_pairs_exact_signflip"
+FLAG_FEW_UNTIED_UNBOUNDED = "few_untied_pairs_no_shift_rejected"
 
 STATS_SCHEMA: dict[str, pl.DataType] = {
     "metric": pl.String, "variant": pl.String, "baseline": pl.String,
@@ -86,6 +99,20 @@ def _pair_matrices(w: WideTable, baseline: int, pairs: list[tuple[int, int]]):
     return D, M, counts
 
 
+def _exact_when_few_untied(D: np.ndarray, n: np.ndarray, alpha: float, lo: np.ndarray,
+                           hi: np.ndarray, ci_used: list[str], ci_flag: list[str]) -> None:
+    """Replace (in place) the bootstrap CI of every column with 1..9 differing pairs by
+    the exact sign-flip interval (module docstring)."""
+    untied = (D != 0).sum(axis=0)
+    for j in np.flatnonzero((untied >= 1) & (untied < MIN_UNTIED_FOR_BOOTSTRAP)):
+        d = D[:, j][D[:, j] != 0]
+        low, high, bounded = shift_interval(d, alpha)
+        scale = d.size / n[j]
+        lo[j], hi[j] = (low * scale, high * scale) if bounded else (np.nan, np.nan)
+        ci_used[j] = "exact-signflip"
+        ci_flag[j] = FLAG_FEW_UNTIED if bounded else FLAG_FEW_UNTIED_UNBOUNDED
+
+
 def compare_variants(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str],
                      variant_col: str = "variant", qid_col: str = "qid",
                      test: str = "permutation", correction: str = "holm",
@@ -137,6 +164,7 @@ def compare_variants(table: pl.DataFrame, *, baseline: str, metrics: Sequence[st
                                                 resamples=bootstrap_resamples, seed=seed,
                                                 method=ci_method)
         boot_b = bootstrap_resamples
+        _exact_when_few_untied(D, n, alpha, lo, hi, ci_used, ci_flag)
 
     p_adj = np.full(ncomp, np.nan)
     fam_size = np.zeros(ncomp, dtype=np.int64)

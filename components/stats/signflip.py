@@ -167,3 +167,42 @@ def signflip_pvalues(D: np.ndarray, *, resamples: int = 10_000, seed: int = 0,
         for j in mc_cols:
             method[j] = "monte-carlo"
     return p, method
+
+
+def shift_interval(d: np.ndarray, alpha: float) -> tuple[float, float, bool]:
+    """Exact (1 - alpha) interval of the shift of the non-zero differences `d`, by
+    inverting this module's two-sided sign-flip test: every shift t whose test of d - t
+    has p > alpha (so it holds 0 exactly when the test of d does not reject). Returns
+    (low, high, bounded); unbounded (nan, nan, False) when no shift at all is rejected,
+    as with fewer than about 6 differences at alpha 0.05 (smallest p = 2 / 2^n).
+
+    p(t) only changes where t is the mean of a subset of d, so it is evaluated at every
+    subset mean and between neighbours; the interval is the hull of the shifts kept.
+    Enumerates 2^n patterns: meant for small n (ENUM_HARD_LIMIT).
+    """
+    d = np.asarray(d, dtype=np.float64)
+    d = d[d != 0]
+    n = d.size
+    if n == 0:
+        return 0.0, 0.0, True
+    if 2 ** n > ENUM_HARD_LIMIT:
+        raise ValueError(f"{n} differences are too many to enumerate")
+    codes = np.arange(2 ** n, dtype=np.int64)[:, None]
+    members = ((codes >> np.arange(n)) & 1).astype(np.float64)   # subsets = sign patterns
+    sizes = members.sum(axis=1)
+    means = (members @ d)[1:] / sizes[1:]
+    knots = np.unique(means)
+    between = (knots[:-1] + knots[1:]) / 2.0
+    outside = [knots[0] - 1.0 - abs(knots[0]), knots[-1] + 1.0 + abs(knots[-1])]
+    t = np.unique(np.concatenate([knots, between, outside, [0.0]]))
+    signs = members * 2.0 - 1.0
+    sums = (signs @ d)[:, None] - signs.sum(axis=1)[:, None] * t[None, :]   # patterns x t
+    observed = np.abs(d.sum() - n * t)
+    tol = REL_TOL * np.abs(d[:, None] - t[None, :]).sum(axis=0) + 1e-300
+    p = (np.abs(sums) >= observed - tol).mean(axis=0)
+    kept = t[p > alpha]
+    if kept.size == 0:  # cannot happen: p = 1 at the mean of d
+        return math.nan, math.nan, False
+    if kept[0] == t[0] or kept[-1] == t[-1]:
+        return math.nan, math.nan, False
+    return float(kept[0]), float(kept[-1]), True

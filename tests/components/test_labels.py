@@ -91,3 +91,50 @@ def test_every_demo_answer_span_maps_consistently(demo, size):
             assert got == pytest.approx(expected, abs=1e-12)
             assert set(got) == set(expected) and any(v > 0 for v in got.values())
     assert n_spans == 5109 and n_whole >= n_spans
+
+
+LONG = [_chunk("b", 0, 100), _chunk("b", 100, 200), _chunk("b", 200, 300), _chunk("b", 300, 350),
+        _chunk("other", 0, 100)]
+
+
+def test_document_mode_gives_every_chunk_of_a_relevant_document_its_grade():
+    # a BEIR qrel: the whole 350-character document "b", grade 2
+    q = Question("q", "?", (), True, ((Span("b", 0, 350, 2.0),),))
+    (doc,) = label_chunks(LONG, [q], mode="document")["q"]
+    assert doc == {"b:0-100": 2.0, "b:100-200": 2.0, "b:200-300": 2.0, "b:300-350": 2.0}
+    # span mode: each chunk covers under half of the document, so none would reach 0.5 x grade
+    (span,) = label_chunks(LONG, [q])["q"]
+    assert span == pytest.approx({"b:0-100": 100 / 350 * 2, "b:100-200": 100 / 350 * 2,
+                                  "b:200-300": 100 / 350 * 2, "b:300-350": 50 / 350 * 2})
+    assert label_chunks(LONG, [q], mode="span") == label_chunks(LONG, [q])
+
+
+def test_document_mode_keeps_groups_best_grade_and_no_evidence():
+    group = (Span("b", 0, 350, 1.0), Span("other", 0, 100, 3.0), Span("b", 10, 20, 2.0))
+    q = Question("q", "?", (), True, (group,))
+    none = Question("n", "?", (), False, ())
+    out = label_chunks(LONG, [q, none], mode="document")
+    assert out["q"] == ({"b:0-100": 2.0, "b:100-200": 2.0, "b:200-300": 2.0, "b:300-350": 2.0,
+                         "other:0-100": 3.0},)
+    assert out["n"] == ()
+    with pytest.raises(ValueError, match="label mode"):
+        label_chunks(LONG, [q], mode="chunk")
+
+
+def test_document_mode_on_a_chunked_beir_data_set(tmp_path):
+    import json
+    text = " ".join(f"Sentence {i} talks about cats and their habits." for i in range(12))
+    (tmp_path / "corpus.jsonl").write_text(
+        json.dumps({"_id": "long", "title": "Cats", "text": text}) + "\n"
+        + json.dumps({"_id": "short", "title": "", "text": "Dogs bark."}) + "\n")
+    (tmp_path / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "cats?"}) + "\n")
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tlong\t2\n")
+    ds = load_dataset(tmp_path, format="beir")
+    chunks = chunk_documents(ds.documents, ChunkingConfig(size=16, overlap=0), get_tokenizer())
+    of_doc = sorted(c.chunk_id for c in chunks if c.doc_id == "long")
+    assert len(of_doc) > 2  # a multi-chunk relevant document
+    (doc,) = label_chunks(chunks, ds.questions, mode="document")["q1"]
+    assert doc == {c: 2.0 for c in of_doc}
+    (span,) = label_chunks(chunks, ds.questions, mode="span")["q1"]
+    assert max(span.values()) < 0.5 * 2.0  # span mode: no chunk reaches the threshold

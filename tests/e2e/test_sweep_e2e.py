@@ -131,11 +131,16 @@ def test_export_matches_an_independent_evaluator(sweep, tmp_path):
     result, _ = sweep
     out = Path(result["sweep_dir"])
     paths = export_sweep(out, tmp_path, variants=["baseline"], stages=["candidates"])
-    assert sorted(p.name for p in paths) == ["baseline.candidates.run", "baseline.qrels"]
+    assert sorted(p.name for p in paths) == [
+        "baseline.candidates.groups.run", "baseline.candidates.run", "baseline.groups.qrels",
+        "baseline.qrels", "export.json", "id_map.tsv"]
     qrels = Qrels.from_file(str(tmp_path / "baseline.qrels"), kind="trec")
     run = Run.from_file(str(tmp_path / "baseline.candidates.run"), kind="trec")
-    theirs = evaluate(qrels, run, ["precision@3", "mrr@5"], make_comparable=True)
+    names = ["precision@3", "mrr@5", "ndcg@5", "hit_rate@1"]
+    evaluate(qrels, run, names, make_comparable=True)
     per_query = pl.read_parquet(out / "per_query.parquet").filter(
         (pl.col("variant") == "baseline") & pl.col("answerable"))
-    assert per_query["candidates/precision_at_3"].mean() == pytest.approx(theirs["precision@3"], abs=1e-9)
-    assert per_query["candidates/mrr_at_5"].mean() == pytest.approx(theirs["mrr@5"], abs=1e-9)
+    for name, col in zip(names, ("precision_at_3", "mrr_at_5", "ndcg_at_5", "hit_at_1")):
+        for qid, ours in zip(per_query["qid"], per_query[f"candidates/{col}"]):
+            assert ours == pytest.approx(run.scores[name].get(qid, 0.0), abs=1e-9), (qid, name)
+    # every metric, K and stage: tests/flows/test_stage_outputs.py

@@ -46,3 +46,28 @@ def test_error_is_one_line_exit_2_nothing_written(run_cli, capsys, tmp_path):
 def test_wrong_format_for_path(run_cli, capsys):
     assert run_cli("validate", str(FIXTURES / "native"), "--format", "squad") == 2
     assert "needs a .json file" in capsys.readouterr().err
+
+
+def test_answerable_questions_without_evidence_are_counted(run_cli, capsys, tmp_path):
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text(json.dumps({"doc_id": "d", "text": "Paris is big."}) + "\n")
+    rows = [{"qid": "with", "question": "?", "answers": ["Paris"], "answerable": True,
+             "evidence": [[{"doc_id": "d", "start": 0, "end": 5}]]},
+            {"qid": "bare-1", "question": "?", "answers": ["Paris"], "answerable": True,
+             "evidence": []},
+            {"qid": "bare-2", "question": "?", "answers": ["big"], "answerable": True,
+             "evidence": []},
+            {"qid": "unans", "question": "?", "answers": [], "answerable": False,
+             "evidence": []}]
+    (folder / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert run_cli("validate", str(folder)) in (0, None)
+    (line,) = capsys.readouterr().out.strip().splitlines()
+    assert "4 questions (3 answerable, 1 unanswerable)" in line
+    assert line.endswith("; 2 answerable without evidence (retrieval metrics undefined, "
+                         "bucket no_evidence; first: bare-1, bare-2)")
+
+
+def test_no_answerable_question_without_evidence_says_zero(run_cli, capsys):
+    assert run_cli("validate", str(FIXTURES / "native")) in (0, None)
+    assert capsys.readouterr().out.strip().endswith("; 0 answerable without evidence")

@@ -27,3 +27,172 @@ def test_undefined_outside_denominator():
     row = refusal_indicators(answerable=True, refused=True, correct=False)
     assert math.isnan(row["refusal/false_acceptance"]) and math.isnan(row["refusal/answer_risk"])
     assert row["refusal/false_refusal"] == 1.0 and row["refusal/answer_coverage"] == 0.0
+
+
+# ---- score_variant on hand-made stage outputs ------------------------------------------
+
+import httpx  # noqa: E402
+import polars as pl  # noqa: E402
+
+
+from components.config import GeneratorConfig, PromptConfig  # noqa: E402
+from components.generation.openai_http import OpenAIGenerator  # noqa: E402
+from components.metrics.retrieval import metric_keys, retrieval_metrics  # noqa: E402
+from components.records import Answer, PackedContext, Passage, Question, Span  # noqa: E402
+from flows.scoring import score_variant  # noqa: E402
+
+TEXT = "Paris is the capital of France. Berlin is the capital of Germany. Rome is in Italy."
+METRICS = {"ks": [1, 2, 3], "gain": "linear", "label_threshold": 0.5}
+
+
+def _labels(questions):
+    """Every question with evidence: c1 holds its answer, c2 half of it, c9 nothing."""
+    rows = [(q.qid, 0, c, v) for q in questions if q.evidence for c, v in (("c1", 1.0),
+                                                                            ("c2", 0.5))]
+    return pl.DataFrame(rows, schema={"qid": pl.Utf8, "group": pl.Int64, "chunk_id": pl.Utf8,
+                                      "gain": pl.Float64}, orient="row")
+
+
+def _q(qid="q", answerable=True, evidence=((Span("d", 0, 5),),), answers=("Paris",)):
+    return Question(qid, f"What is the capital of France ({qid})?", answers, answerable,
+                    evidence)
+
+
+def _ctx(ids=("c1",), text=TEXT):
+    return PackedContext(tuple(ids), (Passage("d", 0, len(text), text),), n_tokens=20,
+                         budget=100)
+
+
+def _score(questions, answers, contexts=None, candidates=None, reranked=None, **kw):
+    rank = [("c1", 3.0), ("c2", 2.0), ("c9", 1.0)]
+    return score_variant(
+        questions=questions, labels=_labels(questions),
+        candidates=candidates or {q.qid: rank for q in questions},
+        reranked=reranked or {q.qid: rank for q in questions},
+        contexts=contexts or {q.qid: _ctx() for q in questions},
+        answers=answers, depth=2, metrics=METRICS, **kw)
+
+
+def test_each_stage_is_scored_from_its_own_list():
+    """A wiring error (a stage scored from another stage's list) changes these numbers."""
+    q = _q()
+    cand = {"q": [("c9", 3.0), ("c8", 2.0), ("c1", 1.0)]}   # answer chunk at rank 3
+    rer = {"q": [("c9", 3.0), ("c1", 2.0), ("c8", 1.0)]}    # at rank 2
+    ctxs = {"q": _ctx(("c1", "c9"))}                        # at rank 1
+    row = _score([q], {"q": Answer("Paris", False)}, ctxs, cand, rer).row(0, named=True)
+    groups = [{"c1": 1.0, "c2": 0.5}]
+    for prefix, ids in (("candidates", ["c9", "c8", "c1"]), ("reranked", ["c9", "c1", "c8"]),
+                        ("final", ["c1", "c9"])):
+        want = retrieval_metrics(ids, groups, METRICS["ks"], 0.5)
+        for key in metric_keys(METRICS["ks"]):
+            assert row[f"{prefix}/{key}"] == want[key], (prefix, key)
+    assert (row["candidates/mrr_at_3"], row["reranked/mrr_at_3"], row["final/mrr_at_3"]) == \
+        (1 / 3, 1 / 2, 1.0)
+    assert row["bucket"] == "ok"
+
+
+def test_bucket_reads_the_reranked_top_and_the_prompt():
+    q = _q()
+    cand = {"q": [("c1", 1.0)]}
+    below_depth = {"q": [("c9", 3.0), ("c8", 2.0), ("c1", 1.0)]}  # depth 2: c1 not in top
+    row = _score([q], {"q": Answer("Paris", False)}, {"q": _ctx(("c9",))}, cand,
+                 below_depth).row(0, named=True)
+    assert row["bucket"] == "ranking_loss"
+    row = _score([q], {"q": Answer("Paris", False)}, {"q": _ctx(("c9",))}, cand,
+                 {"q": [("c1", 1.0)]}).row(0, named=True)
+    assert row["bucket"] == "budget_cut"
+
+
+class _FailingServer:
+    """An OpenAI-compatible endpoint that answers 'Paris' and fails (HTTP 503) whenever the
+    question mentions 'fail'."""
+
+    def __call__(self, request):
+        import json
+        user = json.loads(request.content)["messages"][1]["content"]
+        if "fail" in user:
+            return httpx.Response(503)
+        return httpx.Response(200, json={"choices": [{"message": {"content": "Paris"}}],
+                                         "usage": {"prompt_tokens": 9, "completion_tokens": 1}})
+
+
+def _http_answers(questions, monkeypatch):
+    monkeypatch.setenv("TEST_KEY", "k")
+    gen = OpenAIGenerator(GeneratorConfig(name="openai", base_url="http://llm.test/v1", model="m",
+                                          api_key_env="TEST_KEY", max_retries=1),
+                          PromptConfig(), transport=httpx.MockTransport(_FailingServer()),
+                          sleep=lambda s: None)
+    answers = gen.generate_many([(q, _ctx()) for q in questions])
+    return {q.qid: a for q, a in zip(questions, answers)}
+
+
+def test_failed_generation_is_undefined_never_a_refusal(monkeypatch):
+    questions = [_q("ok"), _q("fail-ans"), _q("fail-unans", answerable=False, evidence=(),
+                                                answers=())]
+    answers = _http_answers(questions, monkeypatch)
+    assert answers["fail-ans"].error and answers["fail-ans"].refused  # how the client reports it
+    frame = _score(questions, answers)
+    rows = {r["qid"]: r for r in frame.iter_rows(named=True)}
+    assert rows["ok"]["answer/em"] == 1.0 and rows["ok"]["answer/generation_error"] == 0.0
+    assert rows["ok"]["bucket"] == "ok"
+    for qid in ("fail-ans", "fail-unans"):
+        r = rows[qid]
+        for key in ("em", "f1", "correct", "refused", "lexical_support"):
+            assert math.isnan(r[f"answer/{key}"]), (qid, key)
+        for key in ("answer_coverage", "false_acceptance", "false_refusal", "answer_risk"):
+            assert math.isnan(r[f"refusal/{key}"]), (qid, key)
+        assert r["answer/generation_error"] == 1.0
+        assert r["bucket"] == "generation_error"
+    # retrieval is still scored for the failed answerable question
+    assert rows["fail-ans"]["final/hit_at_1"] == 1.0
+
+
+def test_failed_generations_are_excluded_and_counted_by_the_statistics(monkeypatch):
+    from components.stats import compare_variants
+    questions = [_q(f"q{i}") for i in range(6)] + [_q("fail-1"), _q("fail-2")]
+    good = {q.qid: Answer("Paris", False) for q in questions}
+    base = _score(questions, good).with_columns(variant=pl.lit("baseline"))
+    var = _score(questions, _http_answers(questions, monkeypatch)).with_columns(
+        variant=pl.lit("http"))
+    table = pl.concat([base, var], how="diagonal_relaxed")
+    stats = compare_variants(table, baseline="baseline", metrics=["answer/em", "refusal/answer_coverage"],
+                             resamples=200, bootstrap_resamples=200)
+    for r in stats.iter_rows(named=True):
+        assert r["n_used"] == 6 and r["n_undefined"] == 2, r["metric"]
+        assert r["delta"] == 0.0  # the failures are not counted as refusals (coverage 0)
+
+
+def test_answerable_question_without_evidence_is_its_own_bucket_with_nan_retrieval():
+    q = _q("noev", evidence=())
+    frame = _score([q], {"noev": Answer("Paris", False)})
+    row = frame.row(0, named=True)
+    assert row["bucket"] == "no_evidence"
+    retrieval = [c for c in frame.columns if c.split("/")[0] in ("candidates", "reranked")
+                 or (c.startswith("final/") and c != "final/context_tokens")]
+    assert len(retrieval) == 3 * len(metric_keys(METRICS["ks"])) + 1  # + span coverage
+    assert all(math.isnan(row[c]) for c in retrieval)
+    assert row["answer/em"] == 1.0  # answer metrics are still defined
+
+
+def test_closed_book_is_scored_without_the_context():
+    q = _q()
+    # the answer is in the assembled context, the evidence never reached the candidates
+    miss = {"q": [("c9", 1.0)]}
+    ctxs = {"q": _ctx(("c9",))}
+    with_ctx = _score([q], {"q": Answer("Paris", False)}, ctxs, miss, miss).row(0, named=True)
+    assert with_ctx["answer/lexical_support"] == 1.0 and with_ctx["bucket"] == "retrieval_miss"
+    closed = _score([q], {"q": Answer("Paris", False)}, ctxs, miss, miss,
+                    context_used=False).row(0, named=True)
+    assert math.isnan(closed["answer/lexical_support"])
+    assert closed["bucket"] == "ok"  # by correctness only
+    wrong = _score([q], {"q": Answer("Berlin", False)}, ctxs, miss, miss,
+                   context_used=False).row(0, named=True)
+    assert wrong["bucket"] == "generation_error"
+    refused = _score([q], {"q": Answer("I don't know.", True)}, ctxs, miss, miss,
+                     context_used=False).row(0, named=True)
+    assert refused["bucket"] == "generation_error"
+    unans = _q("u", answerable=False, evidence=(), answers=())
+    row = _score([unans], {"u": Answer("I don't know.", True)}, context_used=False).row(0, named=True)
+    assert row["bucket"] == "correct_refusal"
+    # retrieval columns still describe the shared retrieval
+    assert closed["candidates/hit_at_1"] == with_ctx["candidates/hit_at_1"] == 0.0

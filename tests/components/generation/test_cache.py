@@ -132,3 +132,45 @@ def test_closed_book_generators_never_see_context(normans_ctx, uses_context, que
     ctx, user = seen[0]
     assert (ctx is normans_ctx) is uses_context
     assert ("Normans" in user) is uses_context
+
+
+def test_an_error_entry_on_disk_is_a_miss(tmp_path):
+    """An entry holding an error (by hand, or from an older version) is never served."""
+    c = GenerationCache(tmp_path)
+    key = "ab" * 32
+    path = tmp_path / key[:2] / f"{key}.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"text": "", "refused": True, "error": "timeout"}))
+    assert c.get(key) is None
+    assert c.counters["reused"] == 0
+
+
+class _SpyCache(GenerationCache):
+    """A cache that serves a stored failure for q1 and records every put."""
+
+    def __init__(self, root):
+        super().__init__(root)
+        self.puts = []
+
+    def get(self, key):
+        if key == self.failed_key:
+            return Answer("", refused=True, error="HTTP 503", cached=True)
+        return super().get(key)
+
+    def put(self, key, answer):
+        self.puts.append(answer)
+        super().put(key, answer)
+
+
+def test_batch_loop_never_serves_or_stores_a_failure(tmp_path, normans_ctx, question):
+    from components.generation.prompt import render_prompt
+    items = [(question("q1", "one?"), normans_ctx), (question("q2", "two?"), normans_ctx)]
+    cache = _SpyCache(tmp_path)
+    gen = CountingGen(fail={"q2"})
+    cache.failed_key = cache.key(gen.cache_identity,
+                                 *render_prompt(gen.prompt, "one?", normans_ctx))
+    out = gen.generate_many(items, cache)
+    assert gen.calls == ["q1", "q2"]  # the stored failure of q1 was retried
+    assert out[0].error is None and out[0].text == "ans one?"
+    assert out[1].error == "boom"
+    assert [a.error for a in cache.puts] == [None]  # only the success was handed to the cache

@@ -50,3 +50,14 @@ def test_prompt_longer_than_window_is_input_error(question):
     with pytest.raises(InputError) as e:
         _gen().generate_many([(question("long", "Why?"), ctx)])
     assert e.value.field == "context.budget"
+
+
+def test_thread_count_does_not_change_answers(normans_ctx, question, monkeypatch):
+    """Why N_THREADS is not in the cache identity: the same answers with 1 and 2 threads."""
+    items = [(question(str(i), q), normans_ctx) for i, q in enumerate(QUESTIONS)]
+    answers = {}
+    for threads in (1, 2):
+        monkeypatch.setattr(llama_local, "N_THREADS", threads)
+        monkeypatch.setattr(llama_local, "_MODELS", {})  # load anew with this thread count
+        answers[threads] = [a.text for a in _gen().generate_many(items)]
+    assert answers[1] == answers[2]

@@ -99,3 +99,17 @@ def test_lexical_support_is_share_of_content_tokens_in_context():
 def test_answer_cost():
     assert answer_cost(Answer("x", False, tokens_in=2000, tokens_out=500), 0.5, 1.5) == \
         pytest.approx(1.0 + 0.75)
+
+
+def test_failed_generation_has_undefined_answer_metrics_not_a_refusal():
+    q = Question("q", "Where?", ("Paris",), True)
+    ctx = PackedContext(("c",), (Passage("d", 0, 5, "Paris"),), 1, 10)
+    failed = Answer("", refused=True, tokens_in=12, latency_s=2.0, error="HTTP 503 after 4 attempts")
+    m = answer_metrics(q, failed, ctx)
+    for key in ("em", "f1", "correct", "refused", "lexical_support"):
+        assert math.isnan(m[key]), key
+    assert m["generation_error"] == 1.0
+    assert m["tokens_in"] == 12.0 and m["latency_s"] == 2.0  # the attempt still cost
+    ok = answer_metrics(q, Answer("Paris", refused=False), ctx)
+    assert ok["generation_error"] == 0.0 and ok["em"] == 1.0 and ok["lexical_support"] == 1.0
+    assert math.isnan(answer_metrics(q, Answer("Paris", refused=False), None)["lexical_support"])

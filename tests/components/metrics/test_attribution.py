@@ -39,5 +39,32 @@ def test_inconsistent_flags_raise():
 
 
 def test_buckets_constant_lists_every_outcome():
-    assert set(BUCKETS) == {"retrieval_miss", "ranking_loss", "budget_cut", "generation_error",
-                            "ok", "correct_refusal", "false_acceptance"}
+    assert set(BUCKETS) == {"no_evidence", "retrieval_miss", "ranking_loss", "budget_cut",
+                            "generation_error", "ok", "correct_refusal", "false_acceptance"}
+
+
+def test_generation_error_wins_over_every_other_bucket():
+    for kw in ({}, {"cand": False, "top": False, "prompt": False}, {"answerable": False},
+               {"correct": False, "refused": True}):
+        assert failure_bucket(**_flags(**kw), error=True) == "generation_error", kw
+
+
+def test_answerable_without_evidence_is_no_evidence_not_retrieval_miss():
+    assert failure_bucket(**_flags(cand=False, top=False, prompt=False),
+                          has_evidence=False) == "no_evidence"
+    assert failure_bucket(**_flags(answerable=False, refused=True),
+                          has_evidence=False) == "correct_refusal"
+
+
+def test_closed_book_bucket_by_correctness_only():
+    miss = _flags(cand=False, top=False, prompt=False)
+    assert failure_bucket(**miss, context_used=False) == "ok"
+    assert failure_bucket(**{**miss, "correct": False}, context_used=False) == "generation_error"
+    assert failure_bucket(**{**miss, "refused": True}, context_used=False) == "generation_error"
+    assert failure_bucket(**_flags(answerable=False, refused=False, correct=False),
+                          context_used=False) == "false_acceptance"
+
+
+def _flags(answerable=True, cand=True, top=True, prompt=True, correct=True, refused=False):
+    return dict(answerable=answerable, in_candidates=cand, in_reranked_top=top,
+                in_prompt=prompt, correct=correct, refused=refused)

@@ -1,0 +1,40 @@
+"""The local model's cache identity: what changes an answer is in it, speed settings are not.
+
+Runs without llama.cpp: the identity reads only the GGUF file's name, size and first MiB.
+"""
+
+import pytest
+
+from components.config import GeneratorConfig, PromptConfig
+from components.generation import llama_local
+
+
+@pytest.fixture
+def gguf(tmp_path):
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF" + bytes(range(256)) * 64)
+    return path
+
+
+def _identity(path, **kw):
+    cfg = GeneratorConfig(name="smollm2", model=str(path), **kw)
+    return llama_local.LlamaLocalGenerator(cfg, PromptConfig()).cache_identity
+
+
+def test_thread_count_is_not_part_of_the_identity(gguf, monkeypatch):
+    monkeypatch.setattr(llama_local, "N_THREADS", 2)
+    two = _identity(gguf)
+    monkeypatch.setattr(llama_local, "N_THREADS", 1)
+    assert _identity(gguf) == two
+    assert "thread" not in two
+
+
+def test_identity_keeps_what_changes_an_answer(gguf, tmp_path):
+    base = _identity(gguf)
+    assert _identity(gguf, seed=1) != base
+    assert _identity(gguf, temperature=0.5) != base
+    assert _identity(gguf, max_new_tokens=7) != base
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"GGUF" + bytes(range(255, -1, -1)) * 64)
+    assert _identity(other) != base
+    assert f"n_ctx={llama_local.N_CTX}" in base
