@@ -66,7 +66,8 @@ def lexical(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarr
     index = ctx._cache.get("bm25")
     if index is None:
         index = ctx._cache["bm25"] = indexes.bm25_index(ctx.chunks, ctx.retrieval_cfg)
-    query = get_analyzer(ctx.retrieval_cfg.analyzer)(q.question)
+    rcfg = ctx.retrieval_cfg
+    query = get_analyzer(rcfg.analyzer, rcfg.analyzer_options)(q.question)
     return minmax(index.scores_for(query, [c.chunk_id for c in cands]))
 
 

@@ -37,7 +37,7 @@ RERANKERS: Registry[Callable[..., dict[str, Ranking]]] = Registry("rerank method
 @PATHS.register("bm25")
 def _bm25(chunks, questions, cfg, encoder, latency) -> dict[str, Ranking]:
     index = indexes.bm25_index(chunks, cfg)
-    analyzer = get_analyzer(cfg.analyzer)
+    analyzer = get_analyzer(cfg.analyzer, cfg.analyzer_options)
     out: dict[str, Ranking] = {}
     for q in questions:
         t0 = time.perf_counter()
