@@ -1,7 +1,8 @@
 """What counts as CJK text: one character class shared by analyzers, metrics and generators.
 
 "CJK" here is Han (the unified ideographs, extensions A to F and the compatibility
-ideographs), Japanese kana (incl. half-width katakana) and Hangul (syllables and jamo):
+ideographs), Japanese kana letters (incl. half-width katakana; not the kana middle dot)
+and Hangul (syllables and jamo):
 the scripts written without spaces between words, where a character, not a
 whitespace-separated run, is the sensible unit of matching.
 """

@@ -3,8 +3,10 @@
 Normalisers (`normalizer`): "squad" is the official SQuAD v2 evaluation script's (lower
 case, drop ASCII punctuation, drop the articles a/an/the, collapse white space, bag-of-
 tokens F1); "cmrc" is the CMRC 2018 script's for Chinese (see answer_zh); "auto" picks
-per question: cmrc when a reference answer holds a CJK character, else squad. Scores
-are the maximum over the reference answers. Following SQuAD v2, an unanswerable
+per question: cmrc when the question holds a CJK character (so a Chinese question with
+a number for its answer is scored as CMRC scores it), or when every reference answer
+does; else squad (so English data sets score as before, even where an annotator added a
+Chinese alternative). Scores are the maximum over the reference answers. Following SQuAD v2, an unanswerable
 question scores 1 only when the answer is a refusal, and an answerable question scores
 0 when refused.
 
@@ -77,18 +79,20 @@ def _f1_one(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def resolve_normalizer(normalizer: str, references: Sequence[str]) -> str:
-    """"squad" or "cmrc": the one `normalizer` means for these references (see module doc)."""
+def resolve_normalizer(normalizer: str, references: Sequence[str], question: str = "") -> str:
+    """"squad" or "cmrc": what `normalizer` means for this question (see module doc)."""
     if normalizer not in NORMALIZERS:
         raise ValueError(f"unknown answer normalizer '{normalizer}' "
                          f"(known: {', '.join(NORMALIZERS)})")
     if normalizer == "auto":
-        return "cmrc" if any(has_cjk(r) for r in references) else "squad"
+        chinese = has_cjk(question) or (bool(references) and all(map(has_cjk, references)))
+        return "cmrc" if chinese else "squad"
     return normalizer
 
 
 def exact_match(prediction: str, references: Sequence[str], normalizer: str = "auto") -> float:
-    """Max over references of normalised string equality (1.0 or 0.0)."""
+    """Max over references of normalised string equality (1.0 or 0.0). The question is
+    not known here: "auto" goes by the references alone."""
     if resolve_normalizer(normalizer, references) == "cmrc":
         return cmrc_exact_match(prediction, references)
     return max(_em_one(prediction, g) for g in _gold(references))
@@ -152,11 +156,11 @@ def answer_metrics(question: Question, answer: Answer, context: PackedContext | 
     """Per-question answer metrics.
 
     Keys: em, f1 (under `normalizer`, see module doc; SQuAD v2 rules for refusals:
-    unanswerable correct iff refused), correct (see
-    `is_correct`), refused (0/1), lexical_support (NaN when refused/empty/no context),
-    tokens_in, tokens_out, latency_s, cost.
+    unanswerable correct iff refused), correct (see `is_correct`), refused (0/1),
+    lexical_support (NaN when refused/empty/no context), tokens_in, tokens_out,
+    latency_s, cost. An unknown normalizer raises ValueError.
     """
-    normalizer = resolve_normalizer(normalizer, question.answers)
+    normalizer = resolve_normalizer(normalizer, question.answers, question.question)
     refused = bool(answer.refused)
     if not question.answerable:
         em = f1 = 1.0 if refused else 0.0

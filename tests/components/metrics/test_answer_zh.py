@@ -84,11 +84,14 @@ def test_empty_prediction_scores_zero_f1():
     assert cmrc_f1("", ["台北"]) == 0.0 and cmrc_exact_match("", ["台北"]) == 0.0
 
 
-def test_auto_picks_cmrc_for_cjk_answers_and_squad_otherwise():
-    assert resolve_normalizer("auto", ["台北"]) == "cmrc"
-    assert resolve_normalizer("auto", ["Paris", "巴黎"]) == "cmrc"
-    assert resolve_normalizer("auto", ["Paris"]) == "squad"
-    assert resolve_normalizer("squad", ["台北"]) == "squad"
+def test_auto_picks_cmrc_for_chinese_questions_or_answers():
+    assert resolve_normalizer("auto", ["台北", "台北市"]) == "cmrc"
+    assert resolve_normalizer("auto", ["Paris", "巴黎"]) == "squad"  # SQuAD has such lists
+    assert resolve_normalizer("auto", ["Paris", "巴黎"], "巴黎在哪？") == "cmrc"
+    assert resolve_normalizer("auto", ["273.15"], "絕對零度是多少？") == "cmrc"
+    assert resolve_normalizer("auto", ["273.15"], "What is absolute zero?") == "squad"
+    assert resolve_normalizer("auto", [], "") == "squad"
+    assert resolve_normalizer("squad", ["台北"], "台灣的首都？") == "squad"
     with pytest.raises(ValueError, match="known: squad, cmrc, auto"):
         resolve_normalizer("bleu", ["x"])
 
@@ -111,6 +114,15 @@ def test_squad_forced_on_chinese_is_the_old_score():
 def _ctx(text):
     return PackedContext(chunk_ids=("c",), passages=(Passage("d", 0, len(text), text),),
                          n_tokens=10, budget=64)
+
+
+def test_answer_metrics_auto_uses_the_question():
+    # the question is Chinese, so a number answer is scored by CMRC rules: tokens
+    # [1998, 年] vs [1998] -> LCS 1, P = 1/2, R = 1 -> F1 = 2/3 (SQuAD: ['1998年'] -> 0)
+    q = Question("q", "哪一年成立？", ("1998",), True)
+    m = answer_metrics(q, Answer("1998年", refused=False), None)
+    assert m["f1"] == pytest.approx(2 / 3)
+    assert answer_metrics(q, Answer("1998年", refused=False), None, normalizer="squad")["f1"] == 0.0
 
 
 def test_answer_metrics_passes_the_normalizer():
