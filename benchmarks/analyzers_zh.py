@@ -4,10 +4,10 @@ On the bundled DRCD dev set (Traditional Chinese Wikipedia), regression tier (50
 questions, split dev, seed 0), token_window chunks (default 256 tokens, overlap 32, the
 experiment tokenizer), span labels with threshold 0.5. Each path retrieves the top 10
 chunks per question through the project's own stages (indexes.bm25_index, retrieve_path)
-and is scored by retrieval_metrics over the gold spans. Times: analyzer load (jieba's
-dictionary for zh), index (analysing every chunk and building BM25; for dense, encoding
-every chunk, no cache), and the mean per question (analysis + scoring; for dense, query
-encoding + exact search). Prints one table.
+and is scored by retrieval_metrics over the gold spans. Times: load (jieba's dictionary
+for zh; the MiniLM model for dense), index (analysing every chunk and building BM25; for
+dense, encoding every chunk, no cache), and the mean per question (analysis + scoring;
+for dense, query encoding + exact search). Prints one table.
 
     python benchmarks/analyzers_zh.py [--size 256] [--overlap 32] [--tier regression]
 """

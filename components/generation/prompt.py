@@ -146,8 +146,9 @@ _CITE = re.compile(r"^\s*(?:\[\d+\]\s*)+")
 
 
 def first_answer_line(text: str) -> str:
-    """The first non-empty line of a model output, without an "Answer:" / "The answer is:"
-    lead-in or leading "[2]" citations (same post-processing for every model generator)."""
+    """The first non-empty line of a model output, without an "Answer:" / "The answer is:" /
+    "答案：" lead-in or leading "[2]" citations (same post-processing for every model
+    generator)."""
     for line in text.strip().splitlines():
         line = _LEAD_IN.sub("", line.strip(), count=1)
         line = _CITE.sub("", line).strip()

@@ -60,7 +60,7 @@ def read_user_dict(path: str) -> list[tuple[str, int | None, str | None]]:
         if not parts:
             continue
         word, rest = fold(parts[0]), parts[1:]
-        freq = int(rest.pop(0)) if rest and rest[0].isdigit() else None
+        freq = int(rest.pop(0)) if rest and rest[0].isdecimal() else None
         tag = rest.pop(0) if rest and _TAG.fullmatch(rest[0]) else None
         if rest or not _WORD.search(word):
             raise InputError(f"expected 'word [freq] [tag]' (freq a non-negative integer, tag "

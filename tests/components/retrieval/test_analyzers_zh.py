@@ -63,6 +63,7 @@ def test_zh_init_is_quiet_and_thread_safe(tmp_path, capfd):
     ("知识图谱 5 n\n知识 x1\n", 2, "x1"),
     ("a 1 n extra\n", 1, "extra"),
     ("ok\n。 3\n", 2, "。"),
+    ("word ²\n", 1, "²"),  # a digit, but no decimal number
 ])
 def test_bad_user_dict_line_names_file_line_and_field(tmp_path, content, line, what):
     d = tmp_path / "bad.dict"
