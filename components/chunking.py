@@ -9,28 +9,27 @@ to check it). chunk_id is
 
 - token_window: windows of at most `size` tokens; consecutive windows share at most
   `overlap` tokens (the nearest word boundary at or after end - overlap).
-- sentence: whole sentences packed greedily up to `size`; the next chunk repeats the
+- sentence: whole sentences (components.sentences: Latin and Chinese sentence ends)
+  packed greedily up to `size`; the next chunk repeats the
   trailing whole sentences of the previous one that fit in `overlap`. A sentence longer
   than `size` is cut into token windows.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from typing import Callable, Sequence
 
 from components.config import ChunkingConfig
 from components.records import Chunk, Document
 from components.registry import Registry
+from components.sentences import sentence_spans
 
 Offsets = list[tuple[int, int]]
 Splitter = Callable[[str, Offsets, ChunkingConfig], list[tuple[int, int]]]  # token ranges
 
 CHUNKERS: Registry[Splitter] = Registry("chunker", config_field="chunking.method")
 _READS = ("chunking.size", "chunking.overlap")
-
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n\s*\n")
 
 
 def word_boundaries(text: str, offsets: Offsets) -> list[int]:
@@ -69,24 +68,6 @@ def _windows(bounds: list[int], lo: int, hi: int, size: int, overlap: int) -> li
 def token_window(text: str, offsets: Offsets, cfg: ChunkingConfig) -> list[tuple[int, int]]:
     bounds = word_boundaries(text, offsets)
     return _windows(bounds, 0, len(offsets), cfg.size, cfg.overlap)
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character ranges of sentences (whitespace trimmed), in order."""
-    out = []
-    pos = 0
-    for m in _SENTENCE_END.finditer(text):
-        out.append((pos, m.end()))
-        pos = m.end()
-    out.append((pos, len(text)))
-    trimmed = []
-    for s, e in out:
-        seg = text[s:e]
-        s2 = s + (len(seg) - len(seg.lstrip()))
-        e2 = e - (len(seg) - len(seg.rstrip()))
-        if e2 > s2:
-            trimmed.append((s2, e2))
-    return trimmed
 
 
 @CHUNKERS.register("sentence", reads=_READS)

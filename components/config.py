@@ -50,7 +50,8 @@ class BM25Config(_Frozen):
 class RetrievalConfig(_Frozen):
     paths: tuple[str, ...] = ("bm25", "dense")
     depth: int = Field(50, ge=1, le=10000)  # candidates per path, fixed across variants
-    analyzer: str = "default"
+    analyzer: str = "default"  # registry name; "auto" needs choose_analyzer(corpus) first
+    analyzer_options: dict[str, str] = Field(default_factory=dict)  # e.g. {user_dict: path}
     bm25: BM25Config = BM25Config()
     dense_model: str = "all-MiniLM-L6-v2"
 
@@ -123,6 +124,9 @@ class PromptConfig(_Frozen):
     system: str = DEFAULT_SYSTEM
     user: str = DEFAULT_USER
     refusal: str = "I don't know."
+    # zh: the built-in Chinese prompt for every question; auto: for questions with CJK
+    # characters; en: system / user / refusal above for every question.
+    language: Literal["auto", "en", "zh"] = "auto"
 
 
 class PipelineConfig(_Frozen):

@@ -1,13 +1,14 @@
 """`extractive`: a fast, model-free baseline that copies a span from the context.
 
-1. Split the packed passages into sentences (character offsets kept).
+1. Split the packed passages into sentences (components.sentences: Latin and Chinese
+   sentence ends; character offsets kept). A CJK character counts as one word.
 2. Support of a sentence = IDF-weighted share of the question's content terms it
    contains (IDF over the context's sentences, so a rare question term that is missing
    costs more). Refuse when the best support is below `generator.threshold`.
 3. In the best sentence, candidate spans are runs of words not in the question, cut at
-   , ; : ( ) and trimmed of stop words; the span nearest to the question's terms wins,
-   with a bonus when the question's type (when / how many / who / where) fits the span
-   (digits, capitalised words). Ties go to the earlier sentence / span.
+   , ; : ( ) (and ，、；：（）「」『』《》) and trimmed of stop words; the span nearest to
+   the question's terms wins, with a bonus when the question's type (when / how many /
+   who / where) fits the span (digits, capitalised words). Ties go to the earlier sentence / span.
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from components.cjk import CJK
 from components.generation.base import GENERATORS, BaseGenerator
 from components.metrics.answer import STOPWORDS
 from components.records import Answer, PackedContext, Question
+from components.sentences import sentence_spans
 from components.tokenizer import get_tokenizer
 
 MAX_SPAN_WORDS = 8
-_SENT_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(\[])|\n+")
-_WORD = re.compile(r"\w+(?:['’.-]\w+)*")
-_BREAK = re.compile(r"[,;:()\[\]\"“”]")
+# A CJK character is a word of its own; other words are runs of word characters.
+_WORD = re.compile(f"[{CJK}]|(?:(?![{CJK}])\\w)+(?:['’.-](?:(?![{CJK}])\\w)+)*")
+_BREAK = re.compile(r"[,;:()\[\]\"“”，、；：（）「」『』《》]")
 _NUMERIC_Q = re.compile(r"^(when|what year|which year|how (many|much|long|old|far|tall|big))\b")
 _NAME_Q = re.compile(r"^(who|whom|whose|where|which (person|city|country|team))\b")
 
@@ -50,7 +53,7 @@ class _Sentence:
 def _sentences(context: PackedContext) -> list[_Sentence]:
     out: list[_Sentence] = []
     for p in context.passages:
-        for text in _SENT_BREAK.split(p.text):
+        for text in (p.text[a:b] for a, b in sentence_spans(p.text, latin="capital")):
             words = tuple((w.start(), w.end(), _stem(w.group(0))) for w in _WORD.finditer(text))
             if words:
                 out.append(_Sentence(text, len(out), words))

@@ -5,6 +5,11 @@ Placeholders: {context} (numbered passages "[1] ...", blank line between), {ques
 {refusal}. Values are inserted verbatim (braces inside passages are safe). With no
 context (closed book) a fixed closed-book template is used instead, since "answer only
 from the context" would make every closed-book answer a refusal.
+
+Language (`prompt.language`): a Chinese question (auto: one with a CJK character; zh:
+every question) gets the built-in Chinese templates and refusal phrase (ZH_*) instead
+of the configured ones; en always uses the configured ones. `is_refusal` recognises
+Chinese refusals whatever the configured phrase.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
+from components.cjk import has_cjk
 from components.config import PromptConfig
 from components.errors import InputError
 from components.metrics.answer import normalize_answer
@@ -36,6 +42,21 @@ _REFUSAL_ANYWHERE = re.compile(
     r"\b(i (do not|dont) know|context does not (contain|mention|say|provide)|"
     r"not (mentioned|stated|given|provided) in (context|passages?))\b"
 )
+
+# The Chinese prompt (simplified characters; the model answers in the context's script).
+ZH_SYSTEM = ("你只根据编号的上下文段落回答问题。请用从上下文中原样摘录的简短词语作答。"
+             "如果上下文中没有答案，请只回答：{refusal}")
+ZH_USER = "上下文：\n{context}\n\n问题：{question}\n答案："
+ZH_REFUSAL = "我不知道。"
+ZH_CLOSED_BOOK_SYSTEM = "请用简短的词语回答问题。如果你不知道答案，请只回答：{refusal}"
+ZH_CLOSED_BOOK_USER = "问题：{question}\n答案："
+# Chinese refusals, matched on the answer without punctuation and white space: at its
+# start, or (the second pattern) anywhere.
+_ZH_REFUSAL_START = re.compile(
+    r"^(我?(不知道|不清楚|无法回答|無法回答|无法确定|無法確定|不能回答)|"
+    r"(没有|沒有|无|無)(答案|相关信息|相關資訊))")
+_ZH_REFUSAL_ANYWHERE = re.compile(
+    r"无法回答|無法回答|(上下文|段落|文中|资料|資料)中?(没有|沒有|未)(提到|提及|包含|说明|說明)")
 
 _FIELD = re.compile(r"\{([^{}]*)\}")
 
@@ -68,43 +89,66 @@ def format_context(context: PackedContext) -> str:
     return "\n\n".join(f"[{i}] {p.text.strip()}" for i, p in enumerate(context.passages, 1))
 
 
+def prompt_language(prompt: PromptConfig, question: str) -> str:
+    """"zh" or "en": the prompt language for this question (module doc)."""
+    if prompt.language == "auto":
+        return "zh" if has_cjk(question) else "en"
+    return prompt.language
+
+
 def render_prompt(prompt: PromptConfig, question: str,
                   context: PackedContext | None) -> tuple[str, str]:
     """(system, user) messages for one question; context None renders the closed-book form."""
-    values = {"question": question.strip(), "refusal": prompt.refusal}
+    zh = prompt_language(prompt, question) == "zh"
+    values = {"question": question.strip(), "refusal": ZH_REFUSAL if zh else prompt.refusal}
     if context is None:
         values["context"] = ""
-        return (_fill(CLOSED_BOOK_SYSTEM, values, "prompt.system"),
-                _fill(CLOSED_BOOK_USER, values, "prompt.user"))
+        return (_fill(ZH_CLOSED_BOOK_SYSTEM if zh else CLOSED_BOOK_SYSTEM, values, "prompt.system"),
+                _fill(ZH_CLOSED_BOOK_USER if zh else CLOSED_BOOK_USER, values, "prompt.user"))
     values["context"] = format_context(context)
-    return (_fill(prompt.system, values, "prompt.system"),
-            _fill(prompt.user, values, "prompt.user"))
+    return (_fill(ZH_SYSTEM if zh else prompt.system, values, "prompt.system"),
+            _fill(ZH_USER if zh else prompt.user, values, "prompt.user"))
 
 
 def is_refusal(text: str, refusal_phrase: str) -> bool:
     """True when the answer is empty, starts with the configured refusal phrase or a known
-    variant ("unanswerable", "I don't know", ...), or says the context lacks the answer."""
+    variant ("unanswerable", "I don't know", "我不知道", "无法回答", ...), or says the
+    context lacks the answer."""
     norm = normalize_answer(text)
     if not norm:
         return True
     phrase = normalize_answer(refusal_phrase)
+    if has_cjk(norm) and _is_zh_refusal(_bare(norm), _bare(phrase)):
+        return True
     starts = (phrase,) + REFUSAL_VARIANTS if phrase else REFUSAL_VARIANTS
     if any(norm == s or norm.startswith(s + " ") for s in starts):
         return True
     return bool(_REFUSAL_ANYWHERE.search(norm))
 
 
+def _bare(norm: str) -> str:
+    """A normalised answer without punctuation, white space and underscores."""
+    return re.sub(r"[\W_]+", "", norm)
+
+
+def _is_zh_refusal(bare: str, bare_phrase: str) -> bool:
+    if bare_phrase and bare.startswith(bare_phrase):
+        return True
+    return bool(_ZH_REFUSAL_START.search(bare) or _ZH_REFUSAL_ANYWHERE.search(bare))
+
+
 _LEAD_IN = re.compile(
-    r"^\s*(?:the\s+)?answer(?:\s+to\s+(?:this|the)\s+question)?(?:\s+is)?\s*[:\-]\s*",
-    re.IGNORECASE)
+    r"^\s*(?:(?:the\s+)?answer(?:\s+to\s+(?:this|the)\s+question)?(?:\s+is)?\s*[:\-]|"
+    r"(?:答案|回答)(?:是)?\s*[:：])\s*", re.IGNORECASE)
 
 
 _CITE = re.compile(r"^\s*(?:\[\d+\]\s*)+")
 
 
 def first_answer_line(text: str) -> str:
-    """The first non-empty line of a model output, without an "Answer:" / "The answer is:"
-    lead-in or leading "[2]" citations (same post-processing for every model generator)."""
+    """The first non-empty line of a model output, without an "Answer:" / "The answer is:" /
+    "答案：" lead-in or leading "[2]" citations (same post-processing for every model
+    generator)."""
     for line in text.strip().splitlines():
         line = _LEAD_IN.sub("", line.strip(), count=1)
         line = _CITE.sub("", line).strip()

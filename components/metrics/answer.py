@@ -1,13 +1,19 @@
-"""Answer metrics: SQuAD v2 exact match and token F1, correctness, lexical support.
+"""Answer metrics: exact match and token F1 (SQuAD v2, CMRC 2018), correctness, support.
 
-Normalisation is the official SQuAD v2 evaluation script's: lower case, drop ASCII
-punctuation, drop the articles a/an/the, collapse white space. Scores are the maximum
-over the reference answers. Following SQuAD v2, an unanswerable question scores 1 only
-when the answer is a refusal, and an answerable question scores 0 when refused.
+Normalisers (`normalizer`): "squad" is the official SQuAD v2 evaluation script's (lower
+case, drop ASCII punctuation, drop the articles a/an/the, collapse white space, bag-of-
+tokens F1); "cmrc" is the CMRC 2018 script's for Chinese (see answer_zh); "auto" picks
+per question: cmrc when the question holds a CJK character (so a Chinese question with
+a number for its answer is scored as CMRC scores it), or when every reference answer
+does; else squad (so English data sets score as before, even where an annotator added a
+Chinese alternative). Scores are the maximum over the reference answers. Following SQuAD v2, an unanswerable
+question scores 1 only when the answer is a refusal, and an answerable question scores
+0 when refused.
 
-`lexical_support` is the share of the answer's content tokens that occur in the context:
-a cheap *proxy* for grounding, never a faithfulness measure (a copied wrong span scores 1).
-It is NaN for a generator that read no context (closed book: the caller passes None).
+`lexical_support` is the share of the answer's content tokens that occur in the context
+(a CJK character is a token of its own): a cheap *proxy* for grounding, never a
+faithfulness measure (a copied wrong span scores 1). It is NaN for a generator that read
+no context (closed book: the caller passes None).
 
 A failed generation (`Answer.error` set: timeout, HTTP error, no output after retries)
 is not an answer: every answer metric is NaN (undefined, excluded from means and tests,
@@ -22,17 +28,25 @@ import string
 from collections import Counter
 from typing import Sequence
 
+from components.cjk import CJK, has_cjk
+from components.metrics.answer_zh import cmrc_exact_match, cmrc_f1
 from components.records import Answer, PackedContext, Question
+
+NORMALIZERS = ("squad", "cmrc", "auto")
 
 _PUNCT = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+# A token with CJK characters or CJK / full-width punctuation is cut into pieces.
+_CJK_TOKEN = re.compile(f"[{CJK}\u3000-\u303f\uff00-\uffef]")
+_CJK_PIECES = re.compile(f"[{CJK}]|(?:(?![{CJK}])\\w)+")
 
-# Function words ignored by lexical support (answer "in the 1990s" -> "1990s").
+# Function words ignored by lexical support (answer "in the 1990s" -> "1990s"), with
+# Chinese function and question characters (a CJK character is a token of its own).
 STOPWORDS = frozenset(
     "a an the of in on at to for from by with and or but is are was were be been being "
     "it its this that these those as which who whom whose what when where why how "
     "he she they them his her their we you i me my our your do does did not no".split()
-)
+) | frozenset("的了是在和与與及或之其吗嗎呢吧哪什么麼谁誰怎")
 
 
 def normalize_answer(s: str) -> str:
@@ -70,13 +84,30 @@ def _f1_one(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def exact_match(prediction: str, references: Sequence[str]) -> float:
-    """Max over references of normalised string equality (1.0 or 0.0)."""
+def resolve_normalizer(normalizer: str, references: Sequence[str], question: str = "") -> str:
+    """"squad" or "cmrc": what `normalizer` means for this question (see module doc)."""
+    if normalizer not in NORMALIZERS:
+        raise ValueError(f"unknown answer normalizer '{normalizer}' "
+                         f"(known: {', '.join(NORMALIZERS)})")
+    if normalizer == "auto":
+        chinese = has_cjk(question) or (bool(references) and all(map(has_cjk, references)))
+        return "cmrc" if chinese else "squad"
+    return normalizer
+
+
+def exact_match(prediction: str, references: Sequence[str], normalizer: str = "auto") -> float:
+    """Max over references of normalised string equality (1.0 or 0.0). The question is
+    not known here: "auto" goes by the references alone."""
+    if resolve_normalizer(normalizer, references) == "cmrc":
+        return cmrc_exact_match(prediction, references)
     return max(_em_one(prediction, g) for g in _gold(references))
 
 
-def token_f1(prediction: str, references: Sequence[str]) -> float:
-    """Max over references of the SQuAD bag-of-tokens F1."""
+def token_f1(prediction: str, references: Sequence[str], normalizer: str = "auto") -> float:
+    """Max over references of the token F1 (SQuAD bag of tokens, or CMRC longest common
+    substring)."""
+    if resolve_normalizer(normalizer, references) == "cmrc":
+        return cmrc_f1(prediction, references)
     return max(_f1_one(prediction, g) for g in _gold(references))
 
 
@@ -96,17 +127,26 @@ def context_text(context: PackedContext | None) -> str:
     return "\n\n".join(p.text for p in context.passages)
 
 
+def _support_tokens(s: str) -> list[str]:
+    """SQuAD tokens, except that a token holding CJK characters or CJK punctuation is cut
+    into its CJK characters and its other runs of word characters (punctuation dropped)."""
+    out: list[str] = []
+    for tok in _tokens(s):
+        out.extend(_CJK_PIECES.findall(tok) if _CJK_TOKEN.search(tok) else [tok])
+    return out
+
+
 def lexical_support(answer_text: str, context: PackedContext | None) -> float:
     """Share of the answer's content tokens present in the context (a proxy, not faithfulness).
 
     NaN when the answer is empty or there is no context (closed book): undefined, not 0.
     Stop words are ignored unless the answer has nothing else.
     """
-    toks = _tokens(answer_text)
+    toks = _support_tokens(answer_text)
     if not toks or context is None:
         return math.nan
     content = [t for t in toks if t not in STOPWORDS] or toks
-    ctx = set(_tokens(context_text(context)))
+    ctx = set(_support_tokens(context_text(context)))
     return sum(t in ctx for t in content) / len(content)
 
 
@@ -117,14 +157,16 @@ def answer_cost(answer: Answer, cost_per_1k_in: float = 0.0, cost_per_1k_out: fl
 
 def answer_metrics(question: Question, answer: Answer, context: PackedContext | None, *,
                    f1_threshold: float = 0.5, cost_per_1k_in: float = 0.0,
-                   cost_per_1k_out: float = 0.0) -> dict[str, float]:
+                   cost_per_1k_out: float = 0.0, normalizer: str = "auto") -> dict[str, float]:
     """Per-question answer metrics.
 
-    Keys: em, f1 (SQuAD v2 rules: unanswerable correct iff refused), correct (see
-    `is_correct`), refused (0/1), lexical_support (NaN when refused/empty/no context),
-    generation_error (0/1), tokens_in, tokens_out, latency_s, cost. When the generation
-    failed (answer.error) em, f1, correct, refused and lexical_support are NaN.
+    Keys: em, f1 (under `normalizer`, see module doc; SQuAD v2 rules for refusals:
+    unanswerable correct iff refused), correct (see `is_correct`), refused (0/1),
+    lexical_support (NaN when refused/empty/no context), generation_error (0/1),
+    tokens_in, tokens_out, latency_s, cost. When the generation failed (answer.error) em,
+    f1, correct, refused and lexical_support are NaN. An unknown normalizer raises ValueError.
     """
+    normalizer = resolve_normalizer(normalizer, question.answers, question.question)
     usage = {
         "tokens_in": float(answer.tokens_in),
         "tokens_out": float(answer.tokens_out),
@@ -141,8 +183,8 @@ def answer_metrics(question: Question, answer: Answer, context: PackedContext | 
     elif refused:
         em = f1 = 0.0
     else:
-        em = exact_match(answer.text, question.answers)
-        f1 = token_f1(answer.text, question.answers)
+        em = exact_match(answer.text, question.answers, normalizer)
+        f1 = token_f1(answer.text, question.answers, normalizer)
     correct = is_correct(answerable=question.answerable, em=em, f1=f1, refused=refused,
                          f1_threshold=f1_threshold)
     return {

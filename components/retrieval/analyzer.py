@@ -1,15 +1,19 @@
 """The text analyzer of the lexical path: lower-casing, tokenization, stop words, stemming.
 
-One analyzer is named in the config (`retrieval.analyzer`) and shared by every variant
-and every use (BM25 retrieval and the `lexical` rerank signal), so lexical scores are
-comparable across a sweep. Analyzers are registered by name in ANALYZERS.
+One analyzer is named in the config (`retrieval.analyzer`, with `retrieval.analyzer_options`)
+and shared by every variant and every use (BM25 retrieval and the `lexical` rerank
+signal), so lexical scores are comparable across a sweep. Analyzers are registered by
+name in ANALYZERS; a factory's keyword arguments are the options it accepts. The
+Chinese analyzers (`zh`, `cjk_bigram`, `auto`) live in analyzers_zh.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
+import threading
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from components.errors import InputError
 from components.registry import Registry
@@ -25,17 +29,21 @@ _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 @dataclass(frozen=True)
 class Analyzer:
-    """Turns text into index terms. Deterministic; stemming results are memoised."""
+    """Turns text into index terms. Deterministic; stemming results are memoised.
+
+    `split` turns the (lower-cased) text into tokens; None means runs of word characters.
+    """
 
     name: str
     lowercase: bool = True
     stop_words: frozenset[str] = frozenset()
     stemmer: Callable[[str], str] | None = field(default=None, compare=False)
+    split: Callable[[str], list[str]] | None = field(default=None, compare=False)
 
     def __call__(self, text: str) -> list[str]:
         if self.lowercase:
             text = text.lower()
-        toks = _TOKEN_RE.findall(text)
+        toks = _TOKEN_RE.findall(text) if self.split is None else self.split(text)
         if self.stop_words:
             toks = [t for t in toks if t not in self.stop_words]
         if self.stemmer is not None:
@@ -66,7 +74,7 @@ def _snowball_english() -> Callable[[str], str]:
     return stem
 
 
-ANALYZERS: Registry[Callable[[], Analyzer]] = Registry("analyzer", config_field="retrieval.analyzer")
+ANALYZERS: Registry[Callable[..., Analyzer]] = Registry("analyzer", config_field="retrieval.analyzer")
 
 
 @ANALYZERS.register("default")
@@ -87,14 +95,30 @@ def _english_stem() -> Analyzer:
     return Analyzer("english_stem", stop_words=ENGLISH_STOP_WORDS, stemmer=_snowball_english())
 
 
-_CACHE: dict[str, Analyzer] = {}
+_CACHE: dict[tuple[str, tuple[tuple[str, Any], ...]], Analyzer] = {}
+_LOCK = threading.Lock()
 
 
-def get_analyzer(name: str) -> Analyzer:
-    """The analyzer registered as `name` (one instance per process)."""
-    if name not in _CACHE:
-        if name not in ANALYZERS:
-            known = ", ".join(ANALYZERS.names())
-            raise InputError(f"unknown analyzer '{name}' (known: {known})", field="retrieval.analyzer")
-        _CACHE[name] = ANALYZERS.get(name)()
-    return _CACHE[name]
+def get_analyzer(name: str, options: Mapping[str, Any] | None = None) -> Analyzer:
+    """The analyzer registered as `name`, built with `options` (the factory's keyword
+    arguments); one instance per (name, options) per process, built under a lock."""
+    opts = dict(options or {})
+    key = (name, tuple(sorted(opts.items())))
+    with _LOCK:
+        if key not in _CACHE:
+            if name not in ANALYZERS:
+                known = ", ".join(ANALYZERS.names())
+                raise InputError(f"unknown analyzer '{name}' (known: {known})",
+                                 field="retrieval.analyzer")
+            factory = ANALYZERS.get(name)
+            params = inspect.signature(factory).parameters
+            unknown = sorted(set(opts) - set(params))
+            if unknown:
+                accepted = ", ".join(params) or "none"
+                raise InputError(f"analyzer '{name}' has no option {', '.join(unknown)} "
+                                 f"(accepted: {accepted})", field="retrieval.analyzer_options")
+            _CACHE[key] = factory(**opts)
+        return _CACHE[key]
+
+
+from components.retrieval import analyzers_zh  # noqa: E402,F401  (registers zh, cjk_bigram, auto)

@@ -2,7 +2,8 @@
 
 The bm25 path and the `lexical` rerank signal need the same index over the same chunks;
 an RRF-k or rerank sweep calls the stages again on identical chunks. Building once per
-(chunks, analyzer, k1, b, epsilon) keeps those calls cheap. Small LRUs bound memory.
+(chunks, analyzer and its options, k1, b, epsilon) keeps those calls cheap. Small LRUs
+bound memory.
 """
 
 from __future__ import annotations
@@ -60,10 +61,11 @@ def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
 
 
 def bm25_index(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> BM25Index:
-    """The BM25 index of `chunks` under cfg.analyzer and cfg.bm25 (memoised; the bm25 path
+    """The BM25 index of `chunks` under cfg.analyzer(_options) and cfg.bm25 (memoised; the bm25 path
     and the `lexical` rerank signal share it)."""
-    analyzer = get_analyzer(cfg.analyzer)
-    key = (chunks_fingerprint(chunks), cfg.analyzer, cfg.bm25.k1, cfg.bm25.b, cfg.bm25.epsilon)
+    analyzer = get_analyzer(cfg.analyzer, cfg.analyzer_options)
+    key = (chunks_fingerprint(chunks), cfg.analyzer, tuple(sorted(cfg.analyzer_options.items())),
+           cfg.bm25.k1, cfg.bm25.b, cfg.bm25.epsilon)
 
     def make() -> BM25Index:
         return BM25Index([c.chunk_id for c in chunks], analyzer.batch([c.text for c in chunks]),

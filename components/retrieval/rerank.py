@@ -58,7 +58,8 @@ def lexical(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarr
     index = ctx._cache.get("bm25")
     if index is None:
         index = ctx._cache["bm25"] = indexes.bm25_index(ctx.chunks, ctx.cfg.retrieval)
-    query = get_analyzer(ctx.cfg.retrieval.analyzer)(q.question)
+    rcfg = ctx.cfg.retrieval
+    query = get_analyzer(rcfg.analyzer, rcfg.analyzer_options)(q.question)
     return minmax(index.scores_for(query, [c.chunk_id for c in cands]))
 
 

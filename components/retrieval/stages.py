@@ -39,7 +39,7 @@ RERANKERS: Registry[Callable[..., dict[str, Ranking]]] = Registry("reranker",
                 uses={"retrieval.analyzer": "analyzer"})
 def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
     index = indexes.bm25_index(chunks, cfg.retrieval)
-    analyzer = get_analyzer(cfg.retrieval.analyzer)
+    analyzer = get_analyzer(cfg.retrieval.analyzer, cfg.retrieval.analyzer_options)
     out: dict[str, Ranking] = {}
     for q in questions:
         t0 = time.perf_counter()

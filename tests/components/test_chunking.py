@@ -105,3 +105,21 @@ def test_registry_names_and_unknown(tok):
         chunk_documents(DOCS, ChunkingConfig(method="para"), tok)
 
 
+ZH_TEXT = ("台北101是台灣最高的建築，高度為508公尺。它位於信義區！"
+           "遊客常問：「觀景台在幾樓？」答案是89樓；"
+           "BM25 與向量檢索可以一起使用。最後一句沒有句號")
+
+
+def test_sentence_chunks_end_at_chinese_sentence_ends(tok):
+    spans = sentence_spans(ZH_TEXT)
+    assert [ZH_TEXT[s:e] for s, e in spans] == [
+        "台北101是台灣最高的建築，高度為508公尺。", "它位於信義區！", "遊客常問：「觀景台在幾樓？」",
+        "答案是89樓；", "BM25 與向量檢索可以一起使用。", "最後一句沒有句號"]
+    longest = max(tok.count(ZH_TEXT[s:e]) for s, e in spans)
+    chunks = chunk_documents([Document("z", ZH_TEXT)],
+                             ChunkingConfig(method="sentence", size=longest, overlap=0), tok)
+    starts, ends = {s for s, _ in spans}, {e for _, e in spans}
+    assert len(chunks) > 1
+    for c in chunks:
+        assert c.text == ZH_TEXT[c.start:c.end] and c.n_tokens <= longest
+        assert c.start in starts and c.end in ends

@@ -20,7 +20,7 @@ BASES = [
     {"retrieval": {"paths": ["bm25", "dense"]},
      "rerank": {"method": "composite", "weights": EVERY_SIGNAL, "cross_encoder": "/ce"},
      "generator": {"name": "openai", "base_url": "http://x", "model": "m"}},
-    {"retrieval": {"paths": ["bm25", "dense"]}, "fusion": {"method": "convex"},
+    {"retrieval": {"paths": ["bm25", "dense"], "analyzer": "zh"}, "fusion": {"method": "convex"},
      "generator": {"name": "extractive"}},
 ]
 # A changed value for fields whose type alone does not give a valid one.
@@ -29,7 +29,8 @@ CHANGED = {
     "retrieval.analyzer": "english", "fusion.method": "convex", "fusion.normalization": "zscore",
     "fusion.weights": {"bm25": 2.0, "dense": 1.0}, "rerank.method": "none",
     "context.policy": "truncate", "generator.name": "smollm2", "generator.model": "other",
-    "rerank.cross_encoder": "/other",
+    "rerank.cross_encoder": "/other", "retrieval.analyzer_options": {"user_dict": "terms.txt"},
+    "prompt.language": "zh",
 }
 EXEMPT = {"options"}  # free-form plugin options: read as `options.<component>`
 

@@ -55,3 +55,35 @@ def test_identity_tracks_threshold_and_output_is_deterministic(normans_ctx, ques
         ["Where is Normandy?", "Who raided?", "When were the Normans in Normandy?"])]
     assert [a.text for a in _gen().generate_many(items)] == \
         [a.text for a in _gen().generate_many(items)]
+
+
+def _zh_ctx(*texts):
+    return PackedContext(chunk_ids=tuple(f"c{i}" for i in range(len(texts))),
+                         passages=tuple(Passage(f"d{i}", 0, len(t), t) for i, t in enumerate(texts)),
+                         n_tokens=40, budget=100)
+
+
+def test_chinese_answer_is_a_span_of_the_best_sentence():
+    # sentences end at 。 without a space; the second one holds 日 本 首 都, the answer the
+    # characters that are not question terms
+    ctx = _zh_ctx("台灣的首都是台北。日本的首都是東京。")
+    span, support = extract_answer("日本的首都是哪裡？", ctx, 0.3)
+    assert span == "東京" and support > 0.5
+
+
+def test_mixed_chinese_english_span_trims_function_characters():
+    ctx = _zh_ctx("混合检索结合 BM25 与向量。BM25 的参数是 k1 和 b。")
+    span, _ = extract_answer("BM25 的参数有哪些？", ctx, 0.3)
+    assert span == "k1 和 b"  # 是 at the start trimmed like an English stop word
+
+
+def test_chinese_candidate_spans_stop_at_chinese_punctuation():
+    ctx = _zh_ctx("《紅樓夢》的作者是曹雪芹，成書於清代。")
+    span, _ = extract_answer("紅樓夢的作者是誰？", ctx, 0.3)
+    assert span == "曹雪芹"
+
+
+def test_chinese_question_without_support_is_refused(question):
+    ctx = _zh_ctx("台灣的首都是台北。日本的首都是東京。")
+    (a,) = _gen().generate_many([(question("q", "火星上有生命嗎？"), ctx)])
+    assert a.refused

@@ -4,8 +4,8 @@ import pytest
 
 from components.config import PromptConfig
 from components.errors import InputError
-from components.generation.prompt import (CLOSED_BOOK_SYSTEM, first_answer_line, is_refusal,
-                                          render_prompt)
+from components.generation.prompt import (CLOSED_BOOK_SYSTEM, ZH_SYSTEM, first_answer_line,
+                                          is_refusal, prompt_language, render_prompt)
 from components.records import PackedContext, Passage
 
 
@@ -59,3 +59,46 @@ def test_is_refusal_uses_configured_phrase():
 ])
 def test_first_answer_line(raw, clean):
     assert first_answer_line(raw) == clean
+
+
+def test_chinese_question_gets_the_chinese_prompt():
+    system, user = render_prompt(PromptConfig(), " 台灣的首都是哪裡？ ", _ctx("台北是首都。"))
+    assert system == ZH_SYSTEM.replace("{refusal}", "我不知道。")
+    assert user == "上下文：\n[1] 台北是首都。\n\n问题：台灣的首都是哪裡？\n答案："
+    system, user = render_prompt(PromptConfig(), "台灣的首都是哪裡？", None)
+    assert system.endswith("请只回答：我不知道。") and user == "问题：台灣的首都是哪裡？\n答案："
+
+
+def test_mixed_question_is_chinese_under_auto_and_language_can_be_forced():
+    assert prompt_language(PromptConfig(), "向量检索的 recall 怎么提升") == "zh"
+    assert prompt_language(PromptConfig(), "How to raise recall?") == "en"
+    assert prompt_language(PromptConfig(language="zh"), "How to raise recall?") == "zh"
+    assert prompt_language(PromptConfig(language="en"), "怎么提升") == "en"
+    system, _ = render_prompt(PromptConfig(language="en"), "怎么提升", _ctx("a"))
+    assert system == PromptConfig().system.replace("{refusal}", "I don't know.")
+
+
+def test_english_prompt_text_is_unchanged():
+    system, user = render_prompt(PromptConfig(), "Who?", _ctx("A."))
+    assert system == ("You answer questions using only the numbered context passages. "
+                      "Answer with a short phrase copied from the context. "
+                      "If the context does not contain the answer, reply exactly: I don't know.")
+    assert user == "Context:\n[1] A.\n\nQuestion: Who?\nAnswer:"
+
+
+@pytest.mark.parametrize("text, refused", [
+    ("我不知道。", True), ("我不知道", True), ("不知道", True), ("无法回答。", True),
+    ("無法回答", True), ("根据上下文，无法回答这个问题。", True), ("上下文中沒有提到。", True),
+    ("没有答案", True), ("台北", False), ("知道了一些事", False), ("他不知道自己在哪", False),
+])
+def test_is_refusal_chinese(text, refused):
+    assert is_refusal(text, "I don't know.") is refused
+
+
+def test_is_refusal_configured_chinese_phrase():
+    assert is_refusal("无可奉告。", "无可奉告")
+    assert not is_refusal("奉告", "无可奉告")
+
+
+def test_first_answer_line_drops_a_chinese_lead_in():
+    assert first_answer_line("答案：台北\n因为……") == "台北"

@@ -24,15 +24,16 @@ def test_english_stem_stems():
 
 
 def test_unknown_analyzer_names_the_field():
-    with pytest.raises(InputError, match="retrieval.analyzer.*known: default"):
+    with pytest.raises(InputError, match="retrieval.analyzer.*known: .*default"):
         get_analyzer("klingon")
 
 
-@pytest.mark.parametrize("name", ANALYZERS.names())
-def test_analyzer_conformance(name):
+@pytest.mark.parametrize("name", [n for n in ANALYZERS.names() if n != "auto"])
+@pytest.mark.parametrize("text", ["Photosynthesis converts LIGHT energy; Énergie 42 times.",
+                                  "向量檢索的 Recall 怎麼提升？ＢＭ２５，ℌ"])
+def test_analyzer_conformance(name, text):
     an = get_analyzer(name)
     assert an is get_analyzer(name)
-    text = "Photosynthesis converts LIGHT energy; Énergie 42 times."
     out = an(text)
     assert out == an(text) and all(isinstance(t, str) and t for t in out)
     assert an.batch([text, ""]) == [out, []]

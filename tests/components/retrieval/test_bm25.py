@@ -92,3 +92,26 @@ def test_exact_arithmetic_ties_are_ties():
     top = idx.search(["x", "y", "z"], 2)
     assert top[0][1] == top[1][1]
     assert [d for d, _ in top] == ["a", "b"]
+
+
+ZH_TEXTS = [
+    "向量检索的召回率怎么提升？可以调整 BM25 的参数 k1 和 b。",
+    "知识图谱检索把实体和关系存进图数据库，再用向量检索补充召回。",
+    "台北101是台灣最高的建築，高度為508公尺。",
+    "混合检索（hybrid retrieval）结合 BM25 与稠密向量，用 RRF 融合排名。",
+    "中文分词使用 jieba 的搜索引擎模式；全角字符ＢＭ２５会被折叠。",
+    "東京タワーは東京都港区にある電波塔です。",
+]
+
+
+@pytest.mark.parametrize("name", ["zh", "cjk_bigram"])
+def test_chinese_analyzers_parity_with_rank_bm25(name):
+    an = get_analyzer(name)
+    docs = an.batch(ZH_TEXTS)
+    ids = [f"z{i}" for i in range(len(ZH_TEXTS))]
+    ref, idx = BM25Okapi(docs), BM25Index(ids, docs)
+    for q in ["向量检索的 recall 怎么提升", "BM25 参数", "台灣最高的建築", "知识图谱", "东京"]:
+        toks = an(q)
+        np.testing.assert_allclose(idx.scores(toks), ref.get_scores(toks), atol=1e-6)
+        ref_scores = ref.get_scores(toks)
+        assert [d for d, _ in idx.search(toks, 3)] == [ids[i] for i in _expected_top(ref_scores, ids, 3)]
