@@ -3,7 +3,7 @@
 On the bundled DRCD dev set (Traditional Chinese Wikipedia), regression tier (500
 questions, split dev, seed 0), token_window chunks (default 256 tokens, overlap 32, the
 experiment tokenizer), span labels with threshold 0.5. Each path retrieves the top 10
-chunks per question through the project's own stages (indexes.bm25_index, retrieve_path)
+chunks per question through the project's own stages (indexes.lexical, retrieve_path)
 and is scored by retrieval_metrics over the gold spans. Times: load (jieba's dictionary
 for zh; the MiniLM model for dense), index (analysing every chunk and building BM25; for
 dense, encoding every chunk, no cache), and the mean per question (analysis + scoring;
@@ -24,7 +24,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from components.chunking import chunk_documents  # noqa: E402
-from components.config import ChunkingConfig, RetrievalConfig  # noqa: E402
+from components.config import ChunkingConfig, PipelineConfig, RetrievalConfig  # noqa: E402
 from components.data import load_dataset  # noqa: E402
 from components.data.tiers import select_questions  # noqa: E402
 from components.labels import label_chunks  # noqa: E402
@@ -33,6 +33,7 @@ from components.models import minilm_path  # noqa: E402
 from components.retrieval import indexes  # noqa: E402
 from components.retrieval.analyzer import get_analyzer  # noqa: E402
 from components.retrieval.dense import DenseEncoder  # noqa: E402
+from components.retrieval.resources import Resources  # noqa: E402
 from components.retrieval.stages import retrieve_path  # noqa: E402
 from components.tokenizer import get_tokenizer  # noqa: E402
 
@@ -67,24 +68,24 @@ def main() -> None:
 
     rows = []
     for name in ANALYZERS:
-        cfg = RetrievalConfig(paths=("bm25",), depth=max(KS), analyzer=name)
+        cfg = PipelineConfig(retrieval=RetrievalConfig(paths=("bm25",), depth=max(KS), analyzer=name))
         t0 = time.perf_counter()
         get_analyzer(name)
         t1 = time.perf_counter()
-        indexes.bm25_index(chunks, cfg)
+        indexes.lexical(chunks, cfg.retrieval)
         t2 = time.perf_counter()
         latency: dict[str, float] = {}
-        rankings = retrieve_path("bm25", chunks, questions, cfg, None, latency=latency)
+        rankings = retrieve_path("bm25", chunks, questions, cfg, latency=latency)
         rows.append((f"bm25/{name}", score(rankings, questions, labels), t1 - t0, t2 - t1,
                      float(np.mean(list(latency.values())))))
 
-    cfg = RetrievalConfig(paths=("dense",), depth=max(KS))
+    cfg = PipelineConfig(retrieval=RetrievalConfig(paths=("dense",), depth=max(KS)))
     encoder = DenseEncoder(minilm_path(), None)  # no embedding cache: every chunk is encoded
     t0 = time.perf_counter()
     encoder.encode(["預熱"])  # loads the model
     t1 = time.perf_counter()
     latency = {}
-    rankings = retrieve_path("dense", chunks, questions, cfg, encoder, latency=latency)
+    rankings = retrieve_path("dense", chunks, questions, cfg, Resources.fixed(encoder), latency=latency)
     t2 = time.perf_counter()
     query_total = sum(latency.values())  # query encoding + search; the rest encodes chunks
     rows.append(("dense/minilm", score(rankings, questions, labels), t1 - t0,

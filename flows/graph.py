@@ -64,8 +64,8 @@ def add_variant(plan: Plan, name: str, cfg: PipelineConfig, experiment: dict[str
             deps = tuple(n for s in upstream for n in made[s])
             inputs = {s: (made[s][0].key if len(made[s]) == 1 and made[s][0].part is None
                           else {n.part: n.key for n in made[s]}) for s in upstream}
-            key = stage_key(sd, resolved, read_values(cfg, reads), inputs, experiment, part,
-                            components_version)
+            key = stage_key(sd, resolved, read_values(cfg, reads, resolved.files), inputs,
+                            experiment, part, components_version)
             node = plan.nodes.get(key)
             if node is None:
                 node = StageNode(sd.name, key, tuple(d.key for d in deps), inputs,

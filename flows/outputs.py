@@ -14,19 +14,22 @@ import re
 import shutil
 import subprocess
 import time
+from collections import Counter
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from components.models import dense_model_path
+from components.metrics.answer import resolve_normalizer
+from components.cjk import script_counts
+from components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from components.report.build import build_report, write_files
 from components.retrieval.dense import DenseEncoder
 from components.report.sweep_data import SweepResults
 from components.stats import compare_variants
 from flows.context import RunContext
-from flows.stages import frame_answers
+from flows.stages import chunks_of, frame_answers
 from components.config import format_value
 from components.vocab import BASELINE
 
@@ -123,6 +126,9 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "questions": {"total": len(q), "answerable": sum(x.answerable for x in q),
                       "without_evidence": sum(not x.evidence for x in q),
                       "fingerprint": ctx.questions_fp},
+        "analyzer": ctx.analyzer_choice,
+        "language": language_facts(ctx),
+        "answer_normalizer": normalizer_counts(ctx),
         "label_threshold": ctx.spec.metrics.label_threshold, "label_mode": ctx.label_mode,
         "ndcg_gain": ctx.spec.metrics.gain,
         "statistics": ctx.spec.stats.model_dump(mode="json"),
@@ -137,6 +143,22 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
     }
 
 
+def language_facts(ctx: RunContext) -> dict[str, Any]:
+    """The corpus's CJK share and the English-only dense models the variants use on it."""
+    n, letters, cjk, _ = script_counts([d.text for d in ctx.dataset.documents])
+    dense = {v.config.retrieval.dense_model for v in ctx.variants
+             if "dense" in v.config.retrieval.paths or "semantic" in v.config.rerank.weights}
+    return {"cjk_share": round(cjk / letters, 4) if letters else 0.0,
+            "english_only_dense_models": sorted(dense & ENGLISH_ONLY_MODELS)}
+
+
+def normalizer_counts(ctx: RunContext) -> dict[str, Any]:
+    """How many questions each answer normalisation scores (metrics.answer_normalizer)."""
+    given = ctx.spec.metrics.answer_normalizer
+    counts = Counter(resolve_normalizer(given, q.answers, q.question) for q in ctx.questions)
+    return {"setting": given, "questions": dict(sorted(counts.items()))}
+
+
 def chunking_stats(ctx: RunContext) -> dict[str, Any]:
     """Per chunking: chunk count and share longer than the dense embedder's window."""
     out = {}
@@ -144,10 +166,15 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
         key = ctx.plan.by_variant[v.name]["chunk"]
         if key in out:
             continue
-        frame = ctx.store.read("chunk", key)
+        texts = [c.text for c in chunks_of(ctx, key)]
         enc = DenseEncoder(dense_model_path(v.config.retrieval.dense_model), None)
-        out[key] = {"chunking": v.config.chunking.model_dump(mode="json"), "chunks": frame.height,
-                    "share_over_embedder_window": round(enc.truncated_share(frame["n_tokens"]), 4)}
+        window = enc.window_stats(texts)
+        out[key] = {"chunking": v.config.chunking.model_dump(mode="json"), "chunks": len(texts),
+                    "embedder": v.config.retrieval.dense_model,
+                    "share_over_embedder_window": round(window["share"], 4),
+                    "pieces_cut_mean": round(window["mean_cut"], 2),
+                    "pieces_cut_max": int(window["max_cut"]),
+                    "share_of_pieces_unseen": round(window["unseen_share"], 4)}
     return out
 
 

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from components.config import PipelineConfig
 from components.errors import InputError
 from components.registry import registry
-from components.vocab import (CI_METHODS, DEFAULT_KEY_METRICS, FAMILIES, LABEL_MODES, NDCG_GAINS,
-                              SPLITS, TIERS)
+from components.vocab import (ANSWER_NORMALIZERS, CI_METHODS, DEFAULT_KEY_METRICS, FAMILIES,
+                              LABEL_MODES, NDCG_GAINS, SPLITS, TIERS)
 
 
 def _registered(kind: str, name: str) -> str:
@@ -44,6 +44,9 @@ class MetricsSpec(_Spec):
     # of a relevant document carries its grade); default: document for BEIR, else span
     labels: Literal[LABEL_MODES] | None = None  # type: ignore[valid-type]
     correct_f1: float = Field(0.5, gt=0, le=1)
+    # answer EM/F1 normalisation: squad (English), cmrc (CMRC 2018: CJK characters as
+    # tokens), auto (per question: cmrc when the question or every gold answer is Chinese)
+    answer_normalizer: Literal[ANSWER_NORMALIZERS] = "auto"  # type: ignore[valid-type]
     key: tuple[str, ...] = DEFAULT_KEY_METRICS
 
     @field_validator("ks")

@@ -7,7 +7,7 @@ import hashlib
 import json
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
@@ -47,25 +47,29 @@ def _override(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
     return out
 
 
+Adjust = Callable[[PipelineConfig], PipelineConfig]
+
+
 def _apply(base: dict[str, Any], overrides: dict[str, Any], loaded: LoadedSpec,
-           loc: tuple[Any, ...]) -> PipelineConfig:
+           loc: tuple[Any, ...], adjust: Adjust) -> PipelineConfig:
     data = base
     for dotted, value in overrides.items():
         if not has_dotted(base, dotted):
             raise loaded.error(f"unknown variable '{dotted}'", loc)
         data = _override(data, dotted, value)
     try:
-        return PipelineConfig.model_validate(data)
+        return adjust(PipelineConfig.model_validate(data))
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise loaded.error(f"{where}: {err['msg']}", loc) from None
 
 
-def expand(loaded: LoadedSpec) -> list[Variant]:
-    """Baseline first, then sweeps in file order, then explicitly named variants."""
+def expand(loaded: LoadedSpec, adjust: Adjust = lambda cfg: cfg) -> list[Variant]:
+    """Baseline first, then sweeps in file order, then explicitly named variants.
+    `adjust` resolves per-corpus choices (the `auto` analyzer) before configs are compared."""
     spec = loaded.spec
-    base_cfg = spec.baseline
+    base_cfg = adjust(spec.baseline)
     base = base_cfg.model_dump(mode="python")
     variants = [Variant(BASELINE, None, None, base_cfg, config_id(base_cfg), ("baseline",))]
     seen = {variants[0].config_id: BASELINE}
@@ -74,7 +78,7 @@ def expand(loaded: LoadedSpec) -> list[Variant]:
             raise loaded.error(f"unknown variable '{sweep.variable}'", ("sweeps", i, "variable"))
         for j, value in enumerate(sweep.values):
             loc = ("sweeps", i, "values", j)
-            cfg = _apply(base, {sweep.variable: value}, loaded, loc)
+            cfg = _apply(base, {sweep.variable: value}, loaded, loc, adjust)
             cid = config_id(cfg)
             name = f"{sweep.variable}={format_value(value)}"
             if cid == variants[0].config_id:
@@ -87,7 +91,7 @@ def expand(loaded: LoadedSpec) -> list[Variant]:
             variants.append(Variant(name, sweep.variable, value, cfg, cid, loc))
     for i, named in enumerate(spec.variants):
         loc = ("variants", i, "set")
-        cfg = _apply(base, named.set, loaded, loc)
+        cfg = _apply(base, named.set, loaded, loc, adjust)
         cid = config_id(cfg)
         if named.name in {v.name for v in variants}:
             raise loaded.error(f"variant name '{named.name}' is used twice", ("variants", i, "name"))

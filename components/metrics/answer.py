@@ -31,8 +31,7 @@ from typing import Sequence
 from components.cjk import CJK, has_cjk
 from components.metrics.answer_zh import cmrc_exact_match, cmrc_f1
 from components.records import Answer, PackedContext, Question
-
-NORMALIZERS = ("squad", "cmrc", "auto")
+from components.vocab import ANSWER_NORMALIZERS as NORMALIZERS
 
 _PUNCT = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)

@@ -57,7 +57,8 @@ def _answer(view: QuestionView) -> dict[str, float]:
     pricing = p.get("pricing") or {}
     return view.once("answer", lambda: answer_metrics(
         view.question, view.answer, view.generator_context, f1_threshold=p.get("correct_f1", 0.5),
-        cost_per_1k_in=pricing.get("in", 0.0), cost_per_1k_out=pricing.get("out", 0.0)))
+        cost_per_1k_in=pricing.get("in", 0.0), cost_per_1k_out=pricing.get("out", 0.0),
+        normalizer=p.get("answer_normalizer", "auto")))
 
 
 def _answer_metric(name: str, direction: str, description: str) -> None:

@@ -84,6 +84,13 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
             pairs = [f"{r['variant']} on {r['metric']}" for r in flagged.iter_rows(named=True)]
             out.append(f"Unequal missingness versus the baseline: {_listed(pairs)}; "
                        "compare those means with care.")
+    lang = (manifest or {}).get("language") or {}
+    if lang.get("cjk_share", 0.0) > 0.5 and lang.get("english_only_dense_models"):
+        models = ", ".join(lang["english_only_dense_models"])
+        out.append(f"English dense model on a Chinese corpus: {lang['cjk_share']:.0%} of the "
+                   f"corpus's letters are CJK, but {models} was trained on English and reads "
+                   "Chinese poorly; dense and semantic-rerank results measure that mismatch. "
+                   "Set retrieval.dense_model to a Chinese or multilingual model on disk.")
     for ch in (manifest or {}).get("chunkings", {}).values():
         share = ch.get("share_over_embedder_window", 0.0)
         if share > 0.05:

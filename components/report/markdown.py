@@ -46,6 +46,17 @@ def _variable_table(metric: str, points: Sequence[tuple[str, str]],
     return out
 
 
+def analysis_text(manifest: dict[str, Any]) -> str:
+    """Which BM25 analyzer `auto` chose (and why) and which answer normalisation scored."""
+    chosen = manifest.get("analyzer")
+    norm = manifest.get("answer_normalizer") or {}
+    counts = ", ".join(f"{k} {v}" for k, v in (norm.get("questions") or {}).items())
+    lexical = (f"BM25 analyzer `auto` chose **{chosen['analyzer']}** ({chosen['reason']})"
+               if chosen else "BM25 analyzers as configured per variant")
+    return (f"{lexical}; answer EM/F1 normaliser {norm.get('setting', 'auto')}"
+            f"{f' (questions scored: {counts})' if counts else ''}")
+
+
 def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
     """The report header: what was run, on what, and how it was tested."""
     st = manifest.get("statistics", {})
@@ -74,6 +85,7 @@ def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
         f"fewer than {MIN_UNTIED_FOR_BOOTSTRAP} pairs differ (– when no shift can be rejected)",
         f"- **Labels** a chunk is relevant when it covers ≥ {manifest.get('label_threshold')} of "
         f"a gold span; NDCG gain {manifest.get('ndcg_gain')}; tokenizer {manifest.get('tokenizer')}",
+        f"- **Text analysis** {analysis_text(manifest)}",
         f"- **Versions** {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}",
     ]
 

@@ -122,14 +122,32 @@ class DenseEncoder:
             return int(json.loads(cfg.read_text())["max_seq_length"])
         return int(self.model.max_seq_length)
 
-    def truncated_share(self, n_tokens: Sequence[int]) -> float:
-        """Share of chunks whose token counts (experiment tokenizer, no specials) exceed the
-        window the model reads (max_seq_length less [CLS] and [SEP]): the one embedder-window
-        rule, used for the manifest and the report's warning."""
-        if not len(n_tokens):
-            return 0.0
-        window = self.max_seq_length - 2
-        return sum(int(n) > window for n in n_tokens) / len(n_tokens)
+    def window_stats(self, texts: Sequence[str]) -> dict[str, float]:
+        """How much of `texts` the model never reads: the one embedder-window rule, used for
+        the manifest and the report's warning. Counted with the model's own tokenizer
+        (special tokens included) against its max_seq_length: `share` of texts cut,
+        `mean_cut` / `max_cut` word pieces beyond the window among the cut ones, and
+        `unseen_share` of all word pieces."""
+        lengths = self._piece_counts(texts)
+        window = self.max_seq_length
+        cut = [n - window for n in lengths if n > window]
+        total = sum(lengths)
+        return {"share": len(cut) / len(lengths) if lengths else 0.0,
+                "mean_cut": sum(cut) / len(cut) if cut else 0.0,
+                "max_cut": float(max(cut, default=0)),
+                "unseen_share": sum(cut) / total if total else 0.0}
+
+    def _piece_counts(self, texts: Sequence[str]) -> list[int]:
+        """Word pieces per text under the model's tokenizer (tokenizer.json, no model load)."""
+        path = self.model_path / "tokenizer.json"
+        if path.is_file():
+            from tokenizers import Tokenizer
+            tok = Tokenizer.from_file(str(path))
+            tok.no_truncation()
+            tok.no_padding()  # tokenizer.json may pad every text to 128 pieces
+            return [len(e.ids) for e in tok.encode_batch(list(texts))]
+        tok = self.model.tokenizer  # a model without tokenizer.json: load it
+        return [len(tok(t, truncation=False)["input_ids"]) for t in texts]
 
     @property
     def dim(self) -> int:

@@ -18,7 +18,8 @@ from components.config import RetrievalConfig
 from components.errors import InputError
 from components.models import dense_model_path
 from components.records import Chunk
-from components.retrieval.analyzer import get_analyzer
+from components.retrieval.analyzer import Analyzer, get_analyzer
+from components.retrieval.analyzers_zh import choose_analyzer
 from components.retrieval.bm25 import BM25Index
 from components.retrieval.dense import DenseEncoder
 
@@ -60,18 +61,23 @@ def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
     return h.hexdigest()
 
 
-def bm25_index(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> BM25Index:
-    """The BM25 index of `chunks` under cfg.analyzer(_options) and cfg.bm25 (memoised; the bm25 path
-    and the `lexical` rerank signal share it)."""
-    analyzer = get_analyzer(cfg.analyzer, cfg.analyzer_options)
-    key = (chunks_fingerprint(chunks), cfg.analyzer, tuple(sorted(cfg.analyzer_options.items())),
+def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> tuple[BM25Index, Analyzer]:
+    """The BM25 index of `chunks` under the analyzer and cfg.bm25, and the analyzer for
+    queries (memoised; the bm25 path and the `lexical` rerank signal share them). Analyzer
+    `auto` is resolved from the chunk texts here when the caller has not resolved it for
+    the corpus (the sweep flow does, and reports its choice)."""
+    name = cfg.analyzer
+    if name == "auto":
+        name = choose_analyzer([c.text for c in chunks])[0]
+    analyzer = get_analyzer(name, cfg.analyzer_options)
+    key = (chunks_fingerprint(chunks), name, tuple(sorted(cfg.analyzer_options.items())),
            cfg.bm25.k1, cfg.bm25.b, cfg.bm25.epsilon)
 
     def make() -> BM25Index:
         return BM25Index([c.chunk_id for c in chunks], analyzer.batch([c.text for c in chunks]),
                          k1=cfg.bm25.k1, b=cfg.bm25.b, epsilon=cfg.bm25.epsilon)
 
-    return _BM25.get_or_make(key, make)
+    return _BM25.get_or_make(key, make), analyzer
 
 
 def default_encoder(model: str) -> DenseEncoder:

