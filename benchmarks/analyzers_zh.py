@@ -99,6 +99,7 @@ def main() -> None:
     for name, m, load, index, query in rows:
         print(f"{name:<16}" + "".join(f"{m[c]:>13.3f}" for c in cols)
               + f"{load:>9.2f}{index:>9.2f}{query * 1000:>10.2f}")
+    print("recall@5 by path: " + ", ".join(f"{name} {m['recall_at_5']:.3f}" for name, m, *_ in rows))
 
 
 if __name__ == "__main__":

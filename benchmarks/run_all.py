@@ -33,10 +33,13 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
     "sharing": ("sweep_sharing.py", [], []),
     "overhead": ("overhead.py", [], []),
     "scaling": ("scaling.py", [], ["--sizes", "10000", "30000", "--queries", "50"]),
+    "demo": ("demo_time.py", [], []),
+    "analyzers-zh": ("analyzers_zh.py", [], ["--tier", "smoke"]),
 }
 TARGET = re.compile(r"^(?P<label>.+?)[:=]?\s+(?P<val>[\d.]+)\s*(?P<unit>x|s)?\s+"
                     r"\(target (?P<op><=|>=) (?P<tgt>[\d.]+)")
-INFO = re.compile(r"(speed-up|identical top-|max \|embedding diff|max \|score diff)")
+INFO = re.compile(r"(speed-up|identical top-|max \|embedding diff|max \|score diff|^cold: |"
+                  r"^unchanged re-run: |^recall@5 by path)")
 
 
 def run(name: str, quick: bool) -> tuple[int, str, float]:

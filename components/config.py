@@ -101,6 +101,9 @@ class GeneratorConfig(_Frozen):
     max_new_tokens: int = Field(48, ge=1, le=4096)
     temperature: float = Field(0.0, ge=0)
     seed: int = 0
+    # stochastic generation (temperature > 0): answers per question, with seeds seed,
+    # seed+1, ...; per-question scores are the means over repeats
+    repeats: int = Field(1, ge=1, le=50)
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None

@@ -208,7 +208,7 @@ STAGES: tuple[StageDef, ...] = (
     StageDef("assemble", "1", ("rerank", "chunk"), _none, reads=("context", "rerank.depth"),
              experiment=("tokenizer",)),
     StageDef("generate", "1", ("assemble",), _one("generator", "generator.name"),
-             experiment=("questions",), context_input="assemble"),
+             reads=("generator.repeats",), experiment=("questions",), context_input="assemble"),
     StageDef("score", "2", ("label", "retrieve", "fuse", "rerank", "assemble", "generate"),
              _metrics, reads=("rerank.depth", "generator.cost_per_1k_in",
                               "generator.cost_per_1k_out"),

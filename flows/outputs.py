@@ -75,19 +75,51 @@ def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
              "config": v.config.model_dump(mode="json")} for v in ctx.variants]
 
 
+SPREAD = "sd::"  # between-repeat spread columns of the score stage (generator.repeats > 1)
+
+
 def collect_per_query(ctx: RunContext) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(per_query, timings): one row per variant x question, in variant order then qid."""
+    """(per_query, timings): one row per variant x question, in variant order then qid.
+    Between-repeat spreads are kept apart (repeat_spread)."""
     frames = []
     for v in ctx.variants:
         key = ctx.plan.by_variant[v.name]["score"]
         frames.append(ctx.store.read("score", key).with_columns(variant=pl.lit(v.name)))
     allq = pl.concat(frames, how="diagonal_relaxed")
     lat = [c for c in allq.columns if c.startswith("latency/")]
-    metrics = sorted(c for c in allq.columns if "/" in c and c not in lat)
+    metrics = sorted(c for c in allq.columns if "/" in c and c not in lat
+                     and not c.startswith(SPREAD))
     ids = [c for c in ID_COLUMNS if c in allq.columns]
     per_query = allq.select(ids + metrics)
     timings = allq.select(["variant", "qid"] + lat)
     return per_query, timings
+
+
+def batch_mean_latencies(ctx: RunContext) -> list[str]:
+    """Latency columns whose per-question figure is a batch time split evenly (declared by
+    the component as `latency="batch_mean"`), so p50 = p95 there: a mean, not a spread."""
+    out = set()
+    for node in ctx.plan.nodes.values():
+        if any(d.info.get("latency") == "batch_mean" for d in node.resolved.components):
+            out.add(f"{node.stage}_{node.part}" if node.part else node.stage)
+    return sorted(out)
+
+
+def repeat_spread(ctx: RunContext) -> dict[str, Any]:
+    """Per variant run with generator.repeats > 1: the repeats, and per metric the mean
+    over questions of the between-repeat standard deviation (what one run would vary by)."""
+    out: dict[str, Any] = {}
+    for v in ctx.variants:
+        n = v.config.generator.repeats
+        if n < 2:
+            continue
+        frame = ctx.store.read("score", ctx.plan.by_variant[v.name]["score"])
+        sds = {c[len(SPREAD):]: frame[c].drop_nans().mean() for c in frame.columns
+               if c.startswith(SPREAD)}
+        out[v.name] = {"repeats": n, "seeds": [v.config.generator.seed + r for r in range(n)],
+                       "mean_sd": {m: round(float(s), 6) for m, s in sorted(sds.items())
+                                   if s is not None and s > 0}}
+    return out
 
 
 def no_effect_variants(ctx: RunContext) -> list[str]:
@@ -192,6 +224,8 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         man = manifest(ctx, sid, started, counters)
         no_effect = no_effect_variants(ctx)
         man["no_effect"] = no_effect
+        man["repeats"] = repeat_spread(ctx)
+        man["latency_batch_means"] = batch_mean_latencies(ctx)
         per_query.write_parquet(tmp / "per_query.parquet", statistics=False)
         stats.write_parquet(tmp / "stats.parquet", statistics=False)
         timings.write_parquet(tmp / "timings.parquet", statistics=False)

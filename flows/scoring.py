@@ -13,6 +13,7 @@ correctness only; its retrieval columns still describe the shared retrieval.
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any, Mapping, Sequence
 
 import polars as pl
@@ -30,19 +31,34 @@ def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[s
     return out
 
 
+def _mean_over_repeats(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Per column: the mean over repeats where defined, and `sd::` the spread (ddof 1)."""
+    out: dict[str, float] = {}
+    for col in rows[0]:
+        vals = [r[col] for r in rows if not math.isnan(r[col])]
+        out[col] = statistics.fmean(vals) if vals else math.nan
+        if not col.startswith("latency/"):
+            out[f"sd::{col}"] = statistics.stdev(vals) if len(vals) > 1 else math.nan
+    return out
+
+
 def _relevant(ids: Sequence[str], groups: list[dict[str, float]], threshold: float) -> bool:
     return any(c in g and g[c] >= threshold for c in ids for g in groups)
 
 
 def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   candidates: Mapping[str, list], reranked: Mapping[str, list],
-                  contexts: Mapping[str, PackedContext], answers: Mapping[str, Answer],
+                  contexts: Mapping[str, PackedContext],
+                  answers: Mapping[str, Answer | Sequence[Answer]],
                   depth: int, metrics: Mapping[str, Any], pricing: Mapping[str, float] | None = None,
                   latency: Mapping[str, Mapping[str, float]] | None = None,
                   context_used: bool = True) -> pl.DataFrame:
     """One row per question: ids, every registered metric's columns, bucket, answer.
     `context_used`: whether the generator read the context (closed book does not), so
-    its answer is never scored against a context it did not see."""
+    its answer is never scored against a context it did not see. A question with several
+    answers (generator.repeats) scores the mean over repeats (NaN repeats excluded), adds
+    `sd::<metric>` columns (the between-repeat standard deviation) and keeps the first
+    repeat's answer text and failure bucket."""
     thr = metrics["label_threshold"]
     params = {**metrics, "pricing": pricing or {}}
     groups = groups_by_qid(labels, questions)
@@ -53,22 +69,25 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         rer = [c for c, _ in reranked.get(q.qid, [])]
         ctx = contexts.get(q.qid)
         final = list(ctx.chunk_ids) if ctx else []
-        view = QuestionView(q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx,
-                            ctx if context_used else None,
-                            answers[q.qid], params,
-                            {stage: values.get(q.qid, math.nan) for stage, values in (latency or {}).items()})
+        given = answers[q.qid]
+        repeats = [given] if isinstance(given, Answer) else list(given)
+        lat = {stage: values.get(q.qid, math.nan) for stage, values in (latency or {}).items()}
+        scored = [score_question(QuestionView(
+            q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx,
+            ctx if context_used else None, a, params, lat)) for a in repeats]
+        view_answer = repeats[0]
         row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": q.cluster,
                                "type": q.type}
-        row.update(score_question(view))
+        row.update(scored[0] if len(scored) == 1 else _mean_over_repeats(scored))
         row["bucket"] = failure_bucket(
             answerable=q.answerable,
             in_candidates=_relevant(cand, g, thr),
             in_reranked_top=_relevant(rer[:depth], g, thr),
             in_prompt=_relevant(final, g, thr),
-            correct=row["answer/correct"] == 1.0, refused=row["answer/refused"] == 1.0,
+            correct=scored[0]["answer/correct"] == 1.0, refused=scored[0]["answer/refused"] == 1.0,
             has_evidence=bool(q.evidence), context_used=context_used,
-            error=view.answer.error is not None)
-        row["answer"] = view.answer.text
+            error=view_answer.error is not None)
+        row["answer"] = view_answer.text
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None)
     floats = [c for c in frame.columns if "/" in c]

@@ -91,9 +91,18 @@ def answers_frame(answers: dict[str, Answer]) -> pl.DataFrame:
                "tokens_out": pl.Int64, "latency_s": pl.Float64, "error": pl.Utf8})
 
 
+def frame_answer_repeats(frame: pl.DataFrame) -> dict[str, list[Answer]]:
+    """qid -> the answers of every repeat, in repeat order."""
+    out: dict[str, list[Answer]] = {}
+    for r in frame.sort("repeat", maintain_order=True).iter_rows(named=True):
+        out.setdefault(r["qid"], []).append(Answer(r["text"], r["refused"], r["tokens_in"],
+                                                   r["tokens_out"], r["latency_s"], False, r["error"]))
+    return out
+
+
 def frame_answers(frame: pl.DataFrame) -> dict[str, Answer]:
-    return {r["qid"]: Answer(r["text"], r["refused"], r["tokens_in"], r["tokens_out"],
-                             r["latency_s"], False, r["error"]) for r in frame.iter_rows(named=True)}
+    """qid -> the answer of the first repeat (the only one unless generator.repeats > 1)."""
+    return {q: answers[0] for q, answers in frame_answer_repeats(frame).items()}
 
 
 # ---- loading inputs (memoised per process) ------------------------------------------
@@ -197,18 +206,25 @@ def _assemble(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    gen = GENERATORS.get(node.resolved.first("generator").name)(node.config.generator,
-                                                                node.config.prompt)
+    """Answers for every question; with generator.repeats = N, N times with seeds seed,
+    seed+1, ... (each repeat cached per prompt like any generation)."""
+    factory = GENERATORS.get(node.resolved.first("generator").name)
     contexts = (load(ctx, "assemble", node.inputs["assemble"], functools.partial(frame_contexts, ctx))
                 if "assemble" in node.inputs else {})
     items = [(q, contexts.get(q.qid)) for q in ctx.questions]
     cache = generation_cache(ctx)
-    before = cache.counters
-    answers = gen.generate_many(items, cache)
-    after = cache.counters
-    ctx.count("prompts_generated", after["generated"] - before["generated"])
-    ctx.count("prompts_reused", after["reused"] - before["reused"])
-    return answers_frame({q.qid: a for q, a in zip(ctx.questions, answers)})
+    base = node.config.generator
+    frames = []
+    for r in range(base.repeats):
+        gen = factory(base.model_copy(update={"seed": base.seed + r}), node.config.prompt)
+        before = cache.counters
+        answers = gen.generate_many(items, cache)
+        after = cache.counters
+        ctx.count("prompts_generated", after["generated"] - before["generated"])
+        ctx.count("prompts_reused", after["reused"] - before["reused"])
+        frames.append(answers_frame({q.qid: a for q, a in zip(ctx.questions, answers)})
+                      .with_columns(repeat=pl.lit(r, dtype=pl.Int64)))
+    return pl.concat(frames)
 
 
 def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
@@ -219,7 +235,7 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         candidates=load(ctx, "fuse", i["fuse"], frame_rankings),
         reranked=load(ctx, "rerank", i["rerank"], frame_rankings),
         contexts=load(ctx, "assemble", i["assemble"], functools.partial(frame_contexts, ctx)),
-        answers=load(ctx, "generate", i["generate"], frame_answers),
+        answers=load(ctx, "generate", i["generate"], frame_answer_repeats),
         depth=cfg.rerank.depth, metrics=ctx.metrics_params(),
         context_used=ctx.plan.nodes[i["generate"]].resolved.reads_context,
         pricing={"in": cfg.generator.cost_per_1k_in, "out": cfg.generator.cost_per_1k_out},
@@ -229,7 +245,10 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _latency(ctx: RunContext, stage: str, key: str) -> dict[str, float]:
+    """Seconds per question of a stage (the mean over repeats where a stage repeats)."""
     frame = load(ctx, stage, key)
+    if frame.height != frame["qid"].n_unique():
+        frame = frame.group_by("qid", maintain_order=True).agg(pl.col("latency_s").mean())
     return dict(zip(frame["qid"], frame["latency_s"]))
 
 

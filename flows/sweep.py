@@ -76,12 +76,41 @@ def track_task(sweep_dir: str, tracking_uri: str, artifact_root: str | None) -> 
     return log_sweep(Path(sweep_dir), tracking_uri, artifact_root, flow_run_id=flow_run.get_id())
 
 
+class GateFailed(Exception):
+    """The sweep fell below its pinned reference: the flow run ends Failed."""
+
+
+@task(name="gate", cache_policy=NO_CACHE, persist_result=False)
+def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: float,
+              tracking_uri: str | None) -> dict[str, Any]:
+    """Compare the sweep's baseline with the reference; publish the verdict as a Markdown
+    artifact; raise GateFailed when a gated metric fell significantly by more than max_drop."""
+    from prefect.artifacts import create_markdown_artifact
+
+    from flows.artifacts import artifact_key
+    from flows.cmd_gate import gate_reference
+    from components.report.sweep_data import load_sweep
+    results, markdown = gate_reference(Path(sweep_dir), reference, metrics, max_drop, None,
+                                       tracking_uri)
+    name = load_sweep(Path(sweep_dir)).manifest.get("experiment", "experiment")
+    create_markdown_artifact(markdown=markdown, key=artifact_key(name, "gate"),
+                             description=f"Gate against {reference}")
+    failed = [r for r in results if r.failed]
+    if failed:
+        raise GateFailed("; ".join(f"{r.metric} fell by {abs(r.delta):.3f} (adjusted p "
+                                   f"{r.p_adjusted:.3g}) against {reference}" for r in failed))
+    return {"passed": True, "metrics": [r.metric for r in results]}
+
+
 @flow(name="ablate-sweep", log_prints=True)
 def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
                split: str | None = None, cache_dir: str | None = None,
                tracking_uri: str | None = None, artifact_root: str | None = None,
-               mlflow: bool = True) -> dict[str, Any]:
-    """Run every unique stage of the sweep once, then write results and log to MLflow."""
+               mlflow: bool = True, gate_reference: str | None = None,
+               gate_metrics: list[str] | None = None, gate_max_drop: float = 0.0) -> dict[str, Any]:
+    """Run every unique stage of the sweep once, then write results and log to MLflow.
+    With `gate_reference` (a stored sweep folder or MLflow run id), the baseline is then
+    gated against it on `gate_metrics` and the run ends Failed when one fell."""
     started = time.time()
     logger = get_run_logger()
     opts = {"tier": tier, "split": split, "cache_dir": cache_dir}
@@ -112,6 +141,10 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
                            "log them later with: ablate sync %s", type(exc).__name__, exc,
                            sweep_dir, sweep_dir)
             result["mlflow_error"] = f"{type(exc).__name__}: {exc}"
+    if gate_reference:
+        metrics = list(gate_metrics or ctx.spec.metrics.key)
+        result["gate"] = gate_task(sweep_dir, gate_reference, metrics, gate_max_drop,
+                                   tracking_uri)
     return result
 
 

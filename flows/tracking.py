@@ -253,3 +253,27 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
         client.log_artifacts(pid, str(sweep_dir / "plots"), artifact_path="plots")
     client.set_terminated(pid)
     return {"experiment_id": exp_id, "parent": pid, "children": children}
+
+
+def fetch_reference(run_id: str, tracking_uri: str):  # type: ignore[no-untyped-def]
+    """A gate reference from an MLflow run: a variant's run, or a sweep's parent run (its
+    baseline child is taken); its per-question scores and data fingerprint."""
+    from components.errors import InputError
+    from components.report.reference import Reference
+    check_reachable(tracking_uri)
+    client = MlflowClient(tracking_uri=tracking_uri)
+    try:
+        run = client.get_run(run_id)
+    except Exception:  # noqa: BLE001 - MLflow raises its own error kinds for unknown ids
+        raise InputError(f"no MLflow run {run_id} in {tracking_uri}", field="--reference") from None
+    if run.data.tags.get("ablate.role") == "parent":
+        kids = client.search_runs([run.info.experiment_id],
+                                  filter_string=f"tags.`{PARENT_TAG}` = '{run_id}' and "
+                                                "tags.baseline = 'true'")
+        if not kids:
+            raise InputError(f"sweep run {run_id} has no baseline child run", field="--reference")
+        run = kids[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = client.download_artifacts(run.info.run_id, "per_query.parquet", tmp)
+        frame = pl.read_parquet(path)
+    return Reference(frame, run.data.tags.get("dataset_fingerprint", ""), f"MLflow run {run_id}")

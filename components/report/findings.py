@@ -84,6 +84,17 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
             pairs = [f"{r['variant']} on {r['metric']}" for r in flagged.iter_rows(named=True)]
             out.append(f"Unequal missingness versus the baseline: {_listed(pairs)}; "
                        "compare those means with care.")
+    batch = (manifest or {}).get("latency_batch_means") or []
+    if batch:
+        out.append(f"Latency of {', '.join(batch)} is the batch time split evenly over the "
+                   "questions (they are processed together), so its p50 equals its p95: read "
+                   "it as a mean per question, not as a distribution.")
+    for name, rep in ((manifest or {}).get("repeats") or {}).items():
+        spread = [f"{m} {rep['mean_sd'][m]:.3f}" for m in key_metrics if m in rep["mean_sd"]]
+        out.append(f"Repeats: {name} generated {rep['repeats']} answers per question (seeds "
+                   f"{rep['seeds'][0]}–{rep['seeds'][-1]}); its scores are per-question means, "
+                   f"and the tests use those means. Between-repeat SD per question, on average: "
+                   f"{', '.join(spread) or 'none on the key metrics'}.")
     lang = (manifest or {}).get("language") or {}
     if lang.get("cjk_share", 0.0) > 0.5 and lang.get("english_only_dense_models"):
         models = ", ".join(lang["english_only_dense_models"])

@@ -47,7 +47,8 @@ def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
     return out
 
 
-@PATHS.register("dense", reads=("retrieval.depth", "retrieval.dense_model"), model_bound=True)
+@PATHS.register("dense", reads=("retrieval.depth", "retrieval.dense_model"), model_bound=True,
+                latency="batch_mean")  # queries are encoded together: per-question = batch / n
 def _dense(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
     encoder = res.encoder(cfg.retrieval.dense_model)
     index = DenseIndex([c.chunk_id for c in chunks], encoder.encode([c.text for c in chunks]))

@@ -1,0 +1,50 @@
+"""Wall time of the README's main job: `ablate run experiments/demo.yaml` from a cold
+cache (fresh stage/embedding/generation caches and MLflow store in a temporary folder),
+then the same command again unchanged (it computes nothing).
+
+    python benchmarks/demo_time.py [--experiment experiments/demo.yaml]
+
+Prints `cold: <s> s` and `unchanged re-run: <s> s`, each a whole process (imports,
+Prefect's temporary server, the flow, the report and MLflow logging included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_once(experiment: str, tmp: Path) -> float:
+    cmd = [str(Path(sys.executable).with_name("ablate")), "run", experiment, "--out",
+           str(tmp / "runs"), "--cache-dir", str(tmp / "cache"), "--tracking-uri",
+           f"sqlite:///{tmp / 'mlflow.db'}"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    seconds = time.perf_counter() - t0
+    if proc.returncode:
+        sys.exit(f"ablate run failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
+    return seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--experiment", default="experiments/demo.yaml")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ablate-demo-") as tmp:
+        cold = run_once(args.experiment, Path(tmp))
+        warm = run_once(args.experiment, Path(tmp))
+    print(f"experiment: {args.experiment}")
+    print(f"cold: {cold:.1f} s")
+    print(f"unchanged re-run: {warm:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

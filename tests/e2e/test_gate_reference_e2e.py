@@ -1,0 +1,86 @@
+"""End to end: a deliberately worse pipeline gated against a pinned reference sweep fails
+its Prefect flow run with a Markdown artifact saying what fell; `ablate gate --reference`
+exits 1 on the same folders and 0 against itself; the reference can be an MLflow run."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+SPEC = """
+name: gate-ref
+dataset: {{path: {data}, format: squad}}
+tier: full
+split: all
+seed: 5
+metrics: {{ks: [1, 3], key: [final/recall_at_3]}}
+stats: {{resamples: 2000, bootstrap_resamples: 500}}
+baseline:
+  chunking: {{size: 48, overlap: 8}}
+  retrieval: {{paths: [bm25], depth: 10}}
+  context: {{budget: {budget}}}
+  generator: {{name: extractive}}
+"""
+
+
+@pytest.fixture(scope="module")
+def sweeps(prefect_server, tmp_path_factory, shared_cache):
+    from flows.context import forget_contexts
+    from flows.sweep import run_sweep
+    tmp = tmp_path_factory.mktemp("gate")
+    uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    out = {}
+    for name, budget in (("good", 200), ("worse", 12)):
+        spec = tmp / f"{name}.yaml"
+        spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json", budget=budget)))
+        out[name] = spec
+    forget_contexts()
+    good = run_sweep(str(out["good"]), out=str(tmp / "runs-good"), cache_dir=str(shared_cache),
+                     tracking_uri=uri, artifact_root=(tmp / "art").as_uri(), mlflow=True)
+    return out, good, tmp, uri
+
+
+def test_worse_pipeline_fails_its_flow_run_with_an_artifact(sweeps):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from flows.context import forget_contexts
+    from flows.sweep import GateFailed, sweep_flow
+    specs, good, tmp, _ = sweeps
+    forget_contexts()
+    state = sweep_flow(experiment=str(specs["worse"]), out=str(tmp / "runs-worse"),
+                       cache_dir=str(tmp / "cache-worse"), mlflow=False,
+                       gate_reference=good["sweep_dir"], gate_metrics=["final/recall_at_3"],
+                       return_state=True)
+    assert state.is_failed()
+    with pytest.raises(GateFailed, match="final/recall_at_3 fell by"):
+        state.result()
+    import asyncio
+
+    async def read():
+        async with get_client() as client:
+            return await client.read_artifacts(artifact_filter=ArtifactFilter(
+                key=ArtifactFilterKey(any_=["ablate-gate-ref-gate"])))
+    arts = asyncio.run(read())
+    assert arts and "Gate FAILED" in arts[-1].data and "fell by" in arts[-1].data
+
+
+def test_cli_gate_against_folder_and_mlflow_run(sweeps, run_cli, tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    specs, good, tmp, uri = sweeps
+    # the worse sweep's folder is written before its gate fails (the previous test)
+    (worse_dir,) = [p for p in (tmp / "runs-worse").iterdir() if not p.name.startswith(".")]
+    good_dir = Path(good["sweep_dir"])
+    assert run_cli("gate", str(worse_dir), "--reference", str(good_dir),
+                   "--metric", "final/recall_at_3") == 1
+    assert run_cli("gate", str(good_dir), "--reference", str(good_dir),
+                   "--metric", "final/recall_at_3") == 0
+    parent = good["mlflow"]["parent"]
+    assert MlflowClient(tracking_uri=uri).get_run(parent).data.tags["ablate.role"] == "parent"
+    assert run_cli("gate", str(worse_dir), "--reference", parent, "--tracking-uri", uri,
+                   "--metric", "final/recall_at_3") == 1

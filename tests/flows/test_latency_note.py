@@ -1,0 +1,36 @@
+"""Dense retrieval encodes the questions together, so its per-question latency is a batch
+mean (p50 = p95): the component declares it and the report says so."""
+
+from __future__ import annotations
+
+import textwrap
+
+import polars as pl
+
+from components.report.findings import warnings
+from tests.conftest import FIXTURES
+
+SPEC = """
+name: lat
+dataset: {{path: {data}, format: squad}}
+baseline:
+  retrieval: {{paths: [{paths}]}}
+"""
+
+
+def _ctx(tmp_path, paths):
+    from flows.context import RunOptions, build_context
+    spec = tmp_path / f"{paths.replace(', ', '-')}.yaml"
+    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json", paths=paths)))
+    return build_context(spec, RunOptions(cache_dir=str(tmp_path / "c")))
+
+
+def test_batch_mean_latency_is_declared_and_reported(tmp_path):
+    from flows.outputs import batch_mean_latencies
+    assert batch_mean_latencies(_ctx(tmp_path, "bm25, dense")) == ["retrieve_dense"]
+    assert batch_mean_latencies(_ctx(tmp_path, "bm25")) == []
+    empty = pl.DataFrame(schema={"metric": pl.Utf8, "variant": pl.Utf8, "significant": pl.Boolean,
+                                 "mde": pl.Float64, "delta": pl.Float64, "wins": pl.Int64,
+                                 "losses": pl.Int64})
+    lines = warnings(empty, [], [], {"latency_batch_means": ["retrieve_dense"]})
+    assert any("retrieve_dense is the batch time split evenly" in x for x in lines)
