@@ -39,10 +39,12 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   contexts: Mapping[str, PackedContext], answers: Mapping[str, Answer],
                   depth: int, metrics: Mapping[str, Any], pricing: Mapping[str, float] | None = None,
                   latency: Mapping[str, Mapping[str, float]] | None = None,
-                  context_used: bool = True) -> pl.DataFrame:
+                  context_used: bool = True,
+                  judgments: Mapping[str, Mapping[str, Any]] | None = None) -> pl.DataFrame:
     """One row per question: ids, every registered metric's columns, bucket, answer.
     `context_used`: whether the generator read the context (closed book does not), so
-    its answer is never scored against a context it did not see."""
+    its answer is never scored against a context it did not see. `judgments`: the judge
+    stage's judgments per question (None without a judge: judged metrics are skipped)."""
     thr = metrics["label_threshold"]
     params = {**metrics, "pricing": pricing or {}}
     groups = groups_by_qid(labels, questions)
@@ -56,7 +58,8 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         view = QuestionView(q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx,
                             ctx if context_used else None,
                             answers[q.qid], params,
-                            {stage: values.get(q.qid, math.nan) for stage, values in (latency or {}).items()})
+                            {stage: values.get(q.qid, math.nan) for stage, values in (latency or {}).items()},
+                            judgments=None if judgments is None else judgments.get(q.qid, {}))
         row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": q.cluster,
                                "type": q.type}
         row.update(score_question(view))
