@@ -100,9 +100,7 @@ class RunContext:
         judge = self.spec.judge
         if judge is None or self.judge_prompts is None:
             return None
-        return {"config": judge.identity(),
-                "prompts": {"version": self.judge_prompts.version,
-                            "fingerprint": self.judge_prompts.fingerprint}}
+        return {"config": judge.identity(), "prompts": self.judge_prompts.fingerprint}
 
     @property
     def label_mode(self) -> str:

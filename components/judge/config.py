@@ -5,9 +5,10 @@ never a swept pipeline field, so every variant is judged by the same judge).
 by llama-cpp-python, the bundled SmolLM2 by default; `openai`: any OpenAI-compatible
 endpoint: vLLM, Ollama, llama.cpp's server, a hosted API). Decoding is greedy
 (temperature 0) with a fixed seed, so the same inputs give the same verdicts.
-`identity()` is what the judge's stage keys and verdict cache record: every field that
+`identity()` is what the judge's stage keys record of this section: every field that
 can change a verdict; timeouts, retries, concurrency and the name of the key's
-environment variable cannot, so they are left out (like a generator's settings).
+environment variable cannot, so they are left out (like a generator's settings), and the
+prompts enter the keys by the hash of their files.
 """
 
 from __future__ import annotations
@@ -66,5 +67,6 @@ class JudgeConfig(BaseModel):
         return v
 
     def identity(self) -> dict:
-        """Every field that can change a verdict (the settings left out)."""
-        return self.model_dump(mode="json", exclude=set(SETTINGS) | {"calibration"})
+        """Every field that can change a verdict, the settings left out; the prompts are
+        recorded by their content (PromptSet.fingerprint), not by where they are."""
+        return self.model_dump(mode="json", exclude=set(SETTINGS) | {"calibration", "prompts"})

@@ -94,7 +94,8 @@ def test_config_identity_leaves_settings_out():
     a = JudgeConfig(timeout_s=5, max_retries=0, concurrency=3, api_key_env="K", calibration="c.jsonl")
     assert a.identity() == JudgeConfig().identity()
     assert JudgeConfig(seed=1).identity() != JudgeConfig().identity()
-    assert JudgeConfig(prompts="v2").identity() != JudgeConfig().identity()
+    assert JudgeConfig(claims="sentences").identity() != JudgeConfig().identity()
+    assert "prompts" not in JudgeConfig().identity()  # recorded by content (flows/context.py)
     with pytest.raises(ValueError):
         JudgeConfig(temperature=0.7)  # greedy, always
     with pytest.raises(ValueError, match="unknown judged metric"):
