@@ -2,6 +2,7 @@
 
 from components import chunking  # noqa: F401
 from components.generation import extractive, llama_local, openai_http  # noqa: F401
-from components.metrics import builtin  # noqa: F401
+from components.judge import backends  # noqa: F401
+from components.metrics import builtin, judged  # noqa: F401
 from components.retrieval import analyzer, fusion, rerank, stages  # noqa: F401
 from components.stats import correction, paired_tests  # noqa: F401

@@ -38,6 +38,11 @@ class StageDef:
     experiment: tuple[str, ...] = ()  # experiment-level inputs (data, questions, ...)
     per: str | None = None  # a list field: one node per element (retrieval paths)
     context_input: str | None = None  # input kept only when a component reads the context
+    # components chosen by experiment-level inputs (the judge backend), not by the config
+    experiment_select: Callable[[dict], tuple[Choice, ...]] | None = None
+    # the stage exists only when this experiment-level input is set (e.g. `judge`); a stage
+    # that takes it as an input then goes without it
+    optional: str | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,16 @@ def _metrics(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
     return tuple(("metric", name, None) for name in registry("metric").names())
 
 
+def _judge(experiment: dict) -> tuple[Choice, ...]:
+    """The judge backend the experiment's `judge` input names."""
+    return (("judge", str(experiment["judge"]["config"]["backend"]), None),)
+
+
+def exists(stage: StageDef, experiment: dict) -> bool:
+    """Whether an optional stage is part of this experiment's graph."""
+    return stage.optional is None or experiment.get(stage.optional) is not None
+
+
 STAGES: tuple[StageDef, ...] = (
     StageDef("chunk", "1", (), _one("chunker", "chunking.method"),
              experiment=("data", "tokenizer")),
@@ -209,7 +224,15 @@ STAGES: tuple[StageDef, ...] = (
              experiment=("tokenizer",)),
     StageDef("generate", "1", ("assemble",), _one("generator", "generator.name"),
              reads=("generator.repeats",), experiment=("questions",), context_input="assemble"),
-    StageDef("score", "2", ("label", "retrieve", "fuse", "rerank", "assemble", "generate"),
+    # judged metrics: keyed by the judge (config, backend, prompt version and fingerprint),
+    # the context and the answers; exists only when the experiment has a `judge:` section
+    StageDef("judge", "1", ("assemble", "generate"), _none, experiment=("questions", "judge"),
+             experiment_select=_judge, optional="judge"),
+    # the judge's agreement with a labelled calibration set (one node for the whole sweep)
+    StageDef("calibrate", "1", (), _none, experiment=("judge", "calibration"),
+             experiment_select=_judge, optional="calibration"),
+    StageDef("score", "2", ("label", "retrieve", "fuse", "rerank", "assemble", "generate",
+                            "judge"),
              _metrics, reads=("rerank.depth", "generator.cost_per_1k_in",
                               "generator.cost_per_1k_out"),
              experiment=("questions", "metrics")),

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from components.data import load_dataset
+from components.errors import InputError
+from components.judge.prompts import PromptSet, load_prompts
 from components.data.tiers import select_questions
 from components.config import PipelineConfig
 from components.pipeline import with_files_from
@@ -36,6 +38,13 @@ def resolve_auto_analyzer(cfg: PipelineConfig, name: str) -> PipelineConfig:
     if cfg.retrieval.analyzer != AUTO or name == AUTO:
         return cfg
     return cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"analyzer": name})})
+
+
+def file_fingerprint(path: Path | None) -> str | None:
+    """sha256 (24 hex digits) of a file's bytes; None for no file."""
+    if path is None:
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:24]
 
 
 def questions_fingerprint(questions: tuple[Question, ...]) -> str:
@@ -76,6 +85,8 @@ class RunContext:
     counters: dict[str, int] = field(default_factory=dict)
     heavy: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(1))
     started: float = field(default_factory=time.time)
+    judge_prompts: PromptSet | None = None  # the judge's prompt version, when there is a judge
+    calibration_path: Path | None = None  # the judge's calibration set, when given
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -94,7 +105,16 @@ class RunContext:
         """The experiment-level inputs that stage keys may name (pipeline.StageDef.experiment)."""
         return {"data": self.dataset.fingerprint, "questions": self.questions_fp,
                 "tokenizer": TOKENIZER_NAME, "metrics": self.metrics_params(),
-                "labels": self.label_mode}
+                "labels": self.label_mode, "judge": self.judge_input(),
+                "calibration": file_fingerprint(self.calibration_path)}
+
+    def judge_input(self) -> dict[str, Any] | None:
+        """What a judge stage key records of the judge: its config (settings left out) and
+        its prompts' version and content hash; None without a judge."""
+        judge = self.spec.judge
+        if judge is None or self.judge_prompts is None:
+            return None
+        return {"config": judge.identity(), "prompts": self.judge_prompts.fingerprint}
 
     @property
     def label_mode(self) -> str:
@@ -138,8 +158,32 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
                      questions_fp=qfp, variants=variants, plan=Plan(), store=Store(root),
                      tokenizer=get_tokenizer(), tier=tier, split=split,
                      analyzer_choice=analyzer_choice)
+    if spec.judge is not None:
+        ctx.judge_prompts, ctx.calibration_path = judge_files(loaded)
     ctx.plan = build_plan(variants, ctx.experiment_inputs())
     return ctx
+
+
+def judge_files(loaded: LoadedSpec) -> tuple[PromptSet, Path | None]:
+    """The judge's prompts and calibration file, checked (errors name the YAML line)."""
+    judge = loaded.spec.judge
+    assert judge is not None
+    try:
+        prompts = load_prompts(judge.prompts, loaded.path.parent)
+    except InputError as exc:
+        raise loaded.error(exc.one_line(), ("judge", "prompts")) from None
+    from components.judge.backends import make_judge
+    try:
+        made = make_judge(judge)  # a missing model file, URL or key fails here, before compute
+    except InputError as exc:
+        raise loaded.error(exc.message, tuple((exc.field or "judge").split("."))) from None
+    getattr(made, "close", lambda: None)()
+    calib = None
+    if judge.calibration is not None:
+        calib = loaded.resolve(judge.calibration)
+        if not calib.is_file():
+            raise loaded.error(f"calibration file not found: {calib}", ("judge", "calibration"))
+    return prompts, calib
 
 
 _CONTEXTS: dict[tuple[str, RunOptions], RunContext] = {}

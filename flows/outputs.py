@@ -29,6 +29,7 @@ from components.retrieval.dense import DenseEncoder
 from components.report.sweep_data import SweepResults
 from components.stats import compare_variants
 from flows.context import RunContext
+from flows.judging import judge_manifest
 from flows.stages import chunks_of, frame_answers
 from components.config import format_value
 from components.vocab import BASELINE
@@ -226,6 +227,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         man["no_effect"] = no_effect
         man["repeats"] = repeat_spread(ctx)
         man["latency_batch_means"] = batch_mean_latencies(ctx)
+        man["judge"] = judge_manifest(ctx)
         per_query.write_parquet(tmp / "per_query.parquet", statistics=False)
         stats.write_parquet(tmp / "stats.parquet", statistics=False)
         timings.write_parquet(tmp / "timings.parquet", statistics=False)

@@ -52,13 +52,15 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   answers: Mapping[str, Answer | Sequence[Answer]],
                   depth: int, metrics: Mapping[str, Any], pricing: Mapping[str, float] | None = None,
                   latency: Mapping[str, Mapping[str, float]] | None = None,
-                  context_used: bool = True) -> pl.DataFrame:
+                  context_used: bool = True,
+                  judgments: Mapping[str, Mapping[str, Any]] | None = None) -> pl.DataFrame:
     """One row per question: ids, every registered metric's columns, bucket, answer.
     `context_used`: whether the generator read the context (closed book does not), so
     its answer is never scored against a context it did not see. A question with several
     answers (generator.repeats) scores the mean over repeats (NaN repeats excluded), adds
     `sd::<metric>` columns (the between-repeat standard deviation) and keeps the first
-    repeat's answer text and failure bucket."""
+    repeat's answer text and failure bucket. `judgments`: the judge stage's judgments per
+    question (None without a judge: judged metrics are skipped)."""
     thr = metrics["label_threshold"]
     params = {**metrics, "pricing": pricing or {}}
     groups = groups_by_qid(labels, questions)
@@ -72,9 +74,10 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         given = answers[q.qid]
         repeats = [given] if isinstance(given, Answer) else list(given)
         lat = {stage: values.get(q.qid, math.nan) for stage, values in (latency or {}).items()}
+        judged = None if judgments is None else judgments.get(q.qid, {})
         scored = [score_question(QuestionView(
             q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx,
-            ctx if context_used else None, a, params, lat)) for a in repeats]
+            ctx if context_used else None, a, params, lat, judgments=judged)) for a in repeats]
         view_answer = repeats[0]
         row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": q.cluster,
                                "type": q.type}

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from components.config import PipelineConfig
+from components.judge.config import JudgeConfig
 from components.errors import InputError
 from components.registry import registry
 from components.vocab import (ANSWER_NORMALIZERS, CI_METHODS, DEFAULT_KEY_METRICS, FAMILIES,
@@ -125,6 +126,8 @@ class ExperimentSpec(_Spec):
     sweeps: list[SweepSpec] = Field(default_factory=list)
     variants: list[VariantSpec] = Field(default_factory=list)
     runner: RunnerSpec = RunnerSpec()
+    # the judge of the judged metrics (experiment-level: every variant has the same judge)
+    judge: JudgeConfig | None = None
     out: str = "runs"
     cache_dir: str = ".ablate/cache"
 

@@ -19,6 +19,10 @@ from components.chunking import chunk_documents
 from components.context import pack_context
 from components.generation import GENERATORS
 from components.generation.cache import GenerationCache
+from components.judge.backends import BaseJudge, make_judge
+from components.judge.calibration import judge_items, read_items
+from components.judge.run import Item, judge_item
+from components.judge.tasks import JudgeCache
 from components.labels import label_chunks
 from components.models import dense_model_path
 from components.records import Answer, Chunk, PackedContext, Passage, Ranking
@@ -147,6 +151,27 @@ def generation_cache(ctx: RunContext) -> GenerationCache:
         return ctx.memo["gencache"]
 
 
+def judge_cache(ctx: RunContext) -> JudgeCache:
+    """The verdict cache beside the stage entries (shared with `ablate judge`)."""
+    with ctx.lock("judgecache"):
+        if "judgecache" not in ctx.memo:
+            ctx.memo["judgecache"] = JudgeCache(ctx.store.root / "judgments")
+        return ctx.memo["judgecache"]
+
+
+def judge_of(ctx: RunContext) -> BaseJudge:
+    """The process's judge (built once: a local model is loaded once)."""
+    with ctx.lock("judge"):
+        if "judge" not in ctx.memo:
+            ctx.memo["judge"] = make_judge(ctx.spec.judge)
+        return ctx.memo["judge"]
+
+
+def progress(line: str) -> None:
+    """One progress line (a Prefect log line inside the flow, which logs prints)."""
+    print(line, flush=True)
+
+
 # ---- the stages -----------------------------------------------------------------------
 # Each receives its node: `node.config` is the variant's typed config projected on what
 # the stage reads, `node.inputs` the keys of its inputs, `node.resolved` its components.
@@ -227,8 +252,57 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     return pl.concat(frames)
 
 
+def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    """The judgments of every question (components.judge.run), one progress line each."""
+    cfg, judge, cache = ctx.spec.judge, judge_of(ctx), judge_cache(ctx)
+    contexts = load(ctx, "assemble", node.inputs["assemble"], functools.partial(frame_contexts, ctx))
+    answers = load(ctx, "generate", node.inputs["generate"], frame_answers)
+    read = ctx.plan.nodes[node.inputs["generate"]].resolved.reads_context
+    rows = []
+    for n, q in enumerate(ctx.questions, 1):
+        t0 = time.perf_counter()
+        ctx_q = contexts.get(q.qid)
+        j = judge_item(judge, ctx.judge_prompts, cfg,
+                       Item(q, answers.get(q.qid), ctx_q if read else None, ctx_q), cache)
+        dt = time.perf_counter() - t0
+        rows.append({"qid": q.qid, "lang": j.lang,
+                     "judgments": json.dumps(j.judgments, ensure_ascii=False, sort_keys=True),
+                     "asked": j.asked, "reused": j.reused, "failures": j.failures,
+                     "latency_s": dt, "error": j.errors[0] if j.errors else None})
+        ctx.count("verdicts_asked", j.asked)
+        ctx.count("verdicts_reused", j.reused)
+        ctx.count("judge_failures", j.failures)
+        progress(f"judge {node.key[:8]} [{n}/{len(ctx.questions)}] {q.qid}: {j.asked} asked, "
+                 f"{j.reused} reused, {j.failures} failed"
+                 + (f", ERROR {j.errors[0]}" if j.errors else "") + f" ({dt:.1f}s)")
+    return pl.DataFrame(rows, schema={"qid": pl.Utf8, "lang": pl.Utf8, "judgments": pl.Utf8,
+                                      "asked": pl.Int64, "reused": pl.Int64, "failures": pl.Int64,
+                                      "latency_s": pl.Float64, "error": pl.Utf8})
+
+
+def _calibrate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    """The judge's verdicts on the calibration set, one progress line per item."""
+    items = read_items(ctx.calibration_path)
+
+    def line(n, total, item, row):
+        said = "ERROR" if row["error"] is not None else (row["verdict"] or "FAILED")
+        progress(f"calibrate {node.key[:8]} [{n}/{total}] {item.id}: judge {said}, "
+                 f"label {str(item.label).lower()}")
+    rows = judge_items(judge_of(ctx), ctx.judge_prompts, ctx.spec.judge, items,
+                       judge_cache(ctx), progress=line)
+    return pl.DataFrame(rows, schema={"id": pl.Utf8, "kind": pl.Utf8, "lang": pl.Utf8,
+                                      "label": pl.Boolean, "verdict": pl.Utf8,
+                                      "predicted": pl.Boolean, "failure": pl.Utf8,
+                                      "error": pl.Utf8, "cached": pl.Boolean})
+
+
+def judgments_of(frame: pl.DataFrame) -> dict[str, dict]:
+    return {q: json.loads(j) for q, j in zip(frame["qid"], frame["judgments"])}
+
+
 def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     i, cfg = node.inputs, node.config
+    judged = "judge" in i
     return score_variant(
         questions=ctx.questions,
         labels=load(ctx, "label", i["label"]),
@@ -240,7 +314,9 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         context_used=ctx.plan.nodes[i["generate"]].resolved.reads_context,
         pricing={"in": cfg.generator.cost_per_1k_in, "out": cfg.generator.cost_per_1k_out},
         latency={f"retrieve_{path}": _latency(ctx, "retrieve", k) for path, k in i["retrieve"].items()}
-        | {s: _latency(ctx, s, i[s]) for s in ("fuse", "rerank", "assemble", "generate")},
+        | {s: _latency(ctx, s, i[s]) for s in ("fuse", "rerank", "assemble", "generate", "judge")
+           if s in i},
+        judgments=load(ctx, "judge", i["judge"], judgments_of) if judged else None,
     )
 
 
@@ -254,7 +330,8 @@ def _latency(ctx: RunContext, stage: str, key: str) -> dict[str, float]:
 
 STAGES: dict[str, Callable[[RunContext, StageNode], pl.DataFrame]] = {
     "chunk": _chunk, "label": _label, "retrieve": _retrieve, "fuse": _fuse, "rerank": _rerank,
-    "assemble": _assemble, "generate": _generate, "score": _score,
+    "assemble": _assemble, "generate": _generate, "judge": _judge, "calibrate": _calibrate,
+    "score": _score,
 }
 
 

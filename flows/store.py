@@ -21,7 +21,7 @@ import polars as pl
 
 from components.atomic import atomic_write
 
-SIDE_FOLDERS = ("embeddings", "generations")  # caches kept beside the stage entries
+SIDE_FOLDERS = ("embeddings", "generations", "judgments")  # caches beside the stage entries
 STALE_TMP_SECONDS = 3600  # a temporary file this old belongs to no live writer
 
 

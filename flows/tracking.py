@@ -209,6 +209,20 @@ def store_lock(tracking_uri: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def judge_run_data(man: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+    """The parent run's judge params (its config, prompt version) and calibration metrics."""
+    judge = man.get("judge")
+    if not judge:
+        return {}, {}
+    params = {f"judge.{k}": v for k, v in judge.get("config", {}).items()}
+    params["judge.prompts"] = judge["prompts"]["version"]
+    cal = judge.get("calibration") or {}
+    metrics = {f"judge/calibration_{k}": cal[k] for k in ("agreement", "kappa") if k in cal}
+    for kind, s in (cal.get("by_kind") or {}).items():
+        metrics[f"judge/calibration_{kind}_agreement"] = s["agreement"]
+    return params, metrics
+
+
 def log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None = None,
               flow_run_id: str | None = None) -> dict[str, Any]:
     """Log the sweep folder to MLflow; returns the experiment, parent and child run ids."""
@@ -237,12 +251,13 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
             "split": man.get("split", ""), NOTE_TAG: f"Sweep {sid}\n\n{note}"[:5000]}
     if flow_run_id:
         tags["prefect_flow_run_id"] = flow_run_id
+    jparams, jmetrics = judge_run_data(man)
     _log(client, pid,
          params={"tier": man["tier"], "split": man["split"], "seed": man["seed"],
                  "n_variants": len(res.variants), "n_questions": man["questions"]["total"],
                  "key_metrics": ",".join(res.key_metrics()),
-                 **{f"stats.{k}": v for k, v in man["statistics"].items()}},
-         metrics={"wall_seconds": man.get("wall_seconds")}, tags=tags, ts=ts)
+                 **{f"stats.{k}": v for k, v in man["statistics"].items()}, **jparams},
+         metrics={"wall_seconds": man.get("wall_seconds"), **jmetrics}, tags=tags, ts=ts)
     data_in = dataset_input(man)
     _log_input(client, pid, data_in)
     children = _log_children(client, exp_id, pid, res, ts, data_in)

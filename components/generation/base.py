@@ -56,6 +56,11 @@ class BaseGenerator:
     def cache_identity(self) -> str:
         raise NotImplementedError
 
+    def model_key(self) -> str | None:
+        """The model itself (file or endpoint + name), compared with the judge's to flag
+        self-preference; None for a generator without a model."""
+        return None
+
     @property
     def uses_context(self) -> bool:
         """Its declaration's reads_context (closed book: the context is not rendered)."""

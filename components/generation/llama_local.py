@@ -105,6 +105,9 @@ class LlamaLocalGenerator(BaseGenerator):
                 f"/llama_cpp_python={_llama_version()}/n_ctx={N_CTX}"
                 f"/max_new_tokens={c.max_new_tokens}/temperature={c.temperature!r}/seed={c.seed}")
 
+    def model_key(self) -> str:
+        return f"gguf:{_file_identity(str(self.path))}"
+
     def _generate_one(self, question: Question, context: PackedContext | None,
                       system: str, user: str) -> Answer:
         llm, lock = load_llama(self.path, N_CTX, self.cfg.seed)

@@ -70,6 +70,9 @@ class OpenAIGenerator(BaseGenerator):
         return (f"openai/v{self.version}/{c.base_url.rstrip('/')}/model={c.model}"
                 f"/max_new_tokens={c.max_new_tokens}/temperature={c.temperature!r}/seed={c.seed}")
 
+    def model_key(self) -> str:
+        return f"openai:{self.cfg.base_url.rstrip('/')}/{self.cfg.model}"
+
     def close(self) -> None:
         self._client.close()
 
@@ -88,8 +91,10 @@ class OpenAIGenerator(BaseGenerator):
                 pass
         return min(delay, BACKOFF_MAX_S)
 
-    def _post(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-        """(json, None) on success or (None, error) after the last retry."""
+    def post_chat(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+        """POST one chat/completions body with this client's retries: (json, None) on
+        success or (None, error) after the last retry (the judge's `openai` backend uses it
+        with its own bodies)."""
         error = "no attempt"
         for attempt in range(self.cfg.max_retries + 1):
             response: httpx.Response | None = None
@@ -125,7 +130,7 @@ class OpenAIGenerator(BaseGenerator):
             "temperature": self.cfg.temperature,
             "seed": self.cfg.seed,
         }
-        data, error = self._post(body)
+        data, error = self.post_chat(body)
         if data is None:
             return Answer(text="", refused=True, error=error)
         try:

@@ -38,6 +38,9 @@ class QuestionView:
     params: Mapping[str, Any]  # ks, gain, label_threshold, correct_f1, pricing
     latency: Mapping[str, float] = field(default_factory=dict)  # stage -> seconds
     memo: dict[str, Any] = field(default_factory=dict)
+    # the judge stage's judgments of this question (judged metric -> judgment), or None
+    # when the experiment has no judge
+    judgments: Mapping[str, Any] | None = None
 
     def once(self, name: str, make: Callable[[], Any]) -> Any:
         """A value shared by several metrics of this question, computed once."""
@@ -59,6 +62,11 @@ class Metric:
     high: float
     compute: Compute
     description: str = ""
+    needs: tuple[str, ...] = ()  # QuestionView fields it reads that an experiment may lack
+
+    def applies(self, view: "QuestionView") -> bool:
+        """False when a field it needs is absent (e.g. no judge): it then gives no columns."""
+        return all(getattr(view, n) is not None for n in self.needs)
 
     def columns(self, ks: Sequence[int]) -> list[str]:
         if self.name == "*":
@@ -75,18 +83,20 @@ METRICS: Registry[Metric] = Registry("metric", config_field="metrics.key")
 
 def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float = 0.0,
            high: float = 1.0, at_k: bool = False, version: str = "1",
-           description: str = "") -> Callable[[Compute], Compute]:
+           description: str = "", needs: Sequence[str] = ()) -> Callable[[Compute], Compute]:
     """Decorator registering `compute` as a metric (a plugin uses it the same way).
 
     The registered name is `{stages[0]}/{name}` for a single-stage metric, else `name`;
-    `name` may be `*` for a family whose columns are named at run time (latency)."""
+    `name` may be `*` for a family whose columns are named at run time (latency).
+    `needs` names QuestionView fields that some experiments do not have (`judgments`):
+    where one is None the metric is skipped, so it adds no column at all."""
     if direction not in DIRECTIONS:
         raise ValueError(f"metric '{name}': direction must be one of {DIRECTIONS}")
 
     def deco(fn: Compute) -> Compute:
         reg_name = name if len(stages) > 1 else f"{stages[0]}/{name}"
         value = Metric(name, tuple(stages), at_k, direction, float(low), float(high), fn,
-                       description or (fn.__doc__ or "").strip().split("\n")[0])
+                       description or (fn.__doc__ or "").strip().split("\n")[0], tuple(needs))
         METRICS.register(reg_name, version=version, origin=fn.__module__)(value)
         return fn
     return deco
@@ -139,10 +149,13 @@ def example_columns(ks: Sequence[int] = (1, 5, 10)) -> list[str]:
 
 
 def score_question(view: QuestionView) -> dict[str, float]:
-    """Every registered metric's columns for one question (NaN where undefined)."""
+    """Every applicable registered metric's columns for one question (NaN where undefined)."""
     import components.builtins  # noqa: F401
     row: dict[str, float] = {}
     for name in METRICS.names():
-        for col, value in METRICS.get(name).compute(view).items():
+        m = METRICS.get(name)
+        if not m.applies(view):
+            continue
+        for col, value in m.compute(view).items():
             row[col] = math.nan if value is None else float(value)
     return row

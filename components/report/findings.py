@@ -109,7 +109,8 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
             out.append(f"Embedder truncation: {share:.0%} of chunks with chunking size "
                        f"{c.get('size')} exceed the dense embedder's 256-piece window, so dense "
                        "retrieval sees only their start.")
-    return out
+    from components.report.judge import judge_warnings  # judge.py imports fmt from here
+    return out + judge_warnings(manifest)
 
 
 def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequence[str] = (),

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import polars as pl
 
 from components.report.findings import findings, fmt, fmt_p, judge
+from components.report.judge import judge_section, metric_note
 from components.report.plots import plot_name
 from components.report.sweep_data import family_counts, variables, variant_means
 from components.stats.compare import MIN_UNTIED_FOR_BOOTSTRAP
@@ -102,13 +103,17 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
     lines = header_lines(manifest, stats) + ["", "## Findings", ""]
     lines += [f"- {x}" for x in findings(stats, key, no_effect, manifest)]
+    judged = judge_section(manifest, per_query)
+    if judged:
+        lines += [""] + judged
     by_var = variables(variants)
     for variable, points in by_var.items():
         lines += ["", f"## {variable}", ""]
         if plot_name(variable) in plot_files:
             lines += [f"![{variable}: key metrics against the swept value](plots/{plot_name(variable)})", ""]
         for metric in key:
-            lines += _variable_table(metric, points, means, srows) + [""]
+            note = metric_note(metric, manifest)
+            lines += ([note, ""] if note else []) + _variable_table(metric, points, means, srows) + [""]
     if rest:
         all_points = [(v["name"], v.get("value_label", "")) for v in variants]
         lines += ["## All other metrics", "",
@@ -116,7 +121,8 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
                   f"({len(rest)} metrics)</summary>", ""]
         for metric in rest:
             lines += [f"### {metric}", ""]
-            lines += _variable_table(metric, all_points, means, srows) + [""]
+            note = metric_note(metric, manifest)
+            lines += ([note, ""] if note else []) + _variable_table(metric, all_points, means, srows) + [""]
         lines += ["</details>", ""]
     lines += ["## Failure buckets", ""]
     if "buckets.png" in plot_files:

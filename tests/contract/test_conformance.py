@@ -138,6 +138,20 @@ def _check_generator(d):
     assert len(answers) == 2 and all(isinstance(a, Answer) for a in answers)
 
 
+# What a judge stage gives a question, for the metrics that need judgments: q1 judged on
+# every metric, q2 (unanswerable, refused) undefined or failed.
+JUDGMENTS = {
+    "q1": {"faithfulness": {"status": "ok", "claims": ["a", "b"], "verdicts": ["yes", "no"]},
+           "answer_relevancy": {"status": "ok", "verdicts": ["partly"]},
+           "context_precision": {"status": "ok", "verdicts": ["no", "yes", "yes"]},
+           "context_recall": {"status": "ok", "claims": ["Paris"], "verdicts": ["yes"]}},
+    "q2": {"faithfulness": {"status": "undefined", "reason": "refusal or empty answer"},
+           "answer_relevancy": {"status": "failed", "failure": "empty reply"},
+           "context_precision": {"status": "undefined", "reason": "no reference answer"},
+           "context_recall": {"status": "undefined", "reason": "no reference answer"}},
+}
+
+
 def _check_metric(d):
     from components.metrics.registry import METRICS
     m = METRICS.get(d.name)
@@ -149,12 +163,41 @@ def _check_metric(d):
                             {"candidates": ["d0:0-31"], "reranked": ["d0:0-31"], "final": ["d0:0-31"]},
                             ctx, ctx, ans, {"ks": [1, 5], "gain": "linear", "label_threshold": 0.5,
                                             "correct_f1": 0.5, "pricing": {}},
-                            {"fuse": 0.01})
+                            {"fuse": 0.01}, judgments=JUDGMENTS[q.qid])
+        assert m.applies(view)
+        if m.needs:  # an experiment without what it needs (no judge): skipped, no column
+            import dataclasses
+            bare = dataclasses.replace(view, **{n: None for n in m.needs}, memo={})
+            assert not m.applies(bare)
         out = m.compute(view)
         if m.name != "*":
             assert set(out) == set(m.columns([1, 5])), (d.name, sorted(out))
         for col, v in out.items():
             assert math.isnan(v) or m.low <= v <= m.high, (col, v)
+
+
+def _check_judge(d):
+    from components.judge.backends import JUDGES, BaseJudge, Completion, Request
+    from components.judge.config import JudgeConfig
+    from components.errors import InputError
+    cls = JUDGES.get(d.name)
+    assert isinstance(cls, type) and issubclass(cls, BaseJudge)
+    assert not d.reads and not d.reads_context  # a judge reads no pipeline field
+    try:
+        judge = cls(JudgeConfig(backend=d.name))
+    except InputError as exc:  # an endpoint backend needs a URL: tests/components/judge
+        assert exc.field and exc.field.startswith("judge"), exc
+        pytest.skip(f"needs configuration ({exc.message})")
+    ident = judge.cache_identity
+    assert ident == cls(JudgeConfig(backend=d.name)).cache_identity  # stable
+    assert ident != cls(JudgeConfig(backend=d.name, seed=7)).cache_identity  # seed in it
+    assert isinstance(judge.model_key(), str) and judge.model_key()
+    assert judge.complete_many([]) == []
+    if d.name == "llama_cpp":
+        return  # one real completion: tests/components/judge/test_llama_judge.py
+    req = Request("support", (("system", "s"), ("user", "u")), {"type": "object"}, 8)
+    out = judge.complete_many([req, req])
+    assert len(out) == 2 and all(isinstance(c, Completion) for c in out)
 
 
 def _check_test(d):
@@ -186,6 +229,7 @@ CONTRACTS = {
     "fuser": _check_fuser, "rerank signal": _check_signal, "reranker": _check_reranker,
     "generator": _check_generator, "metric": _check_metric, "statistical test": _check_test,
     "correction": _check_correction, "score normalization": _check_normalization,
+    "judge": _check_judge,
 }
 
 

@@ -39,6 +39,8 @@ def test_definitions_read_from_prefect_yaml():
     defs = {d.name: d for d in load_definitions(ROOT / "prefect.yaml")}
     assert set(defs) == {"nightly-smoke", "weekly-full"}
     assert defs["nightly-smoke"].parameters["tier"] == "smoke"
+    # the nightly run is gated against a pinned reference sweep that ships with the project
+    assert (ROOT / defs["nightly-smoke"].parameters["gate_reference"] / "per_query.parquet").is_file()
     assert defs["weekly-full"].parameters["tier"] == "full"
     for d in defs.values():
         assert d.entrypoint == "flows/sweep.py:sweep_flow"
@@ -110,7 +112,8 @@ def test_served_deployment_runs_the_sweep_once(prefect_server, tmp_path, shared_
     nightly = [replace(d, name="nightly-smoke-served") for d in load_definitions(
         ROOT / "prefect.yaml") if d.name == "nightly-smoke"]
     overrides = {"experiment": str(spec), "out": str(tmp_path / "runs"),
-                 "cache_dir": str(shared_cache), "mlflow": False}
+                 "cache_dir": str(shared_cache), "mlflow": False,
+                 "gate_reference": None}  # the pinned reference is the demo's, not this spec's
     (deployment,) = runner_deployments(nightly, overrides, paused=True)
 
     async def main():

@@ -1,0 +1,8 @@
+"""The judge: a language model that gives verdicts behind the judged metrics (RAGAS-style
+faithfulness, answer relevancy, context precision and context recall), with versioned
+prompts, strict structured output, a verdict cache, calibration and bias probes.
+
+config: the `judge:` section; backends: the registered models (llama_cpp, openai);
+prompts: versioned prompt files; tasks: schemas, strict parsing, retry, cache;
+run: one question's judgments; calibration and probes: how far to trust the judge.
+"""

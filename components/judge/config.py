@@ -1,0 +1,72 @@
+"""The judge's configuration: the experiment file's `judge:` section (experiment-level,
+never a swept pipeline field, so every variant is judged by the same judge).
+
+`backend` names a registered judge backend (`llama_cpp`: a local GGUF file run in-process
+by llama-cpp-python, the bundled SmolLM2 by default; `openai`: any OpenAI-compatible
+endpoint: vLLM, Ollama, llama.cpp's server, a hosted API). Decoding is greedy
+(temperature 0) with a fixed seed, so the same inputs give the same verdicts.
+`identity()` is what the judge's stage keys record of this section: every field that
+can change a verdict; timeouts, retries, concurrency and the name of the key's
+environment variable cannot, so they are left out (like a generator's settings), and the
+prompts enter the keys by the hash of their files.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+JUDGED = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+JSON_MODES = ("json_schema", "json_object_schema", "json_object")
+SETTINGS = ("timeout_s", "max_retries", "concurrency", "api_key_env")
+
+
+class JudgeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: str = "llama_cpp"  # a registered judge backend
+    model: str | None = None  # llama_cpp: a GGUF path (default SmolLM2); openai: model name
+    base_url: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1
+    api_key_env: str | None = None  # openai: the NAME of the variable holding the key
+    # openai: how structured output is asked for. json_schema: response_format
+    # {type: json_schema} (OpenAI, vLLM, Ollama, llama.cpp's C++ server);
+    # json_object_schema: {type: json_object, schema} (llama-cpp-python's server);
+    # json_object: plain JSON mode, the schema only in the prompt. Always parsed strictly.
+    json_mode: Literal[JSON_MODES] = "json_schema"  # type: ignore[valid-type]
+    prompts: str = "v1"  # a bundled prompt version, or a folder holding en.yaml / zh.yaml
+    language: Literal["auto", "en", "zh"] = "auto"  # auto: zh prompts for CJK questions
+    metrics: tuple[str, ...] = JUDGED
+    claims: Literal["judge", "sentences"] = "judge"  # who splits an answer into claims
+    max_claims: int = Field(6, ge=1, le=32)
+    max_passages: int = Field(10, ge=1, le=100)  # context precision: top passages judged
+    max_new_tokens: int = Field(160, ge=8, le=4096)
+    temperature: float = Field(0.0, ge=0.0, le=0.0)  # greedy, always
+    seed: int = 0
+    calibration: str | None = None  # CALIB.jsonl (relative to the experiment file)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+    concurrency: int = Field(1, ge=1)
+
+    @field_validator("metrics")
+    @classmethod
+    def _metrics_ok(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [m for m in v if m not in JUDGED]
+        if unknown:
+            raise ValueError(f"unknown judged metric '{unknown[0]}' (known: {', '.join(JUDGED)})")
+        if not v:
+            raise ValueError("at least one judged metric is needed")
+        return tuple(m for m in JUDGED if m in v)
+
+    @field_validator("backend")
+    @classmethod
+    def _backend_ok(cls, v: str) -> str:
+        from components.judge.backends import JUDGES
+        if v not in JUDGES:
+            raise ValueError(f"unknown judge backend '{v}' (known: {', '.join(JUDGES.names())})")
+        return v
+
+    def identity(self) -> dict:
+        """Every field that can change a verdict, the settings left out; the prompts are
+        recorded by their content (PromptSet.fingerprint), not by where they are."""
+        return self.model_dump(mode="json", exclude=set(SETTINGS) | {"calibration", "prompts"})

@@ -1,0 +1,222 @@
+"""The judge's four tasks, their JSON schemas, strict parsing, one retry, and the cache.
+
+Tasks: `claims` (split an answer into statements: {"claims": [str, ...]}), `support` (is a
+statement supported by a context: {"verdict": "yes" | "no"}), `relevance` (does an answer
+address the question: yes | partly | no) and `usefulness` (was a passage useful for the
+reference answer: yes | no).
+
+A reply is parsed strictly: one JSON object and nothing else, exactly the schema's key,
+a value of the right type (a verdict from its list; 1..max_claims non-blank statements),
+no repeated keys. An unusable reply (unparseable, truncated by the token cap, empty) is
+asked again once, with the reply and a note saying what was wrong and twice the token cap;
+when the second reply is unusable too the verdict is a *judge failure*: counted and
+excluded by the metrics, never a score. Greedy decoding makes a failure repeat, so
+failures are cached like verdicts: a re-run judges nothing twice. A transport failure
+(timeout, HTTP error after retries) is neither: not cached, tried again next run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from components.atomic import atomic_write
+from components.judge.backends import BaseJudge, Completion, Request
+from components.judge.prompts import PromptSet
+
+VERDICTS = {"support": ("yes", "no"), "relevance": ("yes", "partly", "no"),
+            "usefulness": ("yes", "no")}
+SCORES = {"yes": 1.0, "partly": 0.5, "no": 0.0}
+
+
+def schema(task: str, max_claims: int) -> dict[str, Any]:
+    """The JSON schema of a task's reply (sent to the backend, checked by `parse`)."""
+    if task == "claims":
+        items = {"type": "array", "items": {"type": "string", "minLength": 1},
+                 "minItems": 1, "maxItems": max_claims}
+        return {"type": "object", "properties": {"claims": items}, "required": ["claims"],
+                "additionalProperties": False}
+    return {"type": "object",
+            "properties": {"verdict": {"type": "string", "enum": list(VERDICTS[task])}},
+            "required": ["verdict"], "additionalProperties": False}
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key repeats")
+    return dict(pairs)
+
+
+def parse(task: str, content: str, max_claims: int) -> tuple[Any, str | None]:
+    """(value, None) for a usable reply, else (None, what is wrong with it)."""
+    text = content.strip()
+    if not text:
+        return None, "empty reply"
+    try:
+        data = json.loads(text, object_pairs_hook=_no_repeats)
+    except ValueError as exc:
+        return None, f"not one JSON object ({exc})"
+    key = "claims" if task == "claims" else "verdict"
+    if not isinstance(data, dict) or set(data) != {key}:
+        got = sorted(data) if isinstance(data, dict) else type(data).__name__
+        return None, f"expected exactly the key '{key}', got {got}"
+    value = data[key]
+    if task == "claims":
+        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+            return None, "claims must be a list of strings"
+        claims = [c.strip() for c in value]
+        if not claims or len(claims) > max_claims or not all(claims):
+            return None, f"claims must be 1 to {max_claims} non-blank statements"
+        return claims, None
+    if value not in VERDICTS[task]:
+        return None, f"verdict must be one of {', '.join(VERDICTS[task])}, got {value!r}"
+    return value, None
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One question to the judge: a task in a language with the prompt's values."""
+
+    task: str
+    lang: str
+    values: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    task: str
+    value: Any = None  # list[str] (claims) or a verdict word; None when failed
+    failure: str | None = None  # unusable after the retry: counted, excluded, cached
+    error: str | None = None  # transport failure: not a verdict, not cached
+    attempts: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and self.error is None
+
+
+class JudgeCache:
+    """Verdicts (and judge failures) on disk, one JSON file per (judge identity, task,
+    schema, rendered prompt, token cap); written atomically. `.counters` counts verdicts
+    asked and served."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self.asked = 0
+        self.reused = 0
+
+    @property
+    def counters(self) -> dict[str, int]:
+        with self._lock:
+            return {"asked": self.asked, "reused": self.reused}
+
+    @staticmethod
+    def key(*parts: str) -> str:
+        h = hashlib.sha256()
+        for part in parts:
+            data = part.encode("utf-8")
+            h.update(len(data).to_bytes(8, "little"))
+            h.update(data)
+        return h.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Verdict | None:
+        try:
+            raw = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        if not isinstance(raw, dict) or raw.get("error") is not None or "task" not in raw:
+            return None
+        with self._lock:
+            self.reused += 1
+        fields = {f.name for f in dataclasses.fields(Verdict)}
+        return Verdict(**{k: v for k, v in raw.items() if k in fields} | {"cached": True})
+
+    def put(self, key: str, verdict: Verdict) -> None:
+        with self._lock:
+            self.asked += 1
+        if verdict.error is not None:
+            return
+        data = dataclasses.asdict(verdict) | {"cached": False}
+        atomic_write(self._path(key), json.dumps(data, ensure_ascii=False, sort_keys=True))
+
+
+def _request(prompts: PromptSet, ask: Ask, max_claims: int, max_tokens: int) -> Request:
+    system, user = prompts.render(ask.lang, ask.task, {**ask.values, "max_claims": max_claims})
+    return Request(ask.task, (("system", system), ("user", user)), schema(ask.task, max_claims),
+                   max_tokens)
+
+
+def _retry(prompts: PromptSet, ask: Ask, first: Request, reply: str, problem: str) -> Request:
+    note = prompts.retry_note(ask.lang, problem)
+    return dataclasses.replace(first, messages=first.messages + (("assistant", reply), ("user", note)),
+                               max_tokens=first.max_tokens * 2)
+
+
+def _judged(task: str, c: Completion, max_claims: int) -> tuple[Any, str | None]:
+    if c.truncated:
+        return None, "the reply was cut off by the token limit"
+    if not c.content.strip() and c.note:
+        return None, c.note
+    return parse(task, c.content, max_claims)
+
+
+def ask_many(judge: BaseJudge, prompts: PromptSet, asks: Sequence[Ask], max_claims: int,
+             max_tokens: int, cache: JudgeCache | None = None) -> list[Verdict]:
+    """Verdicts in `asks` order: cache hits served, each distinct prompt asked once, an
+    unusable reply asked again once (module doc)."""
+    requests = [_request(prompts, a, max_claims, max_tokens) for a in asks]
+    keys = [JudgeCache.key(judge.cache_identity, r.name, json.dumps(r.schema, sort_keys=True),
+                           json.dumps(r.messages, ensure_ascii=False), str(r.max_tokens))
+            for r in requests]
+    first_of: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        first_of.setdefault(k, i)
+    out: dict[str, Verdict] = {}
+    for k in first_of:
+        hit = cache.get(k) if cache is not None else None
+        if hit is not None:
+            out[k] = hit
+    todo = [i for k, i in first_of.items() if k not in out]
+    first = judge.complete_many([requests[i] for i in todo])
+    again: list[tuple[int, Completion, str]] = []
+    for i, c in zip(todo, first, strict=True):
+        if c.error is not None:
+            out[keys[i]] = Verdict(asks[i].task, error=c.error, attempts=1)
+            continue
+        value, problem = _judged(asks[i].task, c, max_claims)
+        if problem is None:
+            out[keys[i]] = Verdict(asks[i].task, value, attempts=1, tokens_in=c.tokens_in,
+                                   tokens_out=c.tokens_out)
+        else:
+            again.append((i, c, problem))
+    second = judge.complete_many([_retry(prompts, asks[i], requests[i], c.content, p)
+                                  for i, c, p in again])
+    for (i, c1, p1), c in zip(again, second, strict=True):
+        tin, tout = c1.tokens_in + c.tokens_in, c1.tokens_out + c.tokens_out
+        if c.error is not None:
+            out[keys[i]] = Verdict(asks[i].task, error=c.error, attempts=2)
+            continue
+        value, problem = _judged(asks[i].task, c, max_claims)
+        out[keys[i]] = (Verdict(asks[i].task, value, attempts=2, tokens_in=tin, tokens_out=tout)
+                        if problem is None else
+                        Verdict(asks[i].task, failure=f"{p1}; after one retry: {problem}",
+                                attempts=2, tokens_in=tin, tokens_out=tout))
+    if cache is not None:
+        for i in todo:
+            cache.put(keys[i], out[keys[i]])
+    return [out[k] if n == first_of[k] else dataclasses.replace(out[k], cached=True)
+            for n, k in enumerate(keys)]

@@ -1,0 +1,106 @@
+"""The `openai` judge backend against an in-process fake transport (no network): the
+structured-output request per json_mode, the key kept out of everything logged, transport
+failures as errors; and the judge config's identity."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from components.errors import InputError
+from components.judge.backends import OpenAIJudge, Request, make_judge
+from components.judge.config import JudgeConfig
+from components.judge.prompts import load_prompts
+from components.judge.tasks import Ask, ask_many, schema
+
+KEY = "sk-judge-SECRET-9"
+REQ = Request("support", (("system", "s"), ("user", "u")), schema("support", 3), 20)
+
+
+def _judge(handler, monkeypatch, **cfg):
+    monkeypatch.setenv("TEST_JUDGE_KEY", KEY)
+    c = JudgeConfig(backend="openai", base_url="http://judge.test/v1", model="big-judge",
+                    api_key_env="TEST_JUDGE_KEY", max_retries=1, **cfg)
+    return OpenAIJudge(c, transport=httpx.MockTransport(handler), sleep=lambda s: None)
+
+
+def _reply(text, finish="stop"):
+    return httpx.Response(200, json={"choices": [{"message": {"content": text}, "finish_reason": finish}],
+                                     "usage": {"prompt_tokens": 50, "completion_tokens": 4}})
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("json_schema", {"type": "json_schema",
+                     "json_schema": {"name": "support", "schema": REQ.schema, "strict": True}}),
+    ("json_object_schema", {"type": "json_object", "schema": REQ.schema}),
+    ("json_object", {"type": "json_object"}),
+])
+def test_structured_output_request(monkeypatch, mode, expected):
+    seen = []
+
+    def handler(request):
+        seen.append(json.loads(request.content))
+        assert request.headers["authorization"] == f"Bearer {KEY}"
+        return _reply('{"verdict": "yes"}')
+    judge = _judge(handler, monkeypatch, json_mode=mode, seed=5)
+    [c] = judge.complete_many([REQ])
+    assert c.content == '{"verdict": "yes"}' and (c.tokens_in, c.tokens_out) == (50, 4)
+    body = seen[0]
+    assert body["response_format"] == expected
+    assert body["temperature"] == 0.0 and body["seed"] == 5 and body["max_tokens"] == 20
+    assert body["model"] == "big-judge"
+    assert KEY not in judge.cache_identity and KEY not in repr(judge) and KEY not in judge.model_key()
+
+
+def test_cut_off_reply_and_transport_failure(monkeypatch):
+    judge = _judge(lambda r: _reply('{"verdict": "y', finish="length"), monkeypatch)
+    assert judge.complete_many([REQ])[0].truncated
+    judge = _judge(lambda r: httpx.Response(503), monkeypatch)
+    [c] = judge.complete_many([REQ])
+    assert c.error == "HTTP 503 after 2 attempts" and c.content == ""
+    # through the task layer: an error, not a judge failure
+    [v] = ask_many(judge, load_prompts(), [Ask("support", "en", {
+        "question": "q", "statement": "s", "context": "[1] c"})], 3, 20)
+    assert v.error is not None and v.failure is None
+
+
+def test_concurrent_requests_keep_order(monkeypatch):
+    def handler(request):
+        user = json.loads(request.content)["messages"][1]["content"]
+        return _reply(json.dumps({"verdict": "yes" if user == "u0" else "no"}))
+    judge = _judge(handler, monkeypatch, concurrency=4)
+    reqs = [Request("support", (("system", "s"), ("user", f"u{i}")), REQ.schema, 20) for i in range(6)]
+    out = judge.complete_many(reqs)
+    assert [json.loads(c.content)["verdict"] for c in out] == ["yes"] + ["no"] * 5
+
+
+def test_configuration_errors_name_judge_fields(monkeypatch):
+    with pytest.raises(InputError) as e:
+        make_judge(JudgeConfig(backend="openai", model="m"))
+    assert e.value.field == "judge.base_url"
+    monkeypatch.delenv("NO_SUCH_JUDGE_KEY", raising=False)
+    with pytest.raises(InputError) as e:
+        make_judge(JudgeConfig(backend="openai", model="m", base_url="http://x/v1",
+                               api_key_env="NO_SUCH_JUDGE_KEY"))
+    assert e.value.field == "judge.api_key_env"
+    with pytest.raises(InputError) as e:
+        make_judge(JudgeConfig(model="/no/such/model.gguf"))
+    assert e.value.field == "judge.model"
+
+
+def test_config_identity_leaves_settings_out():
+    a = JudgeConfig(timeout_s=5, max_retries=0, concurrency=3, api_key_env="K", calibration="c.jsonl")
+    assert a.identity() == JudgeConfig().identity()
+    assert JudgeConfig(seed=1).identity() != JudgeConfig().identity()
+    assert JudgeConfig(claims="sentences").identity() != JudgeConfig().identity()
+    assert "prompts" not in JudgeConfig().identity()  # recorded by content (flows/context.py)
+    with pytest.raises(ValueError):
+        JudgeConfig(temperature=0.7)  # greedy, always
+    with pytest.raises(ValueError, match="unknown judged metric"):
+        JudgeConfig(metrics=("faithfulness", "vibes"))
+    with pytest.raises(ValueError, match="unknown judge backend"):
+        JudgeConfig(backend="gpt")
+    assert JudgeConfig(metrics=("context_recall", "faithfulness")).metrics == \
+        ("faithfulness", "context_recall")
