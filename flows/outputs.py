@@ -88,13 +88,21 @@ def collect_per_query(ctx: RunContext) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def no_effect_variants(ctx: RunContext) -> list[str]:
-    """Variants whose final contexts and answers equal the baseline's, question by question."""
+    """Variants whose final contexts and answers equal the baseline's, question by question
+    (for a pipeline without them, retrieval only: whose reranked rankings do)."""
     def signature(name: str) -> tuple:
         keys = ctx.plan.by_variant[name]
-        contexts = ctx.store.read("assemble", keys["assemble"]).select("qid", "chunk_ids", "passages")
-        answers = frame_answers(ctx.store.read("generate", keys["generate"]))
-        return (tuple(contexts.sort("qid")["passages"].to_list()),
-                tuple((q, a.text, a.refused) for q, a in sorted(answers.items())))
+        out: list[tuple] = []
+        if "assemble" in keys:
+            contexts = ctx.store.read("assemble", keys["assemble"]).select("qid", "passages")
+            out.append(tuple(contexts.sort("qid")["passages"].to_list()))
+        else:
+            ranked = ctx.store.read("rerank", keys["rerank"]).select("qid", "chunk_ids")
+            out.append(tuple(tuple(c) for c in ranked.sort("qid")["chunk_ids"].to_list()))
+        if "generate" in keys:
+            answers = frame_answers(ctx.store.read("generate", keys["generate"]))
+            out.append(tuple((q, a.text, a.refused) for q, a in sorted(answers.items())))
+        return tuple(out)
     base = signature(BASELINE)
     return [v.name for v in ctx.variants if not v.is_baseline and signature(v.name) == base]
 

@@ -212,19 +212,24 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    """Score from the inputs the variant's pipeline has (a retrieval-only one has no
+    assemble or generate input) with the metrics its score stage selected."""
     i, cfg = node.inputs, node.config
     return score_variant(
         questions=ctx.questions,
         labels=load(ctx, "label", i["label"]),
         candidates=load(ctx, "fuse", i["fuse"], frame_rankings),
         reranked=load(ctx, "rerank", i["rerank"], frame_rankings),
-        contexts=load(ctx, "assemble", i["assemble"], functools.partial(frame_contexts, ctx)),
-        answers=load(ctx, "generate", i["generate"], frame_answers),
+        contexts=(load(ctx, "assemble", i["assemble"], functools.partial(frame_contexts, ctx))
+                  if "assemble" in i else None),
+        answers=load(ctx, "generate", i["generate"], frame_answers) if "generate" in i else None,
         depth=cfg.rerank.depth, metrics=ctx.metrics_params(),
-        context_used=ctx.plan.nodes[i["generate"]].resolved.reads_context,
+        context_used=(ctx.plan.nodes[i["generate"]].resolved.reads_context
+                      if "generate" in i else False),
         pricing={"in": cfg.generator.cost_per_1k_in, "out": cfg.generator.cost_per_1k_out},
         latency={f"retrieve_{path}": _latency(ctx, "retrieve", k) for path, k in i["retrieve"].items()}
-        | {s: _latency(ctx, s, i[s]) for s in ("fuse", "rerank", "assemble", "generate")},
+        | {s: _latency(ctx, s, i[s]) for s in ("fuse", "rerank", "assemble", "generate") if s in i},
+        metric_names=node.resolved.names,
     )
 
 
