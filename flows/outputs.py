@@ -159,6 +159,30 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
     return out
 
 
+OUTPUT_FILES = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet",
+                "timings.parquet", "report.md", "report.html", "summary.txt")
+
+
+def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
+    """The sweep folder when it already holds this sweep's complete outputs: the same
+    sweep id (same spec, options, data and questions), every output file, and every
+    variant with the stage keys this plan gives it (so the same code and components).
+    Else None. With no stage computed, such a folder is what a new analysis would write
+    again (the numbers are a function of the stage results and the seed)."""
+    folder = Path(out_root) / sweep_id(ctx)
+    if not all((folder / name).is_file() for name in OUTPUT_FILES):
+        return None
+    try:
+        man = json.loads((folder / "manifest.json").read_text())
+        records = json.loads((folder / "variants.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if man.get("sweep_id") != folder.name:
+        return None
+    keys = {r.get("name"): r.get("stage_keys") for r in records if isinstance(r, dict)}
+    return folder if keys == ctx.plan.by_variant else None
+
+
 def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dict[str, Any]) -> Path:
     """Write the sweep folder (complete before it is renamed into place); return its path."""
     sid = sweep_id(ctx)
