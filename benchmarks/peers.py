@@ -198,7 +198,7 @@ def run_tool(tool: str, work: Path, rnd: str, mlflow: bool) -> dict:
         folder = work / "cg"
         if rnd == "cold":
             clean(folder, ("results", ".contextgrid-cache"))
-        cmd = [sys.executable, "-m", "contextgrid.cli", "run", "cg.yaml"]
+        cmd = [str(Path(sys.executable).parent / "contextgrid"), "run", "cg.yaml"]
     else:
         folder = work / "ablate"
         if rnd == "cold":
@@ -286,6 +286,11 @@ def main() -> None:
             results[(rnd, tool)] = r
             print(f"  {rnd:5s} {tool:13s} {r['wall_s']:8.1f} s  own peak {r['peak_own_mb']:7.0f} MB  "
                   f"tree peak {r['peak_tree_mb']:7.0f} MB", flush=True)
+            if tool == "ablate":
+                log = (work / f"{tool}-{rnd}.log").read_text(errors="replace").splitlines()
+                for line in log:
+                    if line.startswith(("Prefect server", "Nothing changed")):
+                        print(f"        {line[:160]}", flush=True)
     load1 = os.getloadavg()
     print(f"load average after: {load1[0]:.2f} / {load1[1]:.2f} / {load1[2]:.2f}")
     print()
