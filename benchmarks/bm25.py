@@ -10,11 +10,11 @@ project's analyzer (tokenization is not timed). Timed per engine (best of --repe
 - project: BM25Index.search(query, k) -> top-k with ids (scoring + exact top-k);
 - rank-bm25: BM25Okapi.get_scores(query) (scoring only, once, on a --rank-sample of
   queries: queries/s is comparable across sample sizes, and 200k chunks stay affordable);
-- bm25s: BM25.retrieve(queries, k) with its default numpy backend, single thread
-  (bm25s's numba backend is printed too, for information).
-Prints queries/second of each and the two ratios the issue sets targets for
-(project / rank-bm25 >= 20, project / bm25s >= 0.8), plus a parity check (scores and
-top-k vs rank-bm25 on the --rank-sample queries).
+- bm25s: BM25.retrieve(queries, k) with its default numpy backend, and with its numba
+  backend, single thread (both JIT-warmed before timing, as the project's kernel is).
+Prints queries/second of each and the ratios the issues set targets for
+(project / rank-bm25 >= 20, project / bm25s numpy >= 0.8, project / bm25s numba >= 1.0),
+plus a parity check (scores and top-k vs rank-bm25 on the --rank-sample queries).
 
     python benchmarks/bm25.py [--chunks 20000] [--queries 2000] [--rank-sample 40] [--k 50]
 """
@@ -124,6 +124,7 @@ def main() -> None:
     t0 = time.perf_counter()
     ours = BM25Index(ids, docs)
     t_ours_build = time.perf_counter() - t0
+    ours.search(queries[0], args.k)  # load (or compile) the numba kernel
     t0 = time.perf_counter()
     ref = BM25Okapi(docs)
     t_ref_build = time.perf_counter() - t0
@@ -151,7 +152,7 @@ def main() -> None:
         print(f"  {name:12s} {v:10.1f} queries/s")
     print(f"ratio project / rank-bm25 get_scores: {qps['project'] / qps['rank-bm25']:.1f}x  (target >= 20)")
     print(f"ratio project / bm25s (numpy backend): {qps['project'] / qps['bm25s']:.2f}x  (target >= 0.8)")
-    print(f"ratio project / bm25s (numba backend, info): {qps['project'] / qps['bm25s-numba']:.2f}x")
+    print(f"ratio project / bm25s (numba backend): {qps['project'] / qps['bm25s-numba']:.2f}x  (target >= 1.0)")
 
     pos = ours.positions(ids)
     worst, same_top = 0.0, 0

@@ -1,7 +1,7 @@
 """Importing this module registers every built-in component in its registry."""
 
 from components import chunking  # noqa: F401
-from components.generation import extractive, llama_local, openai_http  # noqa: F401
+from components.generation import extractive, llama_local, none, openai_http  # noqa: F401
 from components.judge import backends  # noqa: F401
 from components.metrics import builtin, judged  # noqa: F401
 from components.retrieval import analyzer, fusion, rerank, stages  # noqa: F401

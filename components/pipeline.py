@@ -9,6 +9,13 @@ experiment-level inputs it names; the stage computes from `project(config, reads
 a config in which every other field holds its default. So no field can change a
 stage's output without changing its key: a stale cache hit is impossible by
 construction. Nothing here branches on a component's name.
+
+A pipeline runs only the stages it needs (`present_stages`): a stage whose components
+all declare `produces=False` (the `none` generator of a retrieval-only study) is left
+out, and so is every stage that needs it as a required input or exists only to feed it
+(`only_for`: the context is assembled only for a generator). The score stage takes the
+inputs that remain and runs only the metrics whose `needs` they cover, so a
+retrieval-only variant is scored on candidates and reranked rankings alone.
 """
 
 from __future__ import annotations
@@ -40,9 +47,10 @@ class StageDef:
     context_input: str | None = None  # input kept only when a component reads the context
     # components chosen by experiment-level inputs (the judge backend), not by the config
     experiment_select: Callable[[dict], tuple[Choice, ...]] | None = None
-    # the stage exists only when this experiment-level input is set (e.g. `judge`); a stage
-    # that takes it as an input then goes without it
-    optional: str | None = None
+    # the stage exists only when this experiment-level input is set (e.g. `judge`)
+    needs_input: str | None = None
+    optional: tuple[str, ...] = ()  # inputs it does without when they are left out
+    only_for: tuple[str, ...] = ()  # left out when all of these stages are
 
 
 @dataclass(frozen=True)
@@ -198,17 +206,17 @@ def _none(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
 
 
 def _metrics(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
-    return tuple(("metric", name, None) for name in registry("metric").names())
+    """Every registered metric whose needed stages this pipeline runs (a judge stage
+    counts as present here; judged metrics are dropped at scoring when there is none)."""
+    present = set(present_stages(cfg)) | {"judge"}
+    reg = registry("metric")
+    return tuple(("metric", name, None) for name in reg.names()
+                 if reg.get(name).feedable(tuple(present)))
 
 
 def _judge(experiment: dict) -> tuple[Choice, ...]:
     """The judge backend the experiment's `judge` input names."""
     return (("judge", str(experiment["judge"]["config"]["backend"]), None),)
-
-
-def exists(stage: StageDef, experiment: dict) -> bool:
-    """Whether an optional stage is part of this experiment's graph."""
-    return stage.optional is None or experiment.get(stage.optional) is not None
 
 
 STAGES: tuple[StageDef, ...] = (
@@ -221,23 +229,54 @@ STAGES: tuple[StageDef, ...] = (
     StageDef("rerank", "1", ("fuse", "chunk"), _one("reranker", "rerank.method"),
              experiment=("questions",)),
     StageDef("assemble", "1", ("rerank", "chunk"), _none, reads=("context", "rerank.depth"),
-             experiment=("tokenizer",)),
+             experiment=("tokenizer",), only_for=("generate",)),
     StageDef("generate", "1", ("assemble",), _one("generator", "generator.name"),
              reads=("generator.repeats",), experiment=("questions",), context_input="assemble"),
     # judged metrics: keyed by the judge (config, backend, prompt version and fingerprint),
     # the context and the answers; exists only when the experiment has a `judge:` section
     StageDef("judge", "1", ("assemble", "generate"), _none, experiment=("questions", "judge"),
-             experiment_select=_judge, optional="judge"),
+             experiment_select=_judge, needs_input="judge"),
     # the judge's agreement with a labelled calibration set (one node for the whole sweep)
     StageDef("calibrate", "1", (), _none, experiment=("judge", "calibration"),
-             experiment_select=_judge, optional="calibration"),
+             experiment_select=_judge, needs_input="calibration"),
     StageDef("score", "2", ("label", "retrieve", "fuse", "rerank", "assemble", "generate",
                             "judge"),
              _metrics, reads=("rerank.depth", "generator.cost_per_1k_in",
                               "generator.cost_per_1k_out"),
-             experiment=("questions", "metrics")),
+             experiment=("questions", "metrics"), optional=("assemble", "generate", "judge")),
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
+
+
+def _parts(sd: StageDef, cfg: PipelineConfig) -> list[str | None]:
+    return ([str(p) for p in get_dotted(cfg.model_dump(mode="json"), sd.per)]
+            if sd.per else [None])
+
+
+def present_stages(cfg: PipelineConfig, experiment: dict | None = None) -> tuple[str, ...]:
+    """The stages this config's pipeline runs, in order (see the module docstring); a
+    stage that needs an experiment-level input (the judge) only when the experiment has it."""
+    dropped: set[str] = {sd.name for sd in STAGES if sd.needs_input and (
+        experiment is None or experiment.get(sd.needs_input) is None)}
+    for sd in STAGES:
+        if sd.name == "score" or sd.name in dropped:  # score selects metrics by the stages present
+            continue
+        decls = [d for part in _parts(sd, cfg)
+                 for d in resolve(cfg, sd.select(cfg, part)).components]
+        if decls and not any(d.produces for d in decls):
+            dropped.add(sd.name)
+    changed = True
+    while changed:
+        changed = False
+        for sd in STAGES:
+            if sd.name in dropped:
+                continue
+            required = [s for s in sd.inputs if s not in sd.optional]
+            if any(s in dropped for s in required) or (
+                    sd.only_for and all(s in dropped for s in sd.only_for)):
+                dropped.add(sd.name)
+                changed = True
+    return tuple(s.name for s in STAGES if s.name not in dropped)
 
 
 def stage_def(name: str) -> StageDef:

@@ -18,7 +18,12 @@ orchestration needs to know about it:
   and a relative path is taken from the experiment file's folder;
 - `reads_context`: whether it reads the assembled context (generators);
 - `model_bound`: whether it runs a model that already uses every core (one at a time);
-- `version`: bump it when a code change changes its output for the same inputs.
+- `version`: bump it when a code change changes its output for the same inputs;
+- `produces`: False for a component that produces nothing (the `none` generator of a
+  retrieval-only study): the stage that would run it is left out of the plan, with the
+  stages that exist only to feed it and the metrics that need its output;
+- `requires`: (Python module, pip extra) pairs it needs installed (the local GGUF
+  generators need `llama_cpp` from `ablate[local-llm]`), checked before anything runs.
 
 `CATALOGUE` holds every registry by kind, for the conformance test and for plugins.
 """
@@ -45,7 +50,26 @@ class Declaration:
     model_bound: bool = False
     version: str = "1"
     origin: str = ""  # the module that registered it
+    produces: bool = True
+    requires: tuple[tuple[str, str], ...] = ()  # (module, pip extra)
     info: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def missing_requirement(self) -> tuple[str, str] | None:
+        """The first (module, extra) it requires that is not importable, else None."""
+        import importlib.util
+        import sys
+        for module, extra in self.requires:
+            if module in sys.modules:
+                if sys.modules[module] is None:  # import blocked
+                    return module, extra
+                continue
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                return module, extra
+        return None
 
     @property
     def identity(self) -> str:
@@ -69,6 +93,7 @@ class Registry(Generic[T]):
                  uses: dict[str, str] | None = None, files: tuple[str, ...] = (),
                  reads_context: bool = False,
                  model_bound: bool = False, version: str | None = None, origin: str | None = None,
+                 produces: bool = True, requires: dict[str, str] | None = None,
                  **info: Any) -> Callable[[T], T]:
         """Decorator: register `obj` under `name` with its declaration. The version
         defaults to the object's `version` attribute (generator classes), else "1"."""
@@ -80,7 +105,8 @@ class Registry(Generic[T]):
             decl = Declaration(
                 self.kind, name, tuple(reads), tuple(settings), tuple(sorted((uses or {}).items())),
                 tuple(files), reads_context, model_bound, str(ver),
-                origin or getattr(obj, "__module__", "") or "", dict(info))
+                origin or getattr(obj, "__module__", "") or "", produces,
+                tuple(sorted((requires or {}).items())), dict(info))
             self._items[name] = obj
             self._decls[name] = decl
             if isinstance(obj, type):  # a class can read its own declaration

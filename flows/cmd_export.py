@@ -60,6 +60,11 @@ def export_sweep(sweep_dir: Path, out: Path, variants: list[str] | None = None,
         qids: set[str] = set()
         thr = man["label_threshold"]
         for stage in stages or list(STAGES):
+            if STAGES[stage] not in keys:  # a retrieval-only variant assembles no context
+                if stages:
+                    raise InputError(f"variant '{rec['name']}' has no {stage} ranking (its "
+                                     f"pipeline has no {STAGES[stage]} stage)", field="--stage")
+                continue
             key = keys[STAGES[stage]]
             if not store.has(STAGES[stage], key):
                 raise InputError(f"stage result {STAGES[stage]}:{key} is not in the cache "

@@ -26,9 +26,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run an ablation sweep and write its report."""
         from components.errors import InputError
+        from flows import server
         from flows.context import RunOptions, get_context
 
         root = env.prepare()
+        prefect_server = server.Background()  # starts or finds it while the data load
         if tier is not None and tier not in TIERS:
             raise InputError(f"unknown tier '{tier}' ({', '.join(TIERS)})", field="--tier")
         if split is not None and split not in SPLITS:
@@ -39,12 +41,21 @@ def register(app: typer.Typer) -> None:
         (root / env.STATE_DIR).mkdir(exist_ok=True)
         typer.echo(f"ablate: {ctx.spec.name}: {len(ctx.variants)} variants x "
                    f"{len(ctx.questions)} questions, {len(ctx.plan.nodes)} unique stages")
+        info = prefect_server.join()
+        if info is not None:
+            how = (f"started in {prefect_server.seconds:.1f} s (kept for later runs; "
+                   "`ablate server stop` stops it)" if prefect_server.started else "reused")
+            typer.echo(f"Prefect server {info.api_url}: {how}")
         from flows.sweep import run_sweep
         result = run_sweep(str(experiment), workers=workers, out=out, tier=tier, split=split,
                            cache_dir=cache_dir, tracking_uri=None if no_mlflow else uri,
                            artifact_root=env.default_artifact_root(root), mlflow=not no_mlflow)
         sweep_dir = Path(result["sweep_dir"])
         typer.echo("")
+        if result.get("unchanged"):
+            typer.echo(f"Nothing changed: every stage reused and the outputs are in place in "
+                       f"{sweep_dir}; analysis and report skipped"
+                       + ("; MLflow already logged" if result.get("mlflow_skipped") else ""))
         typer.echo((sweep_dir / "summary.txt").read_text())
         if result.get("mlflow"):
             typer.echo(f"MLflow: parent run {result['mlflow']['parent']} in {uri}")

@@ -13,7 +13,8 @@ from typing import Any
 
 from components import __version__ as components_version
 from components.config import PipelineConfig, get_dotted
-from components.pipeline import STAGES, Resolved, exists, project, read_values, resolve, stage_key
+from components.pipeline import (STAGES, Resolved, present_stages, project, read_values, resolve,
+                                 stage_key)
 from flows.variants import Variant
 
 STAGE_ORDER = tuple(s.name for s in STAGES)
@@ -53,9 +54,9 @@ class Plan:
 def add_variant(plan: Plan, name: str, cfg: PipelineConfig, experiment: dict[str, Any]) -> dict[str, str]:
     """Add one variant's stages to the plan; return its label -> key map."""
     made: dict[str, list[StageNode]] = {}
-    absent = {sd.name for sd in STAGES if not exists(sd, experiment)}
+    present = present_stages(cfg, experiment)
     for sd in STAGES:
-        if sd.name in absent:
+        if sd.name not in present:
             continue
         parts = ([str(p) for p in get_dotted(cfg.model_dump(mode="json"), sd.per)]
                  if sd.per else [None])
@@ -64,7 +65,7 @@ def add_variant(plan: Plan, name: str, cfg: PipelineConfig, experiment: dict[str
                                               if sd.experiment_select else ())
             resolved = resolve(cfg, choices)
             reads = tuple(sorted(set(resolved.reads) | set(sd.reads)))
-            upstream = [s for s in sd.inputs if s not in absent
+            upstream = [s for s in sd.inputs if s in made
                         and (s != sd.context_input or resolved.reads_context)]
             deps = tuple(n for s in upstream for n in made[s])
             inputs = {s: (made[s][0].key if len(made[s]) == 1 and made[s][0].part is None

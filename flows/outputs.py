@@ -124,13 +124,21 @@ def repeat_spread(ctx: RunContext) -> dict[str, Any]:
 
 
 def no_effect_variants(ctx: RunContext) -> list[str]:
-    """Variants whose final contexts and answers equal the baseline's, question by question."""
+    """Variants whose final contexts and answers equal the baseline's, question by question
+    (for a pipeline without them, retrieval only: whose reranked rankings do)."""
     def signature(name: str) -> tuple:
         keys = ctx.plan.by_variant[name]
-        contexts = ctx.store.read("assemble", keys["assemble"]).select("qid", "chunk_ids", "passages")
-        answers = frame_answers(ctx.store.read("generate", keys["generate"]))
-        return (tuple(contexts.sort("qid")["passages"].to_list()),
-                tuple((q, a.text, a.refused) for q, a in sorted(answers.items())))
+        out: list[tuple] = []
+        if "assemble" in keys:
+            contexts = ctx.store.read("assemble", keys["assemble"]).select("qid", "passages")
+            out.append(tuple(contexts.sort("qid")["passages"].to_list()))
+        else:
+            ranked = ctx.store.read("rerank", keys["rerank"]).select("qid", "chunk_ids")
+            out.append(tuple(tuple(c) for c in ranked.sort("qid")["chunk_ids"].to_list()))
+        if "generate" in keys:
+            answers = frame_answers(ctx.store.read("generate", keys["generate"]))
+            out.append(tuple((q, a.text, a.refused) for q, a in sorted(answers.items())))
+        return tuple(out)
     base = signature(BASELINE)
     return [v.name for v in ctx.variants if not v.is_baseline and signature(v.name) == base]
 
@@ -209,6 +217,30 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
                     "pieces_cut_max": int(window["max_cut"]),
                     "share_of_pieces_unseen": round(window["unseen_share"], 4)}
     return out
+
+
+OUTPUT_FILES = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet",
+                "timings.parquet", "report.md", "report.html", "summary.txt")
+
+
+def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
+    """The sweep folder when it already holds this sweep's complete outputs: the same
+    sweep id (same spec, options, data and questions), every output file, and every
+    variant with the stage keys this plan gives it (so the same code and components).
+    Else None. With no stage computed, such a folder is what a new analysis would write
+    again (the numbers are a function of the stage results and the seed)."""
+    folder = Path(out_root) / sweep_id(ctx)
+    if not all((folder / name).is_file() for name in OUTPUT_FILES):
+        return None
+    try:
+        man = json.loads((folder / "manifest.json").read_text())
+        records = json.loads((folder / "variants.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if man.get("sweep_id") != folder.name:
+        return None
+    keys = {r.get("name"): r.get("stage_keys") for r in records if isinstance(r, dict)}
+    return folder if keys == ctx.plan.by_variant else None
 
 
 def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dict[str, Any]) -> Path:

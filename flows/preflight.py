@@ -3,7 +3,9 @@
 Pydantic validates types and ranges when the spec loads; this resolves each variant's
 stages through the registries (chunkers, paths, analyzers, fusers, rerankers and their
 signals, generators, and whatever plugins add), so a typo in a sweep value fails in a
-second with the YAML line, not an hour into the sweep.
+second with the YAML line, not an hour into the sweep. A component whose declaration
+`requires` a module that is not installed (the local GGUF generators need the extra
+`ablate[local-llm]`) fails here too, naming the extra.
 """
 
 from __future__ import annotations
@@ -15,6 +17,20 @@ from flows.spec import LoadedSpec
 from flows.variants import Variant
 
 
+def _check_installed(decl) -> None:  # type: ignore[no-untyped-def]
+    missing = decl.missing_requirement()
+    if missing is not None:
+        module, extra = missing
+        raise InputError(f"{decl.kind} '{decl.name}' needs the Python module '{module}', which "
+                         f"is not installed; install the extra: pip install 'ablate[{extra}]'",
+                         field=registry_field(decl.kind))
+
+
+def registry_field(kind: str) -> str | None:
+    from components.registry import registry
+    return registry(kind).config_field
+
+
 def check_variants(loaded: LoadedSpec, variants: list[Variant]) -> None:
     for v in variants:
         cfg = v.config
@@ -22,7 +38,8 @@ def check_variants(loaded: LoadedSpec, variants: list[Variant]) -> None:
             for sd in STAGES:
                 parts = get_dotted(cfg.model_dump(mode="json"), sd.per) if sd.per else [None]
                 for part in parts:
-                    resolve(cfg, sd.select(cfg, part))
+                    for decl in resolve(cfg, sd.select(cfg, part)).components:
+                        _check_installed(decl)
             unknown = sorted(set(cfg.fusion.weights or {}) - set(cfg.retrieval.paths))
             if unknown and len(cfg.retrieval.paths) > 1:
                 raise InputError(f"retrieval path '{unknown[0]}' is not among "

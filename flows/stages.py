@@ -301,6 +301,8 @@ def judgments_of(frame: pl.DataFrame) -> dict[str, dict]:
 
 
 def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
+    """Score from the inputs the variant's pipeline has (a retrieval-only one has no
+    assemble or generate input) with the metrics its score stage selected."""
     i, cfg = node.inputs, node.config
     judged = "judge" in i
     return score_variant(
@@ -308,15 +310,19 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         labels=load(ctx, "label", i["label"]),
         candidates=load(ctx, "fuse", i["fuse"], frame_rankings),
         reranked=load(ctx, "rerank", i["rerank"], frame_rankings),
-        contexts=load(ctx, "assemble", i["assemble"], functools.partial(frame_contexts, ctx)),
-        answers=load(ctx, "generate", i["generate"], frame_answer_repeats),
+        contexts=(load(ctx, "assemble", i["assemble"], functools.partial(frame_contexts, ctx))
+                  if "assemble" in i else None),
+        answers=(load(ctx, "generate", i["generate"], frame_answer_repeats)
+                 if "generate" in i else None),
         depth=cfg.rerank.depth, metrics=ctx.metrics_params(),
-        context_used=ctx.plan.nodes[i["generate"]].resolved.reads_context,
+        context_used=(ctx.plan.nodes[i["generate"]].resolved.reads_context
+                      if "generate" in i else False),
         pricing={"in": cfg.generator.cost_per_1k_in, "out": cfg.generator.cost_per_1k_out},
         latency={f"retrieve_{path}": _latency(ctx, "retrieve", k) for path, k in i["retrieve"].items()}
         | {s: _latency(ctx, s, i[s]) for s in ("fuse", "rerank", "assemble", "generate", "judge")
            if s in i},
         judgments=load(ctx, "judge", i["judge"], judgments_of) if judged else None,
+        metric_names=node.resolved.names,
     )
 
 

@@ -2,10 +2,18 @@
 
 Tasks receive keys and paths, never large data; each finds the data set, plan and store
 in its process's run context.
+
+When nothing changed (no stage computed, and the sweep folder already holds this sweep's
+complete outputs: flows.outputs.outputs_in_place) the analysis, report and MLflow work is
+skipped and the flow says so: those outputs are what it would write again. MLflow is
+skipped only when `mlflow.json` in the sweep folder records a logging of this folder to
+the same tracking URI (written after a successful logging; a re-analysis replaces the
+folder and so removes it).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -17,9 +25,10 @@ from prefect.futures import wait
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from components.atomic import atomic_write
 from flows import env
 from flows.context import RunOptions, get_context
-from flows.outputs import write_outputs
+from flows.outputs import outputs_in_place, write_outputs
 from flows.stages import run_stage
 
 
@@ -70,10 +79,25 @@ def analyse_task(experiment: str, opts: dict[str, Any], out_root: str, started: 
     return str(out)
 
 
+MLFLOW_MARKER = "mlflow.json"
+
+
+def logged_to(sweep_dir: Path, tracking_uri: str) -> dict[str, Any] | None:
+    """The runs recorded by an earlier logging of this folder to `tracking_uri`, else None."""
+    try:
+        data = json.loads((Path(sweep_dir) / MLFLOW_MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    return data.get("runs") if data.get("tracking_uri") == tracking_uri else None
+
+
 @task(name="mlflow", cache_policy=NO_CACHE, persist_result=False)
 def track_task(sweep_dir: str, tracking_uri: str, artifact_root: str | None) -> dict[str, Any]:
     from flows.tracking import log_sweep
-    return log_sweep(Path(sweep_dir), tracking_uri, artifact_root, flow_run_id=flow_run.get_id())
+    runs = log_sweep(Path(sweep_dir), tracking_uri, artifact_root, flow_run_id=flow_run.get_id())
+    atomic_write(Path(sweep_dir) / MLFLOW_MARKER,
+                 json.dumps({"tracking_uri": tracking_uri, "runs": runs}, indent=2) + "\n")
+    return runs
 
 
 class GateFailed(Exception):
@@ -127,13 +151,24 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     results = [fut.result() for fut in futures.values()]  # raises the first stage failure
     _replay_remote(ctx, results)
     out_root = Path(out or ctx.spec.out)
-    sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started)
-    result: dict[str, Any] = {"sweep_dir": sweep_dir, "mlflow": None,
+    unchanged = None if any(r["computed"] for r in results) else outputs_in_place(ctx, out_root)
+    if unchanged is not None:
+        sweep_dir = str(unchanged)
+        logger.info("nothing changed: every stage reused and the outputs are in place in %s; "
+                    "analysis and report skipped", sweep_dir)
+    else:
+        sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started)
+    result: dict[str, Any] = {"sweep_dir": sweep_dir, "mlflow": None, "unchanged": unchanged is not None,
                               "stage_pids": sorted({r["pid"] for r in results})}
     if mlflow and tracking_uri is None:  # deployments: the same defaults as `ablate run`
         tracking_uri = env.tracking_uri(None, Path.cwd())
         artifact_root = artifact_root or env.default_artifact_root(Path.cwd())
-    if mlflow and tracking_uri:
+    if mlflow and tracking_uri and unchanged is not None and logged_to(unchanged, tracking_uri):
+        result["mlflow"] = logged_to(unchanged, tracking_uri)
+        result["mlflow_skipped"] = True
+        logger.info("MLflow: this sweep folder is logged to %s already (%s); skipped",
+                    tracking_uri, result["mlflow"].get("parent"))
+    elif mlflow and tracking_uri:
         try:
             result["mlflow"] = track_task(sweep_dir, tracking_uri, artifact_root)
         except Exception as exc:  # results are safe on disk; say so and carry on

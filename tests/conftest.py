@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,9 @@ from flows import env
 
 ROOT = Path(__file__).resolve().parents[1]
 env.prepare(ROOT)
+# Tests use Prefect's per-process temporary server (or the session's test harness), never
+# the machine server `ablate run` keeps (flows/server.py): no server outlives the tests.
+os.environ.setdefault("ABLATE_PREFECT_SERVER", "ephemeral")
 FIXTURES = ROOT / "tests" / "fixtures"
 
 

@@ -12,6 +12,9 @@ by path and window) and calls are serialised by a lock (a Llama object is not
 thread-safe). The KV state is reset before every call, so an answer never depends on
 which prompt came before it.
 `closed_book` is the same model with no context, to show what it answers from memory.
+llama-cpp-python is the optional extra `ablate[local-llm]` (it compiles on install); both
+declare it (`requires`), so a spec naming them without it stops before any compute with
+one line naming the extra.
 """
 
 from __future__ import annotations
@@ -49,8 +52,8 @@ def load_llama(path: Path, n_ctx: int = N_CTX, seed: int = 0) -> tuple[Any, thre
             try:
                 from llama_cpp import Llama
             except ImportError:  # pragma: no cover - install problem
-                raise InputError("llama-cpp-python is not installed; run: "
-                                 "pip install 'llama-cpp-python[server]'",
+                raise InputError("llama-cpp-python is not installed; install the extra: "
+                                 "pip install 'ablate[local-llm]'",
                                  field="generator.name") from None
             llm = Llama(model_path=key[0], n_ctx=n_ctx, n_threads=N_THREADS,
                         n_threads_batch=N_THREADS, seed=seed, verbose=False)
@@ -88,7 +91,11 @@ _LLM_READS = ("generator.model", "generator.max_new_tokens", "generator.temperat
               "generator.seed", "prompt")
 
 
-@GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True)
+_REQUIRES = {"llama_cpp": "local-llm"}  # llama-cpp-python: the optional extra ablate[local-llm]
+
+
+@GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True,
+                     requires=_REQUIRES)
 class LlamaLocalGenerator(BaseGenerator):
     """A local GGUF chat model with its own chat template, greedy and seeded."""
 
@@ -131,6 +138,7 @@ class LlamaLocalGenerator(BaseGenerator):
                       tokens_out=int(usage.get("completion_tokens", 0)))
 
 
-@GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True)
+@GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True,
+                     requires=_REQUIRES)
 class ClosedBookGenerator(LlamaLocalGenerator):
     """The same model with no context (closed-book prompt): answers from memory."""

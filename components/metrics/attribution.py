@@ -17,6 +17,9 @@ Answerable questions of a generator that reads no context (closed book): by corr
 only, since retrieval never reached the generator: ok when correct, else
 generation_error.
 Unanswerable questions: correct_refusal or false_acceptance.
+Without a generator (a retrieval-only study, `answered=False`) a question is bucketed by
+retrieval alone: answerable ones as no_evidence, retrieval_miss, ranking_loss or
+retrieved (gold evidence in the reranked top); unanswerable ones as unanswerable.
 """
 
 from __future__ import annotations
@@ -24,21 +27,31 @@ from __future__ import annotations
 ANSWERABLE_BUCKETS = ("no_evidence", "retrieval_miss", "ranking_loss", "budget_cut",
                       "generation_error", "ok")
 UNANSWERABLE_BUCKETS = ("correct_refusal", "false_acceptance")
-BUCKETS = ANSWERABLE_BUCKETS + UNANSWERABLE_BUCKETS
+RETRIEVAL_ONLY_BUCKETS = ("retrieved", "unanswerable")
+BUCKETS = ANSWERABLE_BUCKETS + UNANSWERABLE_BUCKETS + RETRIEVAL_ONLY_BUCKETS
 
 
 def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bool,
                    in_prompt: bool, correct: bool, refused: bool, has_evidence: bool = True,
-                   context_used: bool = True, error: bool = False) -> str:
+                   context_used: bool = True, error: bool = False, answered: bool = True) -> str:
     """The bucket of one question; `correct` follows metrics.answer.is_correct.
 
     `has_evidence`: the question has evidence groups; `context_used`: the generator read
     the assembled context (False: closed book, the stage flags are ignored); `error`: the
-    generation failed. Raises ValueError for impossible flags (evidence in a later stage
+    generation failed; `answered`: False when the pipeline has no generator (retrieval
+    only; `in_prompt` then repeats `in_reranked_top`). Raises ValueError for impossible flags (evidence in a later stage
     but not an earlier one), which would mean the caller computed the stages inconsistently.
     """
     if error:
         return "generation_error"
+    if not answered:
+        if not answerable:
+            return "unanswerable"
+        if not has_evidence:
+            return "no_evidence"
+        if not in_candidates:
+            return "retrieval_miss"
+        return "retrieved" if in_reranked_top else "ranking_loss"
     if not answerable:
         return "correct_refusal" if refused else "false_acceptance"
     if not context_used:

@@ -55,7 +55,7 @@ def _judged(name: str, score, description: str) -> None:
             return {}
         return {f"judge/{name}": math.nan if j is None else score(j)}
     compute.__module__ = __name__
-    metric(name, stages=("judge",), direction="higher", needs=("judgments",),
+    metric(name, stages=("judge",), direction="higher", 
            description=description)(compute)
 
 

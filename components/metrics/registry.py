@@ -8,6 +8,12 @@ is better, or `none` for figures that are neither, such as the refusal rate), it
 and code version (part of the score stage's key), and a `compute(view)` function that
 returns its columns for one question. Column names: `{stage}/{name}` or
 `{stage}/{name}_at_{k}` (e.g. `final/ndcg_at_10`, `answer/f1`).
+
+A metric also names, per column stage, the pipeline stages whose output it reads
+(`needs`; by default `NEEDS` below): the score stage of a pipeline that leaves a stage
+out (a retrieval-only study has no assemble or generate stage) runs only the metrics it
+can feed and keeps only their columns it can feed, so `answer/f1` and `final/recall_at_5`
+are absent there rather than scored on nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ class QuestionView:
     rankings: dict[str, list[str]]  # 'candidates' / 'reranked' / 'final' -> chunk ids
     context: PackedContext | None  # the assembled context (None when none was built)
     generator_context: PackedContext | None  # what the generator read (None: closed book)
-    answer: Answer
+    answer: Answer | None  # None when the pipeline has no generate stage (retrieval only)
     params: Mapping[str, Any]  # ks, gain, label_threshold, correct_f1, pricing
     latency: Mapping[str, float] = field(default_factory=dict)  # stage -> seconds
     memo: dict[str, Any] = field(default_factory=dict)
@@ -51,6 +57,16 @@ class QuestionView:
 
 Compute = Callable[[QuestionView], Mapping[str, float]]
 
+# Pipeline stages (components.pipeline.STAGES) whose output each column stage reads; a
+# column stage not listed here (a plugin's own) needs every stage a pipeline may leave out.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "candidates": (), "reranked": (), "latency": (),
+    "final": ("assemble",),
+    "answer": ("generate",), "refusal": ("generate",), "tokens": ("generate",),
+    "cost": ("generate",), "judge": ("judge",),
+}
+OPTIONAL_STAGES = ("assemble", "generate")
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -62,11 +78,13 @@ class Metric:
     high: float
     compute: Compute
     description: str = ""
-    needs: tuple[str, ...] = ()  # QuestionView fields it reads that an experiment may lack
+    needs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (column stage, pipeline stages read)
 
-    def applies(self, view: "QuestionView") -> bool:
-        """False when a field it needs is absent (e.g. no judge): it then gives no columns."""
-        return all(getattr(view, n) is not None for n in self.needs)
+    def feedable(self, available: Sequence[str]) -> tuple[str, ...]:
+        """Its column stages whose needed pipeline stages are all among `available`."""
+        have = set(available)
+        needs = dict(self.needs)
+        return tuple(s for s in self.stages if set(needs.get(s, OPTIONAL_STAGES)) <= have)
 
     def columns(self, ks: Sequence[int]) -> list[str]:
         if self.name == "*":
@@ -83,20 +101,23 @@ METRICS: Registry[Metric] = Registry("metric", config_field="metrics.key")
 
 def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float = 0.0,
            high: float = 1.0, at_k: bool = False, version: str = "1",
-           description: str = "", needs: Sequence[str] = ()) -> Callable[[Compute], Compute]:
+           description: str = "", needs: Mapping[str, Sequence[str]] | None = None
+           ) -> Callable[[Compute], Compute]:
     """Decorator registering `compute` as a metric (a plugin uses it the same way).
 
     The registered name is `{stages[0]}/{name}` for a single-stage metric, else `name`;
     `name` may be `*` for a family whose columns are named at run time (latency).
-    `needs` names QuestionView fields that some experiments do not have (`judgments`):
-    where one is None the metric is skipped, so it adds no column at all."""
+    `needs`: per column stage, the pipeline stages whose output it reads (default: NEEDS;
+    a column stage not there needs every stage a pipeline may leave out)."""
     if direction not in DIRECTIONS:
         raise ValueError(f"metric '{name}': direction must be one of {DIRECTIONS}")
 
     def deco(fn: Compute) -> Compute:
         reg_name = name if len(stages) > 1 else f"{stages[0]}/{name}"
+        given = dict(needs or {})
+        needed = tuple((s, tuple(given.get(s, NEEDS.get(s, OPTIONAL_STAGES)))) for s in stages)
         value = Metric(name, tuple(stages), at_k, direction, float(low), float(high), fn,
-                       description or (fn.__doc__ or "").strip().split("\n")[0], tuple(needs))
+                       description or (fn.__doc__ or "").strip().split("\n")[0], needed)
         METRICS.register(reg_name, version=version, origin=fn.__module__)(value)
         return fn
     return deco
@@ -148,14 +169,17 @@ def example_columns(ks: Sequence[int] = (1, 5, 10)) -> list[str]:
     return out
 
 
-def score_question(view: QuestionView) -> dict[str, float]:
-    """Every applicable registered metric's columns for one question (NaN where undefined)."""
+def score_question(view: QuestionView, names: Sequence[str] | None = None,
+                   available: Sequence[str] | None = None) -> dict[str, float]:
+    """The columns of the named metrics (default: every registered one) for one
+    question (NaN where undefined); with `available` (the pipeline stages whose output
+    the view holds), only the columns of stages those feed."""
     import components.builtins  # noqa: F401
     row: dict[str, float] = {}
-    for name in METRICS.names():
+    for name in (METRICS.names() if names is None else names):
         m = METRICS.get(name)
-        if not m.applies(view):
-            continue
+        keep = set(m.stages if available is None else m.feedable(available))
         for col, value in m.compute(view).items():
-            row[col] = math.nan if value is None else float(value)
+            if col.partition("/")[0] in keep:
+                row[col] = math.nan if value is None else float(value)
     return row

@@ -14,7 +14,7 @@ import polars as pl
 from components.report.findings import findings, fmt, fmt_p, judge
 from components.report.judge import judge_section, metric_note
 from components.report.plots import plot_name
-from components.report.sweep_data import family_counts, variables, variant_means
+from components.report.sweep_data import family_counts, present_key, variables, variant_means
 from components.stats.compare import MIN_UNTIED_FOR_BOOTSTRAP
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
@@ -97,7 +97,7 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
                     timings: pl.DataFrame | None = None) -> str:
     """The report; `plot_files` are names under plots/ to show (see plots.all_plots)."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
-    key = [m for m in key_metrics if m in metrics] or metrics[:4]
+    key = present_key(key_metrics, metrics)
     rest = [m for m in metrics if m not in key]
     means = variant_means(per_query, metrics)
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}

@@ -38,8 +38,22 @@ class SweepResults:
         if not requested:
             requested = (self.manifest.get("settings", {}).get("metrics", {}).get("key")
                          or DEFAULT_KEY)
-        key = [m for m in requested if m in self.metrics]
-        return key or self.metrics[:4]
+        return present_key(requested, self.metrics)
+
+
+def present_key(requested: Sequence[str], metrics: Sequence[str]) -> list[str]:
+    """The requested key metrics that are present. A `final/` metric a sweep lacks (a
+    retrieval-only study assembles no context) stands in at the latest earlier retrieval
+    stage it has (`reranked/`, then `candidates/`); none present: the first four."""
+    have = set(metrics)
+    out: list[str] = []
+    for m in requested:
+        stage, _, rest = m.partition("/")
+        options = [m] + ([f"reranked/{rest}", f"candidates/{rest}"] if stage == "final" else [])
+        found = next((c for c in options if c in have), None)
+        if found is not None and found not in out:
+            out.append(found)
+    return out or list(metrics)[:4]
 
 
 def load_sweep(sweep_dir: Path) -> SweepResults:

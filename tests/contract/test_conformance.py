@@ -59,6 +59,36 @@ def check_declaration(d: Declaration) -> None:
     for _, kind in d.uses:
         assert kind in CATALOGUE, kind
     assert not set(d.reads) & set(d.settings), "a field is either read or a setting"
+    for module, extra in d.requires:
+        assert module and extra in _extras(), (d.identity, extra)
+    if not d.produces:
+        _check_never_planned(d)
+
+
+def _extras() -> set[str]:
+    import tomllib
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    return set(tomllib.loads((root / "pyproject.toml").read_text())["project"]
+               ["optional-dependencies"])
+
+
+def _check_never_planned(d: Declaration) -> None:
+    """A component that produces nothing: a pipeline naming it has no stage running it."""
+    from flows.graph import Plan, add_variant
+    fld = registry(d.kind).config_field
+    assert fld, f"{d.identity}: produces nothing but no config field chooses it"
+    data = PipelineConfig().model_dump(mode="json")
+    node = data
+    for part in fld.split(".")[:-1]:
+        node = node[part]
+    node[fld.split(".")[-1]] = d.name
+    plan = Plan()
+    add_variant(plan, "v", PipelineConfig.model_validate(data),
+                {"data": "d", "questions": "q", "tokenizer": "t", "metrics": {"ks": [5]},
+                 "labels": "span"})
+    for n in plan.nodes.values():
+        assert d.identity not in {c.identity for c in n.resolved.components}, n.label
 
 
 def _check_chunker(d):
@@ -129,6 +159,8 @@ def _check_generator(d):
     cls = GENERATORS.get(d.name)
     assert isinstance(cls, type) and issubclass(cls, BaseGenerator)
     assert cls.declaration is d  # the class reads its own declaration (context use)
+    if not d.produces:
+        return  # never planned (check_declaration)
     if d.name != "extractive":
         pytest.skip("model or endpoint needed: tests/components/generation covers it")
     cfg = PipelineConfig()
@@ -164,11 +196,13 @@ def _check_metric(d):
                             ctx, ctx, ans, {"ks": [1, 5], "gain": "linear", "label_threshold": 0.5,
                                             "correct_f1": 0.5, "pricing": {}},
                             {"fuse": 0.01}, judgments=JUDGMENTS[q.qid])
-        assert m.applies(view)
-        if m.needs:  # an experiment without what it needs (no judge): skipped, no column
-            import dataclasses
-            bare = dataclasses.replace(view, **{n: None for n in m.needs}, memo={})
-            assert not m.applies(bare)
+        # a pipeline without a stage a column needs (no judge, retrieval only) scores no
+        # such column at all
+        needed = {s for _, stages in m.needs for s in stages}
+        assert needed <= {"assemble", "generate", "judge"}, needed
+        assert set(m.feedable(("assemble", "generate", "judge"))) == set(m.stages)
+        if needed:
+            assert set(m.feedable(())) < set(m.stages)
         out = m.compute(view)
         if m.name != "*":
             assert set(out) == set(m.columns([1, 5])), (d.name, sorted(out))

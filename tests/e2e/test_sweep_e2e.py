@@ -102,6 +102,9 @@ def test_report_rows_match_stats(sweep):
 
 
 def test_rerun_reuses_every_stage_and_mlflow_runs(sweep, shared_cache):
+    """An unchanged re-run computes nothing and, its outputs being in place and logged,
+    skips the analysis, report and MLflow (and says so); with an output missing it
+    analyses again and writes the same numbers, logging to the same MLflow runs."""
     from mlflow.tracking import MlflowClient
     from flows.context import forget_contexts
     from flows.sweep import run_sweep
@@ -109,13 +112,25 @@ def test_rerun_reuses_every_stage_and_mlflow_runs(sweep, shared_cache):
     out = Path(result["sweep_dir"])
     first = (out / "per_query.parquet").read_bytes()
     first_stats = (out / "stats.parquet").read_bytes()
+    first_manifest = (out / "manifest.json").read_bytes()
+    assert json.loads((out / "mlflow.json").read_text())["tracking_uri"] == uri
     spec = json.loads((out / "manifest.json").read_text())["experiment_file"]
     forget_contexts()
     again = run_sweep(spec, out=str(out.parent), cache_dir=str(shared_cache), tracking_uri=uri,
                       artifact_root=None, mlflow=True)
     assert Path(again["sweep_dir"]) == out
+    assert again["unchanged"] and again["mlflow_skipped"]
+    assert again["mlflow"]["parent"] == result["mlflow"]["parent"]
+    assert (out / "manifest.json").read_bytes() == first_manifest  # not rewritten
+
+    (out / "report.md").unlink()  # outputs no longer in place: analyse again
+    forget_contexts()
+    third = run_sweep(spec, out=str(out.parent), cache_dir=str(shared_cache), tracking_uri=uri,
+                      artifact_root=None, mlflow=True)
+    assert not third["unchanged"] and not third.get("mlflow_skipped")
     man = json.loads((out / "manifest.json").read_text())
     assert all(c["computed"] == 0 for c in man["stages"]["run"].values()), man["stages"]["run"]
+    assert (out / "report.md").is_file()
     assert (out / "per_query.parquet").read_bytes() == first
     assert (out / "stats.parquet").read_bytes() == first_stats
     client = MlflowClient(tracking_uri=uri)

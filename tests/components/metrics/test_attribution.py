@@ -40,7 +40,19 @@ def test_inconsistent_flags_raise():
 
 def test_buckets_constant_lists_every_outcome():
     assert set(BUCKETS) == {"no_evidence", "retrieval_miss", "ranking_loss", "budget_cut",
-                            "generation_error", "ok", "correct_refusal", "false_acceptance"}
+                            "generation_error", "ok", "correct_refusal", "false_acceptance",
+                            "retrieved", "unanswerable"}
+
+
+def test_retrieval_only_buckets_by_retrieval_alone():
+    def ro(**kw):
+        return failure_bucket(**{**_flags(**kw), "correct": False, "refused": False},
+                              answered=False)
+    assert ro(cand=False, top=False, prompt=False) == "retrieval_miss"
+    assert ro(top=False, prompt=False) == "ranking_loss"
+    assert ro() == "retrieved"
+    assert ro(answerable=False) == "unanswerable"
+    assert failure_bucket(**_flags(), answered=False, has_evidence=False) == "no_evidence"
 
 
 def test_generation_error_wins_over_every_other_bucket():

@@ -1,0 +1,26 @@
+"""`none`: no generator, for retrieval-only studies.
+
+Its declaration says it produces nothing (`produces=False`), so a variant that names it
+has no generate stage, no assemble stage (the context is built only for a generator) and
+no metrics that need either (components/pipeline.py); the report and MLflow show the
+retrieval metrics at the candidates and reranked stages.
+"""
+
+from __future__ import annotations
+
+from components.generation.base import GENERATORS, BaseGenerator
+
+
+@GENERATORS.register("none", produces=False)
+class NoGenerator(BaseGenerator):
+    """Produces no answers; its stage is never planned, so it is never called."""
+
+    version = "1"
+
+    @property
+    def cache_identity(self) -> str:
+        return "none"
+
+    def generate_many(self, items, cache=None):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the 'none' generator produces no answers: no generate stage "
+                           "should run it")

@@ -1,0 +1,66 @@
+"""llama-cpp-python is the optional extra `ablate[local-llm]`: a spec naming a local GGUF
+generator without it stops before any compute with one line naming the extra (exit 2);
+a retrieval-only spec runs without it. The module's absence is faked (sys.modules)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+SPEC = """\
+name: extras
+dataset: {{path: {data}, format: squad}}
+baseline:
+  retrieval: {{paths: [bm25]}}
+  generator: {{name: {generator}}}
+sweeps:
+  - variable: generator.name
+    values: [{sweep}]
+"""
+
+
+@pytest.fixture
+def no_llama(monkeypatch):
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` now fails
+
+
+def _spec(tmp_path, generator, sweep):
+    p = tmp_path / "e.yaml"
+    p.write_text(SPEC.format(data=FIXTURES / "squad_tiny.json", generator=generator, sweep=sweep))
+    return p
+
+
+def test_local_model_without_the_extra_is_one_line_naming_it(tmp_path, no_llama, run_cli, capsys):
+    spec = _spec(tmp_path, "none", "closed_book")
+    code = run_cli("run", str(spec), "--no-mlflow", "--cache-dir", str(tmp_path / "c"),
+                   "--out", str(tmp_path / "runs"))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "ablate[local-llm]" in err and "closed_book" in err
+    assert f"{spec}:8" in err and "sweeps.0.values.0" in err  # the sweep value's line
+    assert not (tmp_path / "runs").exists()
+
+
+def test_baseline_local_model_without_the_extra(tmp_path, no_llama):
+    from components.errors import InputError
+    from flows.context import RunOptions, build_context
+    with pytest.raises(InputError) as info:
+        build_context(str(_spec(tmp_path, "smollm2", "extractive")), RunOptions())
+    assert "ablate[local-llm]" in info.value.one_line()
+    assert info.value.field == "baseline.generator.name"
+
+
+def test_retrieval_only_spec_needs_no_llama(tmp_path, no_llama):
+    from flows.context import RunOptions, build_context
+    ctx = build_context(str(_spec(tmp_path, "none", "extractive")), RunOptions())
+    assert set(ctx.plan.count()) >= {"chunk", "retrieve", "score"}
+
+
+def test_declaration_sees_the_module_when_installed():
+    pytest.importorskip("llama_cpp")
+    from components.registry import registry
+    assert registry("generator").declaration("smollm2").missing_requirement() is None
