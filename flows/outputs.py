@@ -57,12 +57,26 @@ def versions() -> dict[str, str]:
     return out
 
 
-def git_sha(root: Path | None = None) -> str:
+def _git(args: list[str], cwd: Path) -> str | None:
+    """stdout of a git command in `cwd`, or None when git fails or is missing."""
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                              text=True, timeout=5, check=True).stdout.strip()
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                              timeout=5, check=True).stdout
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return None
+
+
+def git_state(experiment_file: Path) -> tuple[str, bool | None]:
+    """(commit, dirty) of the git repository that holds the experiment file (not of the
+    folder the command runs in): ("unknown", None) outside a repository. Dirty: a tracked
+    file differs from the commit, or the experiment file itself is not committed."""
+    folder = Path(experiment_file).resolve().parent
+    sha = _git(["rev-parse", "HEAD"], folder)
+    if sha is None:
+        return "unknown", None
+    changed = _git(["status", "--porcelain", "--untracked-files=no"], folder)
+    tracked = _git(["ls-files", "--error-unmatch", Path(experiment_file).resolve().name], folder)
+    return sha.strip(), bool(changed and changed.strip()) or tracked is None
 
 
 def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
@@ -111,9 +125,10 @@ def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:
 
 def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]) -> dict[str, Any]:
     q = ctx.questions
+    sha, dirty = git_state(ctx.loaded.path)
     return {
         "sweep_id": sid, "experiment": ctx.spec.name, "description": ctx.spec.description,
-        "experiment_file": str(ctx.loaded.path), "git_sha": git_sha(),
+        "experiment_file": str(ctx.loaded.path), "git_sha": sha, "git_dirty": dirty,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "wall_seconds": round(time.time() - started, 3),
         "seed": ctx.spec.seed, "tier": ctx.tier, "split": ctx.split,
@@ -122,7 +137,8 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
                     "questions": len(ctx.dataset.questions)},
         "questions": {"total": len(q), "answerable": sum(x.answerable for x in q),
                       "without_evidence": sum(not x.evidence for x in q),
-                      "fingerprint": ctx.questions_fp},
+                      "fingerprint": ctx.questions_fp,
+                      "selection": [{"step": name, "questions": n} for name, n in ctx.selection]},
         "label_threshold": ctx.spec.metrics.label_threshold, "label_mode": ctx.label_mode,
         "ndcg_gain": ctx.spec.metrics.gain,
         "statistics": ctx.spec.stats.model_dump(mode="json"),
