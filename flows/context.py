@@ -61,7 +61,8 @@ class RunContext:
     notices: list[str] = field(default_factory=list)  # one line each, printed by the CLI
     memo: dict[str, Any] = field(default_factory=dict)
     locks: dict[str, threading.Lock] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds computing
+    timings_by: dict[str, list[float]] = field(default_factory=dict)  # timing key -> [n, seconds]
     counters: dict[str, int] = field(default_factory=dict)
     heavy: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(1))
     started: float = field(default_factory=time.time)
@@ -74,6 +75,13 @@ class RunContext:
     def lock(self, name: str) -> threading.Lock:
         with self._lock:
             return self.locks.setdefault(name, threading.Lock())
+
+    def note_timing(self, key: str, seconds: float) -> None:
+        """One computed stage under `key` (stages.timing_key) took `seconds`."""
+        with self._lock:
+            entry = self.timings_by.setdefault(key, [0, 0.0])
+            entry[0] += 1
+            entry[1] += seconds
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:

@@ -146,7 +146,9 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "cache_dir": str(ctx.store.root.resolve()),
         "versions": versions(),
         "stages": {"planned": ctx.plan.count(), "run": ctx.store.counts(),
-                   "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())}},
+                   "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())},
+                   "by_component": {k: {"computed": n, "seconds": round(v, 3)}
+                                    for k, (n, v) in sorted(ctx.timings_by.items())}},
         "counters": counters,
         "chunkings": chunking_stats(ctx),
         "settings": ctx.spec.model_dump(mode="json"),
@@ -154,8 +156,11 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
 
 
 def chunking_stats(ctx: RunContext) -> dict[str, Any]:
-    """Per chunking: chunk count and share longer than the dense embedder's window."""
+    """Per chunking: chunk count, the share longer than the dense embedder's window, and
+    how much of them the embedder does not read (word pieces beyond the window, share of
+    the chunking's characters unseen)."""
     out = {}
+    docs = ctx.dataset.doc_by_id()
     for v in ctx.variants:
         key = ctx.plan.by_variant[v.name]["chunk"]
         if key in out:
@@ -163,8 +168,27 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
         frame = ctx.store.read("chunk", key)
         enc = DenseEncoder(dense_model_path(v.config.retrieval.dense_model), None)
         out[key] = {"chunking": v.config.chunking.model_dump(mode="json"), "chunks": frame.height,
-                    "share_over_embedder_window": round(enc.truncated_share(frame["n_tokens"]), 4)}
+                    "share_over_embedder_window": round(enc.truncated_share(frame["n_tokens"]), 4),
+                    **embedder_cut(frame, docs, ctx.tokenizer, enc.window)}
     return out
+
+
+def embedder_cut(frame: pl.DataFrame, docs: dict[str, Any], tokenizer: Any,
+                 window: int) -> dict[str, Any]:
+    """What the embedder's window cuts from the chunks of one chunking: word pieces beyond
+    it (mean and max over the chunks it cuts) and the share of all chunk characters it
+    never reads (from the end of the window's last piece)."""
+    over = frame.filter(pl.col("n_tokens") > window)
+    total = int((frame["end"] - frame["start"]).sum()) if frame.height else 0
+    if not over.height:
+        return {"embedder_window": window, "pieces_beyond_window_mean": 0.0,
+                "pieces_beyond_window_max": 0, "share_of_characters_unseen": 0.0}
+    texts = [docs[d].text[s:e] for d, s, e in over.select("doc_id", "start", "end").iter_rows()]
+    unseen = sum(len(t) - offs[window - 1][1] for t, offs in zip(texts, tokenizer.offsets_batch(texts)))
+    beyond = over["n_tokens"] - window
+    return {"embedder_window": window, "pieces_beyond_window_mean": round(float(beyond.mean()), 2),
+            "pieces_beyond_window_max": int(beyond.max()),
+            "share_of_characters_unseen": round(unseen / total, 4) if total else 0.0}
 
 
 def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dict[str, Any]) -> Path:

@@ -20,7 +20,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows import env
 from flows.context import RunOptions, get_context
 from flows.outputs import write_outputs
-from flows.stages import run_stage
+from flows.stages import run_stage, timing_key
 
 
 def _options(opts: dict[str, Any]) -> RunOptions:
@@ -40,7 +40,7 @@ def stage_task(experiment: str, opts: dict[str, Any], key: str) -> dict[str, Any
     get_run_logger().info("[%d/%d] %s %s: %s (elapsed %.0fs)", done, total, node.label, key[:10],
                           how, time.time() - ctx.started)
     return {"key": key, "stage": node.stage, "computed": computed, "seconds": seconds,
-            "pid": os.getpid()}
+            "pid": os.getpid(), "timing_key": timing_key(node)}
 
 
 def _replay_remote(ctx: Any, results: list[dict[str, Any]]) -> None:
@@ -50,6 +50,7 @@ def _replay_remote(ctx: Any, results: list[dict[str, Any]]) -> None:
             ctx.store.note(r["stage"], computed=r["computed"])
             if r["computed"]:
                 ctx.timings[r["stage"]] = ctx.timings.get(r["stage"], 0.0) + r["seconds"]
+                ctx.note_timing(r["timing_key"], r["seconds"])
 
 
 @task(name="analyse", cache_policy=NO_CACHE, persist_result=False)

@@ -122,14 +122,18 @@ class DenseEncoder:
             return int(json.loads(cfg.read_text())["max_seq_length"])
         return int(self.model.max_seq_length)
 
+    @property
+    def window(self) -> int:
+        """Text tokens the model reads (max_seq_length less [CLS] and [SEP]): the one
+        embedder-window rule, used for the manifest and the report's warning."""
+        return self.max_seq_length - 2
+
     def truncated_share(self, n_tokens: Sequence[int]) -> float:
-        """Share of chunks whose token counts (experiment tokenizer, no specials) exceed the
-        window the model reads (max_seq_length less [CLS] and [SEP]): the one embedder-window
-        rule, used for the manifest and the report's warning."""
+        """Share of chunks whose token counts (experiment tokenizer, no specials) exceed
+        the window the model reads."""
         if not len(n_tokens):
             return 0.0
-        window = self.max_seq_length - 2
-        return sum(int(n) > window for n in n_tokens) / len(n_tokens)
+        return sum(int(n) > self.window for n in n_tokens) / len(n_tokens)
 
     @property
     def dim(self) -> int:

@@ -163,6 +163,39 @@ def test_embedder_window_share_matches_the_embedder(sweep):
     assert man["chunkings"] == json.loads(json.dumps(stats))
 
 
+def test_embedder_cut_matches_the_embedder(sweep):
+    """How much text the embedder's window cuts (word pieces beyond it, characters never
+    read), against the embedder's own tokenizer truncating at its max_seq_length."""
+    from tokenizers import Tokenizer
+    from components.models import dense_model_path
+    from components.retrieval.dense import DenseEncoder
+    from flows.outputs import chunking_stats
+    from flows.stages import chunks_of
+    ctx, _ = sweep
+    model = Path(dense_model_path("all-MiniLM-L6-v2"))
+    max_len = DenseEncoder(model, None).max_seq_length
+    full = Tokenizer.from_file(str(model / "tokenizer.json"))
+    full.no_truncation()
+    cut = Tokenizer.from_file(str(model / "tokenizer.json"))
+    cut.enable_truncation(max_length=max_len)
+    for key, entry in chunking_stats(ctx).items():
+        chunks = chunks_of(ctx, key)
+        beyond, unseen = [], 0
+        for c in chunks:
+            n = len(full.encode(c.text).ids)
+            if n > max_len:
+                beyond.append(n - max_len)
+                kept = [o for o, special in zip(cut.encode(c.text).offsets,
+                                                cut.encode(c.text).special_tokens_mask) if not special]
+                unseen += len(c.text) - kept[-1][1]
+        total = sum(len(c.text) for c in chunks)
+        assert entry["embedder_window"] == max_len - 2
+        assert entry["pieces_beyond_window_max"] == max(beyond, default=0)
+        assert entry["pieces_beyond_window_mean"] == (round(sum(beyond) / len(beyond), 2) if beyond else 0.0)
+        assert entry["share_of_characters_unseen"] == round(unseen / total, 4), entry
+    assert any(e["share_of_characters_unseen"] > 0 for e in chunking_stats(ctx).values())
+
+
 def _trec_eval(qrels_path: Path, run_path: Path, measures: dict[str, str]) -> dict[str, dict]:
     """ablate metric name -> {decoded qid: value} by pytrec_eval (trec_eval's C code) on
     the exported files; a question missing from its answer scores 0 (nothing relevant
