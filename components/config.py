@@ -26,13 +26,18 @@ def check_weights(weights: dict[str, float], kind: str) -> dict[str, float]:
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class ChunkingConfig(_Frozen):
-    method: str = "token_window"  # registry name: token_window | sentence
-    size: int = Field(256, ge=8, le=8192)  # max tokens of the experiment tokenizer
+    """How documents are cut into chunks (character offsets kept exactly)."""
+
+    method: str = "token_window"
+    """Chunker: `token_window` (windows of tokens) or `sentence` (whole sentences packed up to `size`)."""
+    size: int = Field(256, ge=8, le=8192)
+    """Maximum tokens per chunk (the experiment tokenizer, MiniLM WordPiece, no special tokens)."""
     overlap: int = Field(32, ge=0)
+    """Tokens consecutive chunks may share; must be smaller than `size`."""
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "ChunkingConfig":
@@ -42,18 +47,33 @@ class ChunkingConfig(_Frozen):
 
 
 class BM25Config(_Frozen):
+    """Okapi BM25 parameters (rank-bm25's BM25Okapi)."""
+
     k1: float = Field(1.5, ge=0)
+    """Term-frequency saturation."""
     b: float = Field(0.75, ge=0, le=1)
+    """Length normalisation."""
     epsilon: float = Field(0.25, ge=0)
+    """Floor for negative idf, as a fraction of the mean idf."""
 
 
 class RetrievalConfig(_Frozen):
+    """First-stage retrieval: one ranking per path, fused when there are several."""
+
     paths: tuple[str, ...] = ("bm25", "dense")
-    depth: int = Field(50, ge=1, le=10000)  # candidates per path, fixed across variants
-    analyzer: str = "auto"  # a registered analyzer; auto: zh for a mostly-CJK corpus, else default  # registry name; "auto" needs choose_analyzer(corpus) first
-    analyzer_options: dict[str, str] = Field(default_factory=dict)  # e.g. {user_dict: path}
+    """Retrieval paths; one path is used as is, several are fused (`fusion`). Order does not matter."""
+    depth: int = Field(50, ge=1, le=10000)
+    """Candidates each path returns per question."""
+    analyzer: str = "auto"
+    """BM25 text analyzer (tokenisation): `auto` (the default) picks `zh` for a mostly-CJK
+    corpus, else `default`; or any registered analyzer (`default`, `english`,
+    `english_stem`, `zh`, `cjk_bigram`)."""
+    analyzer_options: dict[str, str] = Field(default_factory=dict)
+    """Options of the analyzer, e.g. `{user_dict: path}` for `zh`."""
     bm25: BM25Config = BM25Config()
+    """BM25 parameters."""
     dense_model: str = "all-MiniLM-L6-v2"
+    """Sentence-transformers model: the bundled `all-MiniLM-L6-v2`, or a local model folder."""
 
     @field_validator("paths")
     @classmethod
@@ -66,10 +86,17 @@ class RetrievalConfig(_Frozen):
 
 
 class FusionConfig(_Frozen):
-    method: str = "rrf"  # rrf | convex
+    """How several paths' rankings become one candidate ranking (ignored for one path)."""
+
+    method: str = "rrf"
+    """`rrf` (reciprocal rank fusion) or `convex` (weighted sum of normalised scores);
+    `passthrough` is what a single path gets whatever this says."""
     rrf_k: int = Field(60, ge=1)
-    weights: dict[str, float] | None = None  # per-path weights; None = equal
+    """RRF constant k in w / (k + rank)."""
+    weights: dict[str, float] | None = None
+    """Weight per path, e.g. `{bm25: 0.3, dense: 0.7}`; unset: equal weights."""
     normalization: Literal["minmax", "zscore"] = "minmax"
+    """Score normalisation of `convex` fusion."""
 
     @field_validator("weights")
     @classmethod
@@ -78,11 +105,18 @@ class FusionConfig(_Frozen):
 
 
 class RerankConfig(_Frozen):
-    method: str = "none"  # none | composite
+    """Reranking of the top fused candidates, and how many go on to the context."""
+
+    method: str = "none"
+    """`none` keeps the fused order; `composite` reorders by a weighted sum of signals."""
     depth: int = Field(20, ge=1)
+    """Top candidates reranked, and the most chunks the context may take from."""
     weights: dict[str, float] = Field(default_factory=lambda: {"fusion": 1.0})
+    """`composite`: weight per signal (`semantic`, `lexical`, `fusion`, `source`, `cross_encoder`)."""
     default_credibility: float = Field(0.5, ge=0, le=1)
-    cross_encoder: str | None = None  # path to a local CrossEncoder model
+    """`source` signal: credibility of a document that gives none."""
+    cross_encoder: str | None = None
+    """`cross_encoder` signal: path to a local sentence-transformers CrossEncoder model."""
 
     @field_validator("weights")
     @classmethod
@@ -91,27 +125,49 @@ class RerankConfig(_Frozen):
 
 
 class ContextConfig(_Frozen):
-    budget: int = Field(512, ge=1)  # tokens of the experiment tokenizer
-    policy: Literal["skip", "truncate", "stop"] = "skip"  # for the chunk that does not fit
+    """Packing ranked chunks into the prompt under a fixed token budget."""
+
+    budget: int = Field(512, ge=1)
+    """Context tokens (experiment tokenizer), the same for every variant unless swept."""
+    policy: Literal["skip", "truncate", "stop"] = "skip"
+    """The chunk that does not fit: `skip` it and try the next, `truncate` it and stop, or `stop`."""
 
 
 class GeneratorConfig(_Frozen):
-    name: str = "extractive"  # registry name: extractive | smollm2 | openai | closed_book
-    threshold: float = Field(0.3, ge=0, le=1)  # extractive: refuse below this support
+    """The answer generator."""
+
+    name: str = "extractive"
+    """`extractive` (copies the best-supported span, no model), `smollm2` (local
+    SmolLM2-135M via llama.cpp), `openai` (an OpenAI-compatible endpoint) or
+    `closed_book` (SmolLM2 without context)."""
+    threshold: float = Field(0.3, ge=0, le=1)
+    """`extractive`: refuse when the best sentence's support is below this."""
     max_new_tokens: int = Field(48, ge=1, le=4096)
+    """Model generators: most tokens generated per answer."""
     temperature: float = Field(0.0, ge=0)
+    """Model generators: sampling temperature (0 = greedy)."""
     seed: int = 0
-    # stochastic generation (temperature > 0): answers per question, with seeds seed,
-    # seed+1, ...; per-question scores are the means over repeats
+    """Model generators: sampling seed."""
     repeats: int = Field(1, ge=1, le=50)
+    """Stochastic generation (temperature > 0): answers per question, with seeds `seed`,
+    `seed`+1, ...; per-question scores are the means over repeats."""
     model: str | None = None
+    """`openai`: the model name sent to the endpoint; `smollm2` / `closed_book`: another
+    GGUF file instead of the bundled SmolLM2."""
     base_url: str | None = None
+    """`openai`: the endpoint, e.g. `http://localhost:11434/v1`."""
     api_key_env: str | None = None
+    """`openai`: the environment variable holding the API key (the key is never logged)."""
     timeout_s: float = Field(60.0, gt=0)
+    """`openai`: seconds per request."""
     max_retries: int = Field(3, ge=0)
+    """`openai`: retries of a failed request."""
     concurrency: int = Field(2, ge=1)
+    """`openai`: requests in flight."""
     cost_per_1k_in: float = Field(0.0, ge=0)
+    """Price per 1,000 prompt tokens, for the `cost/usd` metric."""
     cost_per_1k_out: float = Field(0.0, ge=0)
+    """Price per 1,000 generated tokens, for the `cost/usd` metric."""
 
 
 DEFAULT_SYSTEM = (
@@ -123,13 +179,19 @@ DEFAULT_USER = "Context:\n{context}\n\nQuestion: {question}\nAnswer:"
 
 
 class PromptConfig(_Frozen):
+    """The prompt of model generators."""
+
     version: str = "v1"
+    """A label for the prompt; change it to tell prompts apart in tables."""
     system: str = DEFAULT_SYSTEM
+    """System message; `{refusal}` is replaced by `refusal`."""
     user: str = DEFAULT_USER
+    """User message; `{context}` and `{question}` are filled in."""
     refusal: str = "I don't know."
-    # zh: the built-in Chinese prompt for every question; auto: for questions with CJK
-    # characters; en: system / user / refusal above for every question.
+    """The reply that counts as a refusal."""
     language: Literal["auto", "en", "zh"] = "auto"
+    """`zh`: the built-in Chinese prompt for every question; `auto`: for questions with CJK
+    characters; `en`: `system` / `user` / `refusal` above for every question."""
 
 
 class PipelineConfig(_Frozen):
@@ -137,13 +199,21 @@ class PipelineConfig(_Frozen):
     keyed by component name (a plugin declares `reads=("options.<name>",)`)."""
 
     chunking: ChunkingConfig = ChunkingConfig()
+    """Chunking."""
     retrieval: RetrievalConfig = RetrievalConfig()
+    """Retrieval paths."""
     fusion: FusionConfig = FusionConfig()
+    """Fusion of several paths."""
     rerank: RerankConfig = RerankConfig()
+    """Reranking."""
     context: ContextConfig = ContextConfig()
+    """Context packing."""
     generator: GeneratorConfig = GeneratorConfig()
+    """Answer generation."""
     prompt: PromptConfig = PromptConfig()
+    """Prompt of model generators."""
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Free-form settings of plugin components, keyed by component name."""
 
 
 _MISSING = object()

@@ -1,4 +1,4 @@
-"""Pack ranked chunks into the fixed context token budget (DESIGN.md section 4, assemble).
+"""Pack ranked chunks into the fixed context token budget (docs/pipeline.md, "Context packing").
 
 The top `depth` ranked chunks are considered in rank order. Chunks of one document that
 overlap or touch (only whitespace between them) are merged into one Passage, so overlap

@@ -1,4 +1,4 @@
-"""Span labels mapped onto any chunking (DESIGN.md section 3).
+"""Span labels mapped onto any chunking (docs/pipeline.md, "Labels").
 
 Labels are spans, not chunk ids, so they survive every chunking. Two modes:
 

@@ -1,4 +1,5 @@
-"""The stage graph of one variant, derived from component declarations (DESIGN.md 4, 10).
+"""The stage graph of one variant, derived from component declarations (see
+docs/pipeline.md and docs/extending.md).
 
 Each stage names the components it runs for a config (chosen by config fields such as
 `chunking.method` or `generator.name`); their declarations, folded together with the

@@ -1,4 +1,4 @@
-"""Typed frozen records passed between stages (DESIGN.md section 3).
+"""Typed frozen records passed between stages (docs/data-format.md).
 
 Evidence is a tuple of groups; each group is a tuple of alternative spans. A question
 is fully supported when every group is matched by at least one of its spans.

@@ -1,4 +1,4 @@
-"""Named registries of components, each entry with its declaration (DESIGN.md section 10).
+"""Named registries of components, each entry with its declaration (docs/extending.md).
 
 A component (chunker, analyzer, retrieval path, fuser, rerank signal, generator, metric,
 statistical test, correction, ...) is registered by name together with what the
@@ -30,6 +30,7 @@ orchestration needs to know about it:
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
@@ -128,7 +129,9 @@ class Registry(Generic[T]):
 
     def _unknown(self, name: str) -> InputError:
         known = ", ".join(sorted(self._items)) or "none"
-        return InputError(f"unknown {self.kind} '{name}' (known: {known})",
+        near = difflib.get_close_matches(str(name), sorted(self._items), n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        return InputError(f"unknown {self.kind} '{name}'{hint} (known: {known})",
                           field=self.config_field)
 
     def names(self) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from components.vocab import SPLITS, TIERS
-from flows import env
+from flows import console, env
 
 
 def register(app: typer.Typer) -> None:
@@ -23,8 +23,13 @@ def register(app: typer.Typer) -> None:
         no_mlflow: bool = typer.Option(False, "--no-mlflow", help="Do not log to MLflow."),
         workers: Optional[int] = typer.Option(None, min=1, help="Task runner workers."),
         cache_dir: Optional[str] = typer.Option(None, help="Stage result cache folder."),
+        verbose: bool = typer.Option(False, "--verbose", "-v",
+                                     help="Show Prefect's and MLflow's log lines too."),
     ) -> None:
-        """Run an ablation sweep and write its report."""
+        """Run an ablation sweep and write its report.
+
+        The console shows a header, one line per stage and the summary; `--verbose` adds
+        Prefect's and MLflow's own log lines (the Prefect UI keeps them either way)."""
         from components.errors import InputError
         from flows import server
         from flows.context import RunOptions, get_context
@@ -39,6 +44,8 @@ def register(app: typer.Typer) -> None:
         ctx = get_context(str(experiment), RunOptions(tier, split, cache_dir))
         uri = env.tracking_uri(tracking_uri, root)
         (root / env.STATE_DIR).mkdir(exist_ok=True)
+        for notice in ctx.notices:
+            typer.echo(f"notice: {notice}")
         typer.echo(f"ablate: {ctx.spec.name}: {len(ctx.variants)} variants x "
                    f"{len(ctx.questions)} questions, {len(ctx.plan.nodes)} unique stages")
         info = prefect_server.join()
@@ -46,11 +53,15 @@ def register(app: typer.Typer) -> None:
             how = (f"started in {prefect_server.seconds:.1f} s (kept for later runs; "
                    "`ablate server stop` stops it)" if prefect_server.started else "reused")
             typer.echo(f"Prefect server {info.api_url}: {how}")
-        from flows.sweep import run_sweep
-        result = run_sweep(str(experiment), workers=workers, out=out, tier=tier, split=split,
-                           cache_dir=cache_dir, tracking_uri=None if no_mlflow else uri,
-                           artifact_root=env.default_artifact_root(root), mlflow=not no_mlflow)
+        with console.quiet(not verbose):
+            from flows.sweep import run_sweep
+            result = run_sweep(str(experiment), workers=workers, out=out, tier=tier, split=split,
+                               cache_dir=cache_dir, tracking_uri=None if no_mlflow else uri,
+                               artifact_root=env.default_artifact_root(root), mlflow=not no_mlflow)
         sweep_dir = Path(result["sweep_dir"])
+        if console.hidden_warnings():
+            typer.echo(f"({console.hidden_warnings()} Python warnings from libraries hidden; "
+                       "--verbose shows them)")
         typer.echo("")
         if result.get("unchanged"):
             typer.echo(f"Nothing changed: every stage reused and the outputs are in place in "

@@ -1,4 +1,7 @@
-"""`ablate validate PATH`: check a data set before any compute; one line either way."""
+"""`ablate validate PATH`: check a data set before any compute; one line either way.
+
+An experiment file (.yaml) is not a data set: that is said in one line, pointing at
+`ablate check`."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import typer
 
 from components.data import load_dataset
 from components.data.validate import answerable_without_evidence
+from components.errors import InputError
 
 
 def validate(
@@ -16,6 +20,10 @@ def validate(
     beir_split: str = typer.Option("test", "--beir-split", help="BEIR qrels split."),
 ) -> None:
     """Validate a data set: prints an OK summary, or one error line and exits 2."""
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise InputError("this is an experiment file, not a data set; `ablate validate` checks "
+                         f"data sets: check an experiment with `ablate check {path}`",
+                         path=str(path))
     ds = load_dataset(path, format=format, beir_split=beir_split)
     n_ans = sum(q.answerable for q in ds.questions)
     no_ev = answerable_without_evidence(ds.questions)

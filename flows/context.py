@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from components.data import load_dataset
+from components.data.selection import read_ids, select
 from components.errors import InputError
 from components.judge.prompts import PromptSet, load_prompts
-from components.data.tiers import select_questions
 from components.config import PipelineConfig
 from components.pipeline import with_files_from
 from components.records import Dataset, Question
@@ -79,9 +79,12 @@ class RunContext:
     tier: str
     split: str
     analyzer_choice: dict[str, str] | None = None  # what `auto` resolved to, and why
+    selection: tuple[tuple[str, int], ...] = ()  # (step, questions after it)
+    notices: list[str] = field(default_factory=list)  # one line each, printed by the CLI
     memo: dict[str, Any] = field(default_factory=dict)
     locks: dict[str, threading.Lock] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds computing
+    timings_by: dict[str, list[float]] = field(default_factory=dict)  # timing key -> [n, seconds]
     counters: dict[str, int] = field(default_factory=dict)
     heavy: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(1))
     started: float = field(default_factory=time.time)
@@ -96,6 +99,13 @@ class RunContext:
     def lock(self, name: str) -> threading.Lock:
         with self._lock:
             return self.locks.setdefault(name, threading.Lock())
+
+    def note_timing(self, key: str, seconds: float) -> None:
+        """One computed stage under `key` (stages.timing_key) took `seconds`."""
+        with self._lock:
+            entry = self.timings_by.setdefault(key, [0, 0.0])
+            entry[0] += 1
+            entry[1] += seconds
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:
@@ -132,23 +142,35 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
     """Validate everything that can be validated before any compute, and plan the sweep."""
     loaded = load_spec(spec_path)
     spec = loaded.spec
-    variants = expand(loaded)
+    notices: list[str] = []
+    variants = expand(loaded, notices)
     check_variants(loaded, variants)
-    data_path = loaded.resolve(spec.dataset.path)
-    dataset = load_dataset(data_path, format=spec.dataset.format, beir_split=spec.dataset.beir_split)
+    dataset = load_data(loaded)
     tier = options.tier or spec.tier
     split = options.split or spec.split
-    questions = select_questions(dataset.questions, tier=tier, split=split, seed=spec.seed,
-                                 smoke_size=spec.smoke_size, regression_size=spec.regression_size)
+    ids = None
+    if spec.questions.ids_file is not None:
+        ids_path = loaded.resolve(spec.questions.ids_file)
+        if not ids_path.is_file():
+            raise loaded.error(f"no such file: {ids_path}", ("questions", "ids_file"))
+        ids = read_ids(ids_path)
+    chosen = select(dataset.questions, split=split, split_share=spec.split_share, tier=tier,
+                    seed=spec.seed, smoke_size=spec.smoke_size,
+                    regression_size=spec.regression_size, ids=ids,
+                    answerable_only=spec.questions.answerable_only,
+                    max_questions=spec.questions.max)
+    questions = chosen.questions
     if not questions:
-        raise loaded.error(f"no questions to run: the data set has none for tier '{tier}', "
-                           f"split '{split}'", ("dataset", "path"))
+        steps = ", ".join(f"{name}: {n}" for name, n in chosen.steps)
+        where = ("questions",) if "questions" in spec.model_fields_set else ("dataset", "path")
+        raise loaded.error(f"no questions to run ({steps})", where)
     analyzer_choice, name = None, AUTO
     if any(v.config.retrieval.analyzer == AUTO for v in variants):
         name, reason = choose_analyzer([d.text for d in dataset.documents])
         analyzer_choice = {"analyzer": name, "reason": reason}
     folder = loaded.path.parent.resolve()
-    variants = expand(loaded, lambda cfg: with_files_from(resolve_auto_analyzer(cfg, name), folder))
+    variants = expand(loaded, notices=None,
+                      adjust=lambda cfg: with_files_from(resolve_auto_analyzer(cfg, name), folder))
     check_variants(loaded, variants)
     qfp = questions_fingerprint(questions)
     root = Path(options.cache_dir or spec.cache_dir)
@@ -157,6 +179,7 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
     ctx = RunContext(loaded=loaded, options=options, dataset=dataset, questions=questions,
                      questions_fp=qfp, variants=variants, plan=Plan(), store=Store(root),
                      tokenizer=get_tokenizer(), tier=tier, split=split,
+                     selection=chosen.steps, notices=notices,
                      analyzer_choice=analyzer_choice)
     if spec.judge is not None:
         ctx.judge_prompts, ctx.calibration_path = judge_files(loaded)
@@ -184,6 +207,23 @@ def judge_files(loaded: LoadedSpec) -> tuple[PromptSet, Path | None]:
         if not calib.is_file():
             raise loaded.error(f"calibration file not found: {calib}", ("judge", "calibration"))
     return prompts, calib
+
+
+def load_data(loaded: LoadedSpec) -> Dataset:
+    """The spec's data set. A path that is missing, or is not a data set of the format,
+    is an error at the spec's `dataset.path` line; a bad record inside the data names
+    its own file and line."""
+    spec = loaded.spec
+    data_path = loaded.resolve(spec.dataset.path)
+    if not data_path.exists():
+        raise loaded.error(f"no such file or folder: {data_path}", ("dataset", "path"))
+    try:
+        return load_dataset(data_path, format=spec.dataset.format,
+                            beir_split=spec.dataset.beir_split)
+    except InputError as exc:
+        if exc.path is not None and Path(exc.path) == data_path and exc.line is None:
+            raise loaded.error(f"{exc.message} ({data_path})", ("dataset", "path")) from None
+        raise
 
 
 _CONTEXTS: dict[tuple[str, RunOptions], RunContext] = {}

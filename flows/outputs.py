@@ -61,12 +61,26 @@ def versions() -> dict[str, str]:
     return out
 
 
-def git_sha(root: Path | None = None) -> str:
+def _git(args: list[str], cwd: Path) -> str | None:
+    """stdout of a git command in `cwd`, or None when git fails or is missing."""
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                              text=True, timeout=5, check=True).stdout.strip()
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                              timeout=5, check=True).stdout
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return None
+
+
+def git_state(experiment_file: Path) -> tuple[str, bool | None]:
+    """(commit, dirty) of the git repository that holds the experiment file (not of the
+    folder the command runs in): ("unknown", None) outside a repository. Dirty: a tracked
+    file differs from the commit, or the experiment file itself is not committed."""
+    folder = Path(experiment_file).resolve().parent
+    sha = _git(["rev-parse", "HEAD"], folder)
+    if sha is None:
+        return "unknown", None
+    changed = _git(["status", "--porcelain", "--untracked-files=no"], folder)
+    tracked = _git(["ls-files", "--error-unmatch", Path(experiment_file).resolve().name], folder)
+    return sha.strip(), bool(changed and changed.strip()) or tracked is None
 
 
 def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
@@ -155,9 +169,10 @@ def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:
 
 def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]) -> dict[str, Any]:
     q = ctx.questions
+    sha, dirty = git_state(ctx.loaded.path)
     return {
         "sweep_id": sid, "experiment": ctx.spec.name, "description": ctx.spec.description,
-        "experiment_file": str(ctx.loaded.path), "git_sha": git_sha(),
+        "experiment_file": str(ctx.loaded.path), "git_sha": sha, "git_dirty": dirty,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "wall_seconds": round(time.time() - started, 3),
         "seed": ctx.spec.seed, "tier": ctx.tier, "split": ctx.split,
@@ -166,7 +181,8 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
                     "questions": len(ctx.dataset.questions)},
         "questions": {"total": len(q), "answerable": sum(x.answerable for x in q),
                       "without_evidence": sum(not x.evidence for x in q),
-                      "fingerprint": ctx.questions_fp},
+                      "fingerprint": ctx.questions_fp,
+                      "selection": [{"step": name, "questions": n} for name, n in ctx.selection]},
         "analyzer": ctx.analyzer_choice,
         "language": language_facts(ctx),
         "answer_normalizer": normalizer_counts(ctx),
@@ -177,7 +193,9 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "cache_dir": str(ctx.store.root.resolve()),
         "versions": versions(),
         "stages": {"planned": ctx.plan.count(), "run": ctx.store.counts(),
-                   "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())}},
+                   "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())},
+                   "by_component": {k: {"computed": n, "seconds": round(v, 3)}
+                                    for k, (n, v) in sorted(ctx.timings_by.items())}},
         "counters": counters,
         "chunkings": chunking_stats(ctx),
         "settings": ctx.spec.model_dump(mode="json"),
@@ -201,7 +219,9 @@ def normalizer_counts(ctx: RunContext) -> dict[str, Any]:
 
 
 def chunking_stats(ctx: RunContext) -> dict[str, Any]:
-    """Per chunking: chunk count and share longer than the dense embedder's window."""
+    """Per chunking: chunk count, the share longer than the dense embedder's window, and
+    how much of them the embedder does not read (word pieces beyond the window, share of
+    the chunking's characters unseen)."""
     out = {}
     for v in ctx.variants:
         key = ctx.plan.by_variant[v.name]["chunk"]
@@ -212,6 +232,7 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
         window = enc.window_stats(texts)
         out[key] = {"chunking": v.config.chunking.model_dump(mode="json"), "chunks": len(texts),
                     "embedder": v.config.retrieval.dense_model,
+                    "embedder_window": enc.max_seq_length,
                     "share_over_embedder_window": round(window["share"], 4),
                     "pieces_cut_mean": round(window["mean_cut"], 2),
                     "pieces_cut_max": int(window["max_cut"]),

@@ -366,6 +366,14 @@ def run_stage(ctx: RunContext, node: StageNode) -> bool:
     ctx.store.note(node.stage, computed=True)
     if not complete:
         ctx.count("stages_incomplete")
+    seconds = time.perf_counter() - t0
     with ctx.lock("timings"):
-        ctx.timings[node.stage] = ctx.timings.get(node.stage, 0.0) + time.perf_counter() - t0
+        ctx.timings[node.stage] = ctx.timings.get(node.stage, 0.0) + seconds
+        ctx.note_timing(timing_key(node), seconds)
     return True
+
+
+def timing_key(node: StageNode) -> str:
+    """What a stage's compute time is recorded under, for estimates (`ablate check`): the
+    stage and its components, e.g. `generate:smollm2`, `retrieve:default+dense`."""
+    return f"{node.stage}:{'+'.join(sorted(node.resolved.names)) or '-'}"

@@ -51,8 +51,7 @@ class Store:
     """Stage results keyed by (stage, key); counts what was computed and reused."""
 
     def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root = Path(root)  # created by the first write (`ablate check` writes nothing)
         self.computed: Counter[str] = Counter()
         self.reused: Counter[str] = Counter()
         self.damaged: Counter[str] = Counter()
@@ -61,17 +60,20 @@ class Store:
     def path(self, stage: str, key: str) -> Path:
         return self.root / stage / key[:2] / f"{key}.parquet"
 
-    def has(self, stage: str, key: str) -> bool:
-        """True when a complete, undamaged entry exists."""
+    def has(self, stage: str, key: str, use: bool = True) -> bool:
+        """True when a complete, undamaged entry exists. `use=False` only looks (`ablate
+        check`): the entry's last-use time and the damage count stay as they are."""
         data = self.path(stage, key)
         check = data.with_suffix(".sha256")
         if not data.exists() or not check.exists():
             return False
         if check.read_text().strip() != _sha256(data):
-            with self._lock:
-                self.damaged[stage] += 1
+            if use:
+                with self._lock:
+                    self.damaged[stage] += 1
             return False
-        _touch(check)  # the sidecar's mtime is the entry's last use (for `cache prune`)
+        if use:
+            _touch(check)  # the sidecar's mtime is the entry's last use (for `cache prune`)
         return True
 
     def read(self, stage: str, key: str) -> pl.DataFrame:

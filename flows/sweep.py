@@ -21,15 +21,15 @@ from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
-from prefect.futures import wait
+from prefect.futures import as_completed
 from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from components.atomic import atomic_write
-from flows import env
+from flows import console, env
 from flows.context import RunOptions, get_context
 from flows.outputs import outputs_in_place, write_outputs
-from flows.stages import run_stage
+from flows.stages import run_stage, timing_key
 
 
 def _options(opts: dict[str, Any]) -> RunOptions:
@@ -49,7 +49,7 @@ def stage_task(experiment: str, opts: dict[str, Any], key: str) -> dict[str, Any
     get_run_logger().info("[%d/%d] %s %s: %s (elapsed %.0fs)", done, total, node.label, key[:10],
                           how, time.time() - ctx.started)
     return {"key": key, "stage": node.stage, "computed": computed, "seconds": seconds,
-            "pid": os.getpid()}
+            "pid": os.getpid(), "timing_key": timing_key(node)}
 
 
 def _replay_remote(ctx: Any, results: list[dict[str, Any]]) -> None:
@@ -59,6 +59,22 @@ def _replay_remote(ctx: Any, results: list[dict[str, Any]]) -> None:
             ctx.store.note(r["stage"], computed=r["computed"])
             if r["computed"]:
                 ctx.timings[r["stage"]] = ctx.timings.get(r["stage"], 0.0) + r["seconds"]
+                ctx.note_timing(r["timing_key"], r["seconds"])
+
+
+def _report_progress(futures: dict[str, Any], plan: Any, started: float) -> None:
+    """Wait for every stage, printing one compact console line per stage as it finishes
+    (quiet mode; the task's own log line goes to Prefect either way)."""
+    keys = {id(fut): key for key, fut in futures.items()}
+    for done, fut in enumerate(as_completed(list(futures.values())), start=1):
+        node = plan.nodes[keys[id(fut)]]
+        try:
+            r = fut.result()
+        except Exception:  # raised below, once every stage has finished
+            r = None
+        console.stage_line(done, len(futures), node.label, node.key,
+                           r["computed"] if isinstance(r, dict) else None,
+                           r["seconds"] if isinstance(r, dict) else 0.0, time.time() - started)
 
 
 @task(name="analyse", cache_policy=NO_CACHE, persist_result=False)
@@ -147,7 +163,7 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     for key, node in ctx.plan.nodes.items():
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
             experiment, opts, key, wait_for=[futures[d] for d in node.deps])
-    wait(list(futures.values()))
+    _report_progress(futures, ctx.plan, started)
     results = [fut.result() for fut in futures.values()]  # raises the first stage failure
     _replay_remote(ctx, results)
     out_root = Path(out or ctx.spec.out)

@@ -245,7 +245,8 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
                                    tags={"sweep_id": sid, "ablate.role": "parent"})
     pid = parent.info.run_id
     note = "\n".join(f"- {x}" for x in findings(res.stats, res.key_metrics(), res.no_effect, man))
-    tags = {"git_sha": man.get("git_sha", ""), "dataset_fingerprint": man["dataset"]["fingerprint"],
+    tags = {"git_sha": man.get("git_sha", ""), "git_dirty": str(man.get("git_dirty", "")),
+            "dataset_fingerprint": man["dataset"]["fingerprint"],
             "ablate_version": man.get("versions", {}).get("ablate", ""),
             "experiment_file": man.get("experiment_file", ""), "tier": man.get("tier", ""),
             "split": man.get("split", ""), NOTE_TAG: f"Sweep {sid}\n\n{note}"[:5000]}

@@ -1,20 +1,21 @@
-"""One-factor-at-a-time expansion: the baseline plus one override per sweep value."""
+"""One-factor-at-a-time expansion: the baseline plus one override per sweep value.
+
+A sweep value equal to the baseline's is dropped with a notice (one line the CLI prints),
+never a Python warning."""
 
 from __future__ import annotations
 
 import copy
 import hashlib
 import json
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from components.config import PipelineConfig, format_value, has_dotted
+from components.config import PipelineConfig, flatten, format_value, has_dotted
 from components.vocab import BASELINE
-from flows.spec import LoadedSpec
-
+from flows.spec import LoadedSpec, did_you_mean, error_message
 
 
 @dataclass(frozen=True)
@@ -50,23 +51,35 @@ def _override(data: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
 Adjust = Callable[[PipelineConfig], PipelineConfig]
 
 
+def unknown_variable(base: dict[str, Any], dotted: str) -> str:
+    """'unknown variable X' with the nearest pipeline field, for a path `base` lacks."""
+    known = set(flatten(base))
+    for name in list(known):
+        parts = name.split(".")
+        known.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    return f"unknown variable '{dotted}'{did_you_mean(dotted, sorted(known))}"
+
+
 def _apply(base: dict[str, Any], overrides: dict[str, Any], loaded: LoadedSpec,
            loc: tuple[Any, ...], adjust: Adjust) -> PipelineConfig:
     data = base
     for dotted, value in overrides.items():
         if not has_dotted(base, dotted):
-            raise loaded.error(f"unknown variable '{dotted}'", loc)
+            raise loaded.error(unknown_variable(base, dotted), loc)
         data = _override(data, dotted, value)
     try:
         return adjust(PipelineConfig.model_validate(data))
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise loaded.error(f"{where}: {err['msg']}", loc) from None
+        where = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        message = error_message(err, where, PipelineConfig)
+        raise loaded.error(f"{'.'.join(str(p) for p in where)}: {message}", loc) from None
 
 
-def expand(loaded: LoadedSpec, adjust: Adjust = lambda cfg: cfg) -> list[Variant]:
-    """Baseline first, then sweeps in file order, then explicitly named variants.
+def expand(loaded: LoadedSpec, notices: list[str] | None = None,
+           adjust: Adjust = lambda cfg: cfg) -> list[Variant]:
+    """Baseline first, then sweeps in file order, then explicitly named variants. What is
+    dropped (a sweep value equal to the baseline) is told in `notices`, one line each.
     `adjust` resolves per-corpus choices (the `auto` analyzer) before configs are compared."""
     spec = loaded.spec
     base_cfg = adjust(spec.baseline)
@@ -75,15 +88,16 @@ def expand(loaded: LoadedSpec, adjust: Adjust = lambda cfg: cfg) -> list[Variant
     seen = {variants[0].config_id: BASELINE}
     for i, sweep in enumerate(spec.sweeps):
         if not has_dotted(base, sweep.variable):
-            raise loaded.error(f"unknown variable '{sweep.variable}'", ("sweeps", i, "variable"))
+            raise loaded.error(unknown_variable(base, sweep.variable), ("sweeps", i, "variable"))
         for j, value in enumerate(sweep.values):
             loc = ("sweeps", i, "values", j)
             cfg = _apply(base, {sweep.variable: value}, loaded, loc, adjust)
             cid = config_id(cfg)
             name = f"{sweep.variable}={format_value(value)}"
             if cid == variants[0].config_id:
-                warnings.warn(f"{loaded.path}:{loaded.line_of(loc)}: {name} equals the baseline; dropped",
-                              stacklevel=2)
+                if notices is not None:
+                    notices.append(f"{loaded.path}:{loaded.line_of(loc)}: {name} equals the "
+                                   "baseline; dropped")
                 continue
             if cid in seen:
                 raise loaded.error(f"variant {name} has the same config as {seen[cid]}", loc)

@@ -1,4 +1,4 @@
-"""Loader for the native JSONL format (DESIGN.md section 3), plain or gzip.
+"""Loader for the native JSONL format (docs/data-format.md), plain or gzip.
 
 A folder holds corpus.jsonl(.gz) and questions.jsonl(.gz). Every record is type-checked
 as it is read, so the first bad line is reported with its file, line number and field.

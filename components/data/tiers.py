@@ -59,6 +59,13 @@ def select_questions(questions: Sequence[Question], *, tier: str, split: str, se
     split "dev" never includes the frozen test part; "test" is only that part; "all" is
     every question. Tiers are drawn within the chosen split.
     """
+    check_options(tier=tier, split=split, smoke_size=smoke_size, regression_size=regression_size)
+    pool = split_pool(questions, split=split, seed=seed, test_fraction=test_fraction)
+    return tier_pick(pool, tier=tier, seed=seed, smoke_size=smoke_size,
+                     regression_size=regression_size)
+
+
+def check_options(*, tier: str, split: str, smoke_size: int, regression_size: int) -> None:
     if tier not in TIERS:
         raise InputError(f"unknown tier '{tier}' (known: {', '.join(TIERS)})", field="tier")
     if split not in SPLITS:
@@ -66,11 +73,21 @@ def select_questions(questions: Sequence[Question], *, tier: str, split: str, se
     if smoke_size < 0 or regression_size < smoke_size:
         raise InputError("tier sizes must satisfy 0 <= smoke_size <= regression_size",
                          field="regression_size")
+
+
+def split_pool(questions: Sequence[Question], *, split: str, seed: int,
+               test_fraction: float) -> list[Question]:
+    """The questions of one split, in data set order. The test split is drawn over all of
+    `questions`, so whether a question is held back never depends on a later selection."""
     if split == "all":
-        pool = list(questions)
-    else:
-        test = frozen_test_qids(questions, seed=seed, test_fraction=test_fraction)
-        pool = [q for q in questions if (q.qid in test) == (split == "test")]
+        return list(questions)
+    test = frozen_test_qids(questions, seed=seed, test_fraction=test_fraction)
+    return [q for q in questions if (q.qid in test) == (split == "test")]
+
+
+def tier_pick(pool: Sequence[Question], *, tier: str, seed: int, smoke_size: int,
+              regression_size: int) -> tuple[Question, ...]:
+    """The questions of one tier drawn within `pool`, in pool order."""
     if tier == "full":
         return tuple(pool)
     given_smoke = {q.qid for q in pool if q.tier == "smoke"}

@@ -23,30 +23,49 @@ SETTINGS = ("timeout_s", "max_retries", "concurrency", "api_key_env")
 
 
 class JudgeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    backend: str = "llama_cpp"  # a registered judge backend
-    model: str | None = None  # llama_cpp: a GGUF path (default SmolLM2); openai: model name
-    base_url: str | None = None  # openai: e.g. http://127.0.0.1:8000/v1
-    api_key_env: str | None = None  # openai: the NAME of the variable holding the key
-    # openai: how structured output is asked for. json_schema: response_format
-    # {type: json_schema} (OpenAI, vLLM, Ollama, llama.cpp's C++ server);
-    # json_object_schema: {type: json_object, schema} (llama-cpp-python's server);
-    # json_object: plain JSON mode, the schema only in the prompt. Always parsed strictly.
+    backend: str = "llama_cpp"
+    """A registered judge backend: `llama_cpp` (a local GGUF file in-process) or `openai`
+    (any OpenAI-compatible endpoint)."""
+    model: str | None = None
+    """`llama_cpp`: a GGUF path (default: the bundled SmolLM2); `openai`: the model name."""
+    base_url: str | None = None
+    """`openai`: the endpoint, e.g. `http://127.0.0.1:8000/v1`."""
+    api_key_env: str | None = None
+    """`openai`: the NAME of the environment variable holding the key (never logged)."""
     json_mode: Literal[JSON_MODES] = "json_schema"  # type: ignore[valid-type]
-    prompts: str = "v1"  # a bundled prompt version, or a folder holding en.yaml / zh.yaml
-    language: Literal["auto", "en", "zh"] = "auto"  # auto: zh prompts for CJK questions
+    """`openai`: how structured output is asked for: `json_schema` (response_format
+    json_schema: OpenAI, vLLM, Ollama, llama.cpp's server), `json_object_schema`
+    (llama-cpp-python's server), `json_object` (plain JSON mode, schema in the prompt).
+    Verdicts are always parsed strictly."""
+    prompts: str = "v1"
+    """A bundled prompt version, or a folder holding `en.yaml` / `zh.yaml`."""
+    language: Literal["auto", "en", "zh"] = "auto"
+    """Prompt language: `auto` uses the Chinese prompts for Chinese questions."""
     metrics: tuple[str, ...] = JUDGED
-    claims: Literal["judge", "sentences"] = "judge"  # who splits an answer into claims
+    """The judged metrics to compute."""
+    claims: Literal["judge", "sentences"] = "judge"
+    """Who splits an answer into claims: the judge, or a sentence splitter."""
     max_claims: int = Field(6, ge=1, le=32)
-    max_passages: int = Field(10, ge=1, le=100)  # context precision: top passages judged
+    """Most claims judged per answer."""
+    max_passages: int = Field(10, ge=1, le=100)
+    """Context precision: the top passages judged."""
     max_new_tokens: int = Field(160, ge=8, le=4096)
-    temperature: float = Field(0.0, ge=0.0, le=0.0)  # greedy, always
+    """Most tokens of one verdict."""
+    temperature: float = Field(0.0, ge=0.0, le=0.0)
+    """Always 0 (greedy): the same inputs give the same verdicts."""
     seed: int = 0
-    calibration: str | None = None  # CALIB.jsonl (relative to the experiment file)
+    """The judge's sampling seed."""
+    calibration: str | None = None
+    """A labelled calibration file (JSONL, relative to the experiment file): the report
+    shows the judge's agreement with it next to every judged metric."""
     timeout_s: float = Field(120.0, gt=0)
+    """`openai`: seconds per request."""
     max_retries: int = Field(3, ge=0)
+    """`openai`: retries of a failed request."""
     concurrency: int = Field(1, ge=1)
+    """`openai`: requests in flight."""
 
     @field_validator("metrics")
     @classmethod

@@ -1,6 +1,6 @@
 """The built-in metrics, registered in the metric registry (see registry.py).
 
-Retrieval metrics at three stages (DESIGN.md section 5): `candidates` (after fusion),
+Retrieval metrics at three stages (docs/metrics.md): `candidates` (after fusion),
 `reranked` and `final` (the chunks packed into the prompt); answer metrics (SQuAD v2
 rules), refusal indicators, tokens, cost and latency per question.
 """

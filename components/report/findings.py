@@ -105,12 +105,23 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
     for ch in (manifest or {}).get("chunkings", {}).values():
         share = ch.get("share_over_embedder_window", 0.0)
         if share > 0.05:
-            c = ch.get("chunking", {})
-            out.append(f"Embedder truncation: {share:.0%} of chunks with chunking size "
-                       f"{c.get('size')} exceed the dense embedder's 256-piece window, so dense "
-                       "retrieval sees only their start.")
+            out.append(_truncation(ch, share))
     from components.report.judge import judge_warnings  # judge.py imports fmt from here
     return out + judge_warnings(manifest)
+
+
+def _truncation(ch: dict[str, Any], share: float) -> str:
+    """How much of a chunking's text the dense embedder's window cuts: the share of chunks
+    over it, the word pieces beyond it and the share of characters it never reads."""
+    c = ch.get("chunking", {})
+    head = f"Embedder truncation: {share:.0%} of chunks with chunking size {c.get('size')} exceed"
+    if "pieces_cut_max" not in ch:  # a manifest written before these were recorded
+        return f"{head} the dense embedder's window; dense retrieval does not read their ends."
+    unseen = ch.get("share_of_pieces_unseen", 0.0)
+    return (f"{head} the {ch.get('embedder_window')} word pieces the dense embedder reads, by "
+            f"{fmt(ch.get('pieces_cut_mean'), 1)} on average (at most "
+            f"{ch['pieces_cut_max']}); dense retrieval never reads {unseen:.1%} of "
+            "this chunking's text.")
 
 
 def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequence[str] = (),

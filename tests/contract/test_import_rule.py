@@ -1,5 +1,5 @@
-"""components/ never imports prefect or mlflow (DESIGN.md section 2): the science stays
-plain Python, testable as functions; flows/ is the only orchestration layer."""
+"""components/ never imports prefect or mlflow (docs/extending.md, "Where things live"):
+the science stays plain Python, testable as functions; flows/ is the only orchestration layer."""
 
 from __future__ import annotations
 

@@ -72,12 +72,13 @@ def test_bad_sweep_value_points_at_the_value(tmp_path):
     assert err.line == 10 and err.field == "sweeps.0.values.1"
 
 
-def test_value_equal_to_baseline_is_dropped_with_warning(tmp_path):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        variants = expand(load_spec(write(tmp_path, BASE.replace("[10, 200]", "[10, 60]"))))
+def test_value_equal_to_baseline_is_dropped_with_a_notice_not_a_warning(tmp_path):
+    notices: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a Python warning would fail here
+        variants = expand(load_spec(write(tmp_path, BASE.replace("[10, 200]", "[10, 60]"))), notices)
     assert [v.name for v in variants] == ["baseline", "fusion.rrf_k=10"]
-    assert any("equals the baseline" in str(w.message) for w in caught)
+    assert notices == [f"{tmp_path / 'exp.yaml'}:8: fusion.rrf_k=60 equals the baseline; dropped"]
 
 
 def test_identical_variants_rejected(tmp_path):
@@ -126,3 +127,73 @@ def test_demo_spec_is_valid():
     check_variants(loaded, variants)
     assert {v.variable for v in variants[1:]} == {
         "retrieval.paths", "fusion.rrf_k", "rerank.weights", "chunking.size", "generator.name"}
+
+
+# ---- near-misses get a suggestion ---------------------------------------------------------
+
+def test_unknown_field_suggests_the_nearest(tmp_path):
+    err = error_of(tmp_path, BASE.replace("  fusion: {rrf_k: 60}", "  fusion: {rrf_k: 60}\n  fusoin: {}"))
+    assert "did you mean fusion?" in err.message
+
+
+def test_unknown_nested_field_suggests_the_nearest(tmp_path):
+    err = error_of(tmp_path, BASE.replace("{rrf_k: 60}", "{rrfk: 60}"))
+    assert (err.line, err.field) == (5, "baseline.fusion.rrfk")
+    assert err.message == "unknown field; did you mean rrf_k?"
+
+
+def test_unknown_field_without_near_miss_lists_known(tmp_path):
+    err = error_of(tmp_path, BASE + "zzzz: 1\n")
+    assert err.field == "zzzz" and "(known: name, description," in err.message
+
+
+def test_unknown_component_suggests_the_nearest(tmp_path):
+    text = BASE + "  - variable: generator.name\n    values: [smolm2]\n"
+    err = error_of(tmp_path, text)
+    assert "unknown generator 'smolm2'; did you mean smollm2?" in err.message
+    assert (err.line, err.field) == (10, "sweeps.1.values.0")
+
+
+def test_unknown_metric_key_suggests_the_nearest(tmp_path):
+    err = error_of(tmp_path, BASE + "metrics: {key: [final/ndgc_at_10]}\n")
+    assert err.field == "metrics.key" and "did you mean final/ndcg_at_10?" in err.message
+
+
+def test_unknown_option_value_suggests_the_nearest(tmp_path):
+    err = error_of(tmp_path, BASE + "tier: smoek\n")
+    assert (err.line, err.field) == (9, "tier") and "did you mean smoke?" in err.message
+
+
+def test_unknown_statistical_test_suggests_the_nearest(tmp_path):
+    err = error_of(tmp_path, BASE + "stats: {test: permutaton}\n")
+    assert err.field == "stats.test" and "did you mean permutation?" in err.message
+    assert not err.message.startswith("Value error")
+
+
+def test_unknown_correction_suggests_the_nearest(tmp_path):
+    err = error_of(tmp_path, BASE + "stats: {correction: hlom}\n")
+    assert err.field == "stats.correction" and "did you mean holm?" in err.message
+
+
+def test_unknown_sweep_variable_suggests_the_nearest(tmp_path):
+    err = error_of(tmp_path, BASE.replace("variable: fusion.rrf_k", "variable: fusion.rrfk"))
+    assert "did you mean fusion.rrf_k?" in err.message and err.line == 7
+
+
+def test_unknown_variable_in_named_variant_suggests_the_nearest(tmp_path):
+    err = error_of(tmp_path, BASE + "variants:\n  - name: big\n    set: {chunking.sise: 128}\n")
+    assert "unknown variable 'chunking.sise'; did you mean chunking.size?" in err.message
+
+
+def test_bad_value_in_named_variant_has_a_clean_message(tmp_path):
+    err = error_of(tmp_path, BASE + "variants:\n  - name: big\n    set: {context.policy: skp}\n")
+    assert err.message.startswith("context.policy: Input should be") and "did you mean skip?" in err.message
+
+
+def test_questions_and_split_share_validated(tmp_path):
+    err = error_of(tmp_path, BASE + "split_share: 1.0\n")
+    assert (err.line, err.field) == (9, "split_share")
+    err = error_of(tmp_path, BASE + "questions: {max: 0}\n")
+    assert (err.line, err.field) == (9, "questions.max")
+    err = error_of(tmp_path, BASE + "questions: {answerable: true}\n")
+    assert err.field == "questions.answerable" and "did you mean answerable_only?" in err.message

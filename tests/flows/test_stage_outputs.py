@@ -164,6 +164,31 @@ def test_embedder_window_share_matches_the_embedder(sweep):
     assert man["chunkings"] == json.loads(json.dumps(stats))
 
 
+def test_embedder_cut_matches_the_embedder(sweep):
+    """How much text the embedder's window cuts (word pieces beyond it, share of pieces
+    never read), against the embedder's own tokenizer and its max_seq_length."""
+    from tokenizers import Tokenizer
+    from components.models import dense_model_path
+    from components.retrieval.dense import DenseEncoder
+    from flows.outputs import chunking_stats
+    from flows.stages import chunks_of
+    ctx, _ = sweep
+    model = Path(dense_model_path("all-MiniLM-L6-v2"))
+    max_len = DenseEncoder(model, None).max_seq_length
+    full = Tokenizer.from_file(str(model / "tokenizer.json"))
+    full.no_truncation()
+    full.no_padding()
+    stats = chunking_stats(ctx)
+    for key, entry in stats.items():
+        lengths = [len(full.encode(c.text).ids) for c in chunks_of(ctx, key)]
+        beyond = [n - max_len for n in lengths if n > max_len]
+        assert entry["embedder_window"] == max_len
+        assert entry["pieces_cut_max"] == max(beyond, default=0)
+        assert entry["pieces_cut_mean"] == (round(sum(beyond) / len(beyond), 2) if beyond else 0.0)
+        assert entry["share_of_pieces_unseen"] == round(sum(beyond) / sum(lengths), 4), entry
+    assert any(e["share_of_pieces_unseen"] > 0 for e in stats.values())
+
+
 def _trec_eval(qrels_path: Path, run_path: Path, measures: dict[str, str]) -> dict[str, dict]:
     """ablate metric name -> {decoded qid: value} by pytrec_eval (trec_eval's C code) on
     the exported files; a question missing from its answer scores 0 (nothing relevant

@@ -77,7 +77,7 @@ CASES = [
     ("unknown-tier", ("smoke_size: 2", "smoke_size: 2\ntier: huge"), None, None, S, 4, "tier"),
     ("zero-workers", ("smoke_size: 2", "smoke_size: 2\nrunner: {workers: 0}"), None, None, S, 4,
      "runner.workers"),
-    ("dataset-not-found", ("path: data,", "path: nowhere,"), None, None, "nowhere", None, None),
+    ("dataset-not-found", ("path: data,", "path: nowhere,"), None, None, S, 2, "dataset.path"),
     # data sets (native JSONL)
     ("bad-json", None, None, jsonl(QUESTIONS[:1]) + '{"qid": "q2", \n', Q, 2, None),
     ("not-utf8", None, b'{"doc_id": "d1", "text": "caf\xe9"}\n', None, C, 1, None),

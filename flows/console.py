@@ -1,0 +1,104 @@
+"""What `ablate run` prints: quiet by default, everything with `--verbose`.
+
+Quiet: a header, one compact line per stage as it finishes, then the summary. Prefect's
+and MLflow's own log lines are kept off the console (warnings and errors still show);
+they still reach the Prefect API, so the Prefect UI keeps the full logs of every flow
+and task run. Verbose: the console shows them all, as Prefect and MLflow print them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import warnings
+from contextlib import contextmanager
+from typing import Iterator
+
+# Set before prefect / mlflow are imported, and inherited by worker processes (Dask).
+QUIET_ENV = {"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING",
+             "MLFLOW_LOGGING_LEVEL": "WARNING", "DASK_LOGGING__DISTRIBUTED": "warning"}
+QUIET_LOGGERS = ("mlflow", "alembic")  # their console chatter, once imported
+
+_progress = {"on": False}
+_hidden = {"warnings": 0}
+_lock = threading.Lock()
+
+
+def _count_warning(*args: object, **kwargs: object) -> None:
+    with _lock:
+        _hidden["warnings"] += 1
+
+
+def hidden_warnings() -> int:
+    """Python warnings (from libraries) kept off the console by the last quiet block."""
+    return _hidden["warnings"]
+
+
+def _console_handlers() -> list[logging.Handler]:
+    """Prefect's console handlers, on whatever loggers they are attached to."""
+    try:
+        from prefect.logging.handlers import PrefectConsoleHandler
+    except ImportError:  # pragma: no cover - prefect is a dependency
+        return []
+    loggers = [logging.getLogger()] + [logging.getLogger(n) for n in
+                                       list(logging.Logger.manager.loggerDict)]
+    return [h for lg in loggers for h in getattr(lg, "handlers", [])
+            if isinstance(h, PrefectConsoleHandler)]
+
+
+@contextmanager
+def quiet(enabled: bool = True) -> Iterator[None]:
+    """Within the block, keep Prefect and MLflow INFO lines off the console and print one
+    progress line per stage instead; Python warnings from libraries are counted, not
+    printed. Restores every level, variable and hook afterwards."""
+    _hidden["warnings"] = 0
+    if not enabled:
+        yield
+        return
+    saved_env = {k: os.environ.get(k) for k in QUIET_ENV}
+    for k, v in QUIET_ENV.items():
+        os.environ.setdefault(k, v)
+    handlers = {h: h.level for h in _console_handlers()}
+    for h in handlers:
+        h.setLevel(max(h.level, logging.WARNING))
+    levels = {n: logging.getLogger(n).level for n in QUIET_LOGGERS
+              if n in logging.Logger.manager.loggerDict}
+    for n, level in levels.items():
+        logging.getLogger(n).setLevel(max(level, logging.WARNING))
+    _progress["on"] = True
+    shown = warnings.showwarning
+    warnings.showwarning = _count_warning
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
+        _progress["on"] = False
+        for h, level in handlers.items():
+            h.setLevel(level)
+        for n, level in levels.items():
+            logging.getLogger(n).setLevel(level)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def quieting() -> bool:
+    return _progress["on"]
+
+
+def stage_line(done: int, total: int, label: str, key: str, computed: bool | None,
+               seconds: float, elapsed: float) -> None:
+    """One compact line per finished stage (quiet mode only; verbose shows Prefect's)."""
+    if not _progress["on"]:
+        return
+    width = len(str(total))
+    how = ("failed" if computed is None else f"computed {seconds:6.1f}s" if computed
+           else "cached")
+    with _lock:
+        sys.stdout.write(f"  [{done:>{width}}/{total}] {label:<18} {key[:8]}  {how:<16}"
+                         f" {elapsed:5.0f}s\n")
+        sys.stdout.flush()

@@ -1,0 +1,110 @@
+"""Rough time estimates for a planned sweep, from the manifests of earlier runs.
+
+Each earlier run's `manifest.json` records, per stage and component (`generate:smollm2`,
+`retrieve:default+dense`), how many stages it computed and the seconds they took. A rate
+per unit of work follows: per document for `chunk`, per question for every other stage.
+A stage still to compute is estimated at its component's rate, else at its stage's rate
+(any component), else it is counted as unknown. Earlier runs on the same data set
+(fingerprint) are preferred; others are used only when there are none.
+
+This is stage compute time, summed: stages run side by side on `runner.workers`
+threads, and cached chunk embeddings or generations make a stage faster than its rate.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+
+@dataclass(frozen=True)
+class Estimate:
+    seconds: float  # summed compute of the stages with a rate
+    estimated: int  # stages with a rate
+    unknown: tuple[str, ...]  # timing keys without any rate
+    runs: int  # earlier runs the rates come from
+    same_data: bool  # those runs used the same data set
+
+
+@dataclass
+class _Sum:
+    seconds: float = 0.0
+    units: float = 0.0
+
+    def rate(self) -> float | None:
+        return self.seconds / self.units if self.units > 0 else None
+
+
+@dataclass
+class Rates:
+    by_key: dict[str, _Sum] = field(default_factory=dict)
+    by_stage: dict[str, _Sum] = field(default_factory=dict)
+    runs: int = 0
+    same_data: bool = False
+
+
+def _unit(stage: str, documents: int, questions: int) -> int:
+    return documents if stage == "chunk" else questions
+
+
+def read_manifests(out_root: Path) -> list[dict[str, Any]]:
+    """Manifests of the finished sweeps under an output root (unreadable ones skipped)."""
+    found = []
+    root = Path(out_root)
+    if not root.is_dir():
+        return found
+    for path in sorted(root.glob("*/manifest.json")):
+        if path.parent.name.startswith("."):
+            continue  # a sweep folder being written or replaced
+        try:
+            found.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def rates(manifests: Iterable[dict[str, Any]], fingerprint: str) -> Rates:
+    usable = [m for m in manifests if m.get("stages", {}).get("by_component")]
+    same = [m for m in usable if m.get("dataset", {}).get("fingerprint") == fingerprint]
+    chosen = same or usable
+    out = Rates(runs=len(chosen), same_data=bool(same))
+    for m in chosen:
+        documents = int(m.get("dataset", {}).get("documents") or 0)
+        questions = int(m.get("questions", {}).get("total") or 0)
+        for key, entry in m["stages"]["by_component"].items():
+            stage = key.split(":", 1)[0]
+            units = entry.get("computed", 0) * _unit(stage, documents, questions)
+            for table, name in ((out.by_key, key), (out.by_stage, stage)):
+                acc = table.setdefault(name, _Sum())
+                acc.seconds += float(entry.get("seconds", 0.0))
+                acc.units += units
+    return out
+
+
+def estimate(todo: Iterable[str], rates_: Rates, documents: int, questions: int) -> Estimate:
+    """Estimate the stages `todo` (timing keys, one per stage still to compute)."""
+    seconds, estimated, unknown = 0.0, 0, []
+    for key in todo:
+        stage = key.split(":", 1)[0]
+        rate = None
+        for table, name in ((rates_.by_key, key), (rates_.by_stage, stage)):
+            if name in table and table[name].rate() is not None:
+                rate = table[name].rate()
+                break
+        if rate is None:
+            unknown.append(key)
+            continue
+        seconds += rate * _unit(stage, documents, questions)
+        estimated += 1
+    return Estimate(seconds, estimated, tuple(unknown), rates_.runs, rates_.same_data)
+
+
+def duration(seconds: float) -> str:
+    """A short human duration: '40 s', '3.5 min', '1.2 h'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"

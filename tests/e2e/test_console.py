@@ -1,0 +1,74 @@
+"""The console of `ablate run` through the real CLI, Prefect flow and MLflow store: quiet
+by default (a header, one line per stage, the summary; no Prefect or MLflow log line, no
+Python warning), everything with --verbose."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT
+
+SPEC = """
+name: console-tiny
+dataset: {{path: {data}, format: squad}}
+tier: smoke
+smoke_size: 12
+baseline:
+  chunking: {{size: 48, overlap: 8}}
+  retrieval: {{paths: [bm25], depth: 10}}
+  rerank: {{depth: 5}}
+  context: {{budget: 96}}
+  generator: {{name: extractive}}
+sweeps:
+  - variable: fusion.rrf_k
+    values: [60]          # equals the baseline: a notice, not a warning
+  - variable: context.budget
+    values: [64]
+"""
+STAGE = re.compile(r"^  \[ ?\d+/\d+\] \S+ +[0-9a-f]{8}  (computed +\d+\.\ds|cached) +\d+s$")
+
+
+@pytest.fixture
+def spec(tmp_path):
+    p = tmp_path / "exp.yaml"
+    p.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")).lstrip())
+    return p
+
+
+def _run(spec, tmp_path, shared_cache, *extra) -> subprocess.CompletedProcess:
+    """`ablate run` as a user starts it: its own process, talking to the test's Prefect
+    server (so no temporary server has to start)."""
+    from prefect.settings import PREFECT_API_URL
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PYTHONPATH": str(ROOT)}
+    env.pop("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", "run", str(spec), "--out", str(tmp_path / "runs"),
+         "--cache-dir", str(shared_cache), "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}",
+         *extra], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+
+
+def test_quiet_by_default_then_verbose(prefect_server, spec, tmp_path, shared_cache):
+    quiet = _run(spec, tmp_path, shared_cache)
+    assert quiet.returncode == 0, quiet.stderr
+    lines = quiet.stdout.splitlines()
+    assert lines[0] == f"notice: {spec}:13: fusion.rrf_k=60 equals the baseline; dropped"
+    assert lines[1] == "ablate: console-tiny: 2 variants x 12 questions, 11 unique stages"
+    stage_lines = [ln for ln in lines if ln.startswith("  [")]
+    assert len(stage_lines) == 11 and all(STAGE.match(ln) for ln in stage_lines), stage_lines
+    assert lines[2:13] == stage_lines  # one line per stage, right after the header
+    assert any(ln.startswith("variant ") for ln in lines[13:])  # the summary table
+    assert lines[-1].startswith("Report: ")
+    assert len(lines) <= 13 + 12  # summary: table, MLflow run, report
+    assert quiet.stderr == ""  # no Prefect or MLflow log line, no Python warning
+
+    verbose = _run(spec, tmp_path, shared_cache, "--verbose")
+    assert verbose.returncode == 0, verbose.stderr
+    assert "Finished in state Completed()" in verbose.stderr  # Prefect's own lines are back
+    assert "Beginning flow run" in verbose.stderr
+    assert not [ln for ln in verbose.stdout.splitlines() if ln.startswith("  [")]  # no second copy

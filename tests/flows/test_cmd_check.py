@@ -1,0 +1,204 @@
+"""`ablate check`: validates spec and data, prints the plan (variants, unique stages and
+how many are cached, questions per comparison, a time estimate from earlier runs), writes
+nothing; `ablate validate` says when it is handed an experiment file."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+SPEC = """\
+name: check-me
+dataset: {{path: {data}, format: squad}}
+tier: full
+split: all
+{extra}baseline:
+  chunking: {{size: 48, overlap: 8}}
+  retrieval: {{paths: [bm25], depth: 10}}
+  rerank: {{depth: 5}}
+  context: {{budget: 96}}
+  generator: {{name: extractive}}
+sweeps:
+  - variable: fusion.rrf_k
+    values: [60]
+  - variable: chunking.size
+    values: [32]
+"""
+
+
+def _spec(tmp_path: Path, extra: str = "", data: str | None = None) -> Path:
+    p = tmp_path / "exp.yaml"
+    p.write_text(SPEC.format(data=data or FIXTURES / "squad_tiny.json", extra=textwrap.dedent(extra)))
+    return p
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p.relative_to(folder) for p in folder.rglob("*"))
+
+
+def _check(run_cli, capsys, *argv: str) -> tuple[int, str, str]:
+    from flows.context import forget_contexts
+    forget_contexts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no raw Python warning may reach the user
+        code = run_cli("check", *argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_printed_nothing_written(run_cli, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = _spec(tmp_path)
+    before = _files(tmp_path)
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    assert err == ""
+    assert f"OK {spec}: experiment 'check-me', tier full, split all" in out
+    assert "questions: 55 per comparison (" in out
+    assert "data set: 55 -> split all: 55 -> tier full: 55" in out
+    assert "variants:  2\n  baseline\n  chunking.size=32  (line 15)\n" in out
+    assert "stages:    " in out and "0 cached" in out
+    assert "chunk 2 (0 cached)" in out
+    assert "estimate:  no earlier runs with timings in runs;" in out
+    # the value equal to the baseline is a notice, printed once, not a Python warning
+    assert out.count("notice: ") == 1 and "fusion.rrf_k=60 equals the baseline; dropped" in out
+    assert _files(tmp_path) == before
+
+
+def test_cached_stages_and_estimate_from_an_earlier_run(run_cli, capsys, tmp_path, monkeypatch):
+    """Run the baseline's stages for real (no Prefect), write its outputs, then check a
+    spec with one more variant: the cache holds the baseline's stages and the estimate
+    comes from the earlier run's manifest."""
+    from flows.context import RunOptions, build_context, forget_contexts
+    from flows.outputs import write_outputs
+    from flows.stages import run_stage
+    monkeypatch.chdir(tmp_path)
+    spec = _spec(tmp_path)
+    spec.write_text(spec.read_text().split("sweeps:")[0])  # the baseline alone
+    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "cache")))
+    for node in ctx.plan.nodes.values():
+        run_stage(ctx, node)
+    sweep_dir = write_outputs(ctx, tmp_path / "runs", ctx.started, {})
+    man = json.loads((sweep_dir / "manifest.json").read_text())
+    by = man["stages"]["by_component"]
+    assert set(by) >= {"chunk:token_window", "retrieve:bm25+default", "generate:extractive"}
+    assert all(v["computed"] == 1 and v["seconds"] >= 0 for v in by.values())
+    forget_contexts()
+    _spec(tmp_path)  # baseline + chunking.size=32
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    n_base = len(ctx.plan.nodes)
+    assert f", {n_base} cached in {tmp_path / 'cache'}" in out
+    assert "chunk 2 (1 cached)" in out
+    assert "(rates from 1 earlier run on this data set in runs)" in out
+    assert "estimate:  about " in out and "without a rate" not in out
+
+
+def test_everything_cached_says_nothing_to_compute(run_cli, capsys, tmp_path, monkeypatch):
+    from flows.context import RunOptions, build_context
+    from flows.stages import run_stage
+    monkeypatch.chdir(tmp_path)
+    spec = _spec(tmp_path)
+    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "cache")))
+    for node in ctx.plan.nodes.values():
+        run_stage(ctx, node)
+    code, out, _ = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0 and "nothing to compute (every stage is cached)" in out
+
+
+def test_estimate_uses_component_rates_then_stage_rates():
+    from flows.estimate import estimate, rates
+    man = {"dataset": {"fingerprint": "f", "documents": 10}, "questions": {"total": 100},
+           "stages": {"by_component": {"chunk:token_window": {"computed": 2, "seconds": 4.0},
+                                       "generate:smollm2": {"computed": 1, "seconds": 200.0},
+                                       "generate:extractive": {"computed": 1, "seconds": 2.0}}}}
+    other = json.loads(json.dumps(man))
+    other["dataset"]["fingerprint"] = "g"
+    other["stages"]["by_component"]["generate:smollm2"]["seconds"] = 1000.0
+    r = rates([man, other], "f")
+    assert r.runs == 1 and r.same_data  # the run on other data is not used
+    est = estimate(["chunk:sentence", "generate:smollm2", "generate:closed_book", "score:x"], r,
+                   documents=20, questions=50)
+    # chunk: 0.2 s per document (stage rate) x 20; smollm2: 2 s per question x 50;
+    # closed_book: the generate stage's rate (202 s / 200 questions) x 50; score: unknown
+    assert est.seconds == pytest.approx(4.0 + 100.0 + 50.5)
+    assert est.estimated == 3 and est.unknown == ("score:x",)
+    assert rates([other], "f").same_data is False
+
+
+def test_unknown_id_in_ids_file_points_at_its_line(run_cli, capsys, tmp_path):
+    from components.data import load_dataset
+    first = load_dataset(FIXTURES / "squad_tiny.json").questions[0].qid
+    (tmp_path / "ids.txt").write_text(f"{first}\n\nno-such-question\n")
+    spec = _spec(tmp_path, "questions: {ids_file: ids.txt}\n")
+    code, out, err = _check(run_cli, capsys, str(spec))
+    assert code == 2 and out == ""
+    assert err.strip() == (f"ablate: error: {tmp_path / 'ids.txt'}:3: question id "
+                           "'no-such-question' is not in the data set")
+
+
+def test_missing_ids_file_points_at_the_spec_field(run_cli, capsys, tmp_path):
+    spec = _spec(tmp_path, "questions: {ids_file: nowhere.txt}\n")
+    code, _, err = _check(run_cli, capsys, str(spec))
+    assert code == 2 and err.startswith(f"ablate: error: {spec}:5: field 'questions.ids_file': "
+                                        "no such file")
+
+
+def test_ids_file_and_answerable_only_select_the_questions(run_cli, capsys, tmp_path):
+    from components.data import load_dataset
+    qs = load_dataset(FIXTURES / "squad_tiny.json").questions
+    listed = [q.qid for q in qs[:12]]
+    (tmp_path / "ids.txt").write_text("\n".join(listed) + "\n")
+    spec = _spec(tmp_path, "questions: {ids_file: ids.txt, answerable_only: true}\n")
+    code, out, err = _check(run_cli, capsys, str(spec))
+    n = sum(q.answerable for q in qs[:12])
+    assert code == 0, err
+    assert f"questions: {n} per comparison ({n} answerable, 0 unanswerable" in out
+    assert f"ids_file (12 listed): 12 -> answerable_only: {n} -> tier full: {n}" in out
+
+
+def test_missing_dataset_path_points_at_the_spec_field(run_cli, capsys, tmp_path):
+    spec = _spec(tmp_path, data="no/such/data.json")
+    code, _, err = _check(run_cli, capsys, str(spec))
+    assert code == 2
+    assert err.strip() == (f"ablate: error: {spec}:2: field 'dataset.path': no such file or "
+                           f"folder: {tmp_path / 'no/such/data.json'}")
+
+
+def test_dataset_path_of_the_wrong_kind_points_at_the_spec_field(run_cli, capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    spec = _spec(tmp_path, data="notes.txt").read_text().replace("format: squad", "format: auto")
+    (tmp_path / "exp.yaml").write_text(spec)
+    code, _, err = _check(run_cli, capsys, str(tmp_path / "exp.yaml"))
+    assert code == 2 and f"{tmp_path / 'exp.yaml'}:2: field 'dataset.path': a file data set" in err
+
+
+def test_selection_is_part_of_the_sweep_identity(tmp_path):
+    from flows.context import RunOptions, build_context
+    from flows.outputs import sweep_id
+    ids = {}
+    for name, extra in (("plain", ""), ("share", "split_share: 0.5\n"),
+                        ("answerable", "questions: {answerable_only: true}\n"),
+                        ("max", "questions: {max: 20}\n")):
+        folder = tmp_path / name
+        folder.mkdir()
+        ctx = build_context(str(_spec(folder, extra)), RunOptions(cache_dir=str(tmp_path / "c")))
+        ids[name] = (sweep_id(ctx), ctx.questions_fp)
+    assert len({v[0] for v in ids.values()}) == 4
+    assert len({v[1] for v in ids.values()}) == 3  # split all: split_share selects the same questions
+
+
+def test_validate_says_an_experiment_file_is_not_a_data_set(run_cli, capsys, tmp_path):
+    spec = _spec(tmp_path)
+    code = run_cli("validate", str(spec))
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.strip() == (f"ablate: error: {spec}: this is an experiment file, not a data set; "
+                           f"`ablate validate` checks data sets: check an experiment with "
+                           f"`ablate check {spec}`")

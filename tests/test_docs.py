@@ -1,0 +1,79 @@
+"""The documentation: the experiment-file reference is generated from the models and
+registries and must be current; every field has a docstring; links between the pages
+resolve; no docstring points to a document users do not have."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from tests.conftest import ROOT
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("gen_docs", ROOT / "scripts" / "gen_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_experiment_file_reference_is_current():
+    gen = _gen()
+    assert gen.TARGET.read_text(encoding="utf-8") == gen.render(), (
+        "docs/experiment-file.md is stale: run python scripts/gen_docs.py")
+
+
+def test_reference_lists_every_field_default_and_component_name():
+    text = (ROOT / "docs" / "experiment-file.md").read_text(encoding="utf-8")
+    from components.config import PipelineConfig, flatten
+    for dotted in flatten(PipelineConfig()):
+        top = ".".join(dotted.split(".")[:2])
+        assert f"`baseline.{top}" in text, dotted
+    for field in ("questions.ids_file", "questions.answerable_only", "questions.max",
+                  "split_share", "metrics.key", "stats.correction"):
+        assert f"`{field}`" in text
+    from components.registry import registry
+    for name in registry("generator").names():
+        assert f"`{name}`" in text
+
+
+def test_a_field_without_docstring_fails_generation():
+    gen = _gen()
+
+    class Bare(BaseModel):
+        model_config = ConfigDict(use_attribute_docstrings=True)
+        documented: int = 1
+        """It has one."""
+        silent: int = 2
+
+    with pytest.raises(gen.MissingDescription, match="'silent'"):
+        gen._section("", Bare, None, {})
+
+
+LINK = re.compile(r"\]\(([^)#\s]+)(#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"],
+                         ids=lambda p: p.name)
+def test_relative_links_resolve(page):
+    for target, _ in LINK.findall(page.read_text(encoding="utf-8")):
+        if "://" in target:
+            continue
+        assert (page.parent / target).exists(), f"{page.name}: broken link {target}"
+
+
+def test_readme_links_every_page():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page.name != "README.md":
+            assert f"](docs/{page.name})" in readme, page.name
+
+
+def test_no_docstring_points_to_a_missing_design_document():
+    hits = [str(p.relative_to(ROOT)) for folder in ("components", "flows", "scripts", "tests")
+            for p in (ROOT / folder).rglob("*.py") if "DESIGN.md" in p.read_text(encoding="utf-8")
+            and p.name != "test_docs.py"]
+    assert hits == []
