@@ -59,6 +59,7 @@ class RunContext:
     memo: dict[str, Any] = field(default_factory=dict)
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    stage_times: dict[str, tuple[float, float]] = field(default_factory=dict)  # key -> wall start, end
     counters: dict[str, int] = field(default_factory=dict)
     heavy: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(1))
     started: float = field(default_factory=time.time)

@@ -20,6 +20,7 @@ from typing import Any
 
 import polars as pl
 
+from components.model_identity import resolved_models
 from components.models import dense_model_path
 from components.report.build import build_report, write_files
 from components.retrieval.dense import DenseEncoder
@@ -69,7 +70,8 @@ def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
     return [{"name": v.name, "variable": v.variable, "value": v.value,
              "value_label": "" if v.variable is None else format_value(v.value),
              "config_id": v.config_id, "stage_keys": ctx.plan.by_variant[v.name],
-             "config": v.config.model_dump(mode="json")} for v in ctx.variants]
+             "config": v.config.model_dump(mode="json"),
+             "models": resolved_models(v.config)} for v in ctx.variants]
 
 
 def collect_per_query(ctx: RunContext) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -130,7 +132,8 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "cache_dir": str(ctx.store.root.resolve()),
         "versions": versions(),
         "stages": {"planned": ctx.plan.count(), "run": ctx.store.counts(),
-                   "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())}},
+                   "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())},
+                   "times": {k: list(v) for k, v in sorted(ctx.stage_times.items())}},
         "counters": counters,
         "chunkings": chunking_stats(ctx),
         "settings": ctx.spec.model_dump(mode="json"),
