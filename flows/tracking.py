@@ -345,3 +345,13 @@ def runs_page(exp_id: str) -> str:
     (localStorage `mlflow.workflowType`), else GenAI. This link asks for the classic view.
     """
     return f"#/experiments/{exp_id}/runs?workflowType=machine_learning"
+
+
+def ui_lines(tracking_uri: str, logged: dict[str, Any]) -> list[str]:
+    """How to open the sweep's runs table: the URL itself for a server, else the command
+    that starts the UI and the page to open in it."""
+    page = logged.get("url_path") or runs_page(logged["experiment_id"])
+    if tracking_uri.startswith(("http://", "https://")):
+        return [f"  runs table: {tracking_uri.rstrip('/')}/{page}"]
+    return [f"  open the UI with: mlflow ui --backend-store-uri {tracking_uri}",
+            f"  then its runs table: http://127.0.0.1:5000/{page}"]
