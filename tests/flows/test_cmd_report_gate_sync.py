@@ -31,7 +31,7 @@ def test_report_rebuilds_from_saved_results(sweep, capsys):
         assert (sweep / name).is_file(), name
     md = (sweep / "report.md").read_text()
     assert "## All other metrics" in md  # answer/f1 is no longer a key metric
-    assert "wrote 8 files" in capsys.readouterr().out
+    assert "wrote 9 files" in capsys.readouterr().out
 
 
 def test_report_bad_input_is_one_line_exit_2(sweep, tmp_path, capsys):
