@@ -23,7 +23,7 @@ def server(tmp_path_factory):
     cmd = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{tmp}/m.db",
            "--default-artifact-root", str(tmp / "art"), "--host", "127.0.0.1", "--port", str(port),
            "--workers", "1"]
-    with serve(cmd, uri + "/health", tmp / "server.log", 120,
+    with serve(cmd, uri + "/health", tmp / "server.log", 300,  # slow start on busy machines
                env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"}):
         yield uri
 
