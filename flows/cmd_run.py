@@ -69,8 +69,9 @@ def register(app: typer.Typer) -> None:
                        + ("; MLflow already logged" if result.get("mlflow_skipped") else ""))
         typer.echo((sweep_dir / "summary.txt").read_text())
         if result.get("mlflow"):
+            from flows.tracking import ui_lines
             typer.echo(f"MLflow: parent run {result['mlflow']['parent']} in {uri}")
-            typer.echo(f"  open the UI with: mlflow ui --backend-store-uri {uri}")
+            typer.echo("\n".join(ui_lines(uri, result["mlflow"])))
         elif result.get("mlflow_error"):
             typer.echo(f"MLflow logging FAILED ({result['mlflow_error']}); results are safe on disk; "
                        f"log them later with: ablate sync {sweep_dir}", err=True)

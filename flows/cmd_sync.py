@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         uri = env.tracking_uri(tracking_uri_opt, root)
         if uri.startswith("sqlite:"):
             (root / env.STATE_DIR).mkdir(exist_ok=True)
-        from flows.tracking import log_sweep
+        from flows.tracking import log_sweep, ui_lines
         try:
             out = log_sweep(sweep_dir, uri, artifact_root or env.default_artifact_root(root))
         except Exception as exc:  # unreachable server, permissions: say so, keep exit 1
@@ -37,3 +37,4 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
         typer.echo(f"MLflow: parent run {out['parent']} with {len(out['children'])} child runs "
                    f"in {uri} (experiment {out['experiment_id']})")
+        typer.echo("\n".join(ui_lines(uri, out)))

@@ -85,6 +85,7 @@ class RunContext:
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds computing
     timings_by: dict[str, list[float]] = field(default_factory=dict)  # timing key -> [n, seconds]
+    stage_times: dict[str, tuple[float, float]] = field(default_factory=dict)  # key -> wall start, end
     counters: dict[str, int] = field(default_factory=dict)
     heavy: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(1))
     started: float = field(default_factory=time.time)

@@ -23,6 +23,7 @@ import polars as pl
 
 from components.metrics.answer import resolve_normalizer
 from components.cjk import script_counts
+from components.model_identity import resolved_models
 from components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from components.report.build import build_report, write_files
 from components.retrieval.dense import DenseEncoder
@@ -87,7 +88,8 @@ def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
     return [{"name": v.name, "variable": v.variable, "value": v.value,
              "value_label": "" if v.variable is None else format_value(v.value),
              "config_id": v.config_id, "stage_keys": ctx.plan.by_variant[v.name],
-             "config": v.config.model_dump(mode="json")} for v in ctx.variants]
+             "config": v.config.model_dump(mode="json"),
+             "models": resolved_models(v.config)} for v in ctx.variants]
 
 
 SPREAD = "sd::"  # between-repeat spread columns of the score stage (generator.repeats > 1)
@@ -195,7 +197,8 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "stages": {"planned": ctx.plan.count(), "run": ctx.store.counts(),
                    "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())},
                    "by_component": {k: {"computed": n, "seconds": round(v, 3)}
-                                    for k, (n, v) in sorted(ctx.timings_by.items())}},
+                                    for k, (n, v) in sorted(ctx.timings_by.items())},
+                   "times": {k: list(v) for k, v in sorted(ctx.stage_times.items())}},
         "counters": counters,
         "chunkings": chunking_stats(ctx),
         "settings": ctx.spec.model_dump(mode="json"),

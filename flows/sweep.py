@@ -40,7 +40,7 @@ def _options(opts: dict[str, Any]) -> RunOptions:
 def stage_task(experiment: str, opts: dict[str, Any], key: str) -> dict[str, Any]:
     ctx = get_context(experiment, _options(opts))
     node = ctx.plan.nodes[key]
-    t0 = time.perf_counter()
+    t0, wall0 = time.perf_counter(), time.time()
     computed = run_stage(ctx, node)
     seconds = time.perf_counter() - t0
     ctx.count("stages_done")
@@ -49,7 +49,8 @@ def stage_task(experiment: str, opts: dict[str, Any], key: str) -> dict[str, Any
     get_run_logger().info("[%d/%d] %s %s: %s (elapsed %.0fs)", done, total, node.label, key[:10],
                           how, time.time() - ctx.started)
     return {"key": key, "stage": node.stage, "computed": computed, "seconds": seconds,
-            "pid": os.getpid(), "timing_key": timing_key(node)}
+            "pid": os.getpid(), "timing_key": timing_key(node), "start": wall0,
+            "end": wall0 + seconds}
 
 
 def _replay_remote(ctx: Any, results: list[dict[str, Any]]) -> None:
@@ -166,6 +167,8 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     _report_progress(futures, ctx.plan, started)
     results = [fut.result() for fut in futures.values()]  # raises the first stage failure
     _replay_remote(ctx, results)
+    ctx.stage_times.update({r["key"]: (round(r["start"], 3), round(r["end"], 3))
+                            for r in results if r["computed"]})
     out_root = Path(out or ctx.spec.out)
     unchanged = None if any(r["computed"] for r in results) else outputs_in_place(ctx, out_root)
     if unchanged is not None:

@@ -6,8 +6,19 @@ found again by the tags `sweep_id` (parent) and `sweep_id` + `config_id` (childr
 params already present are skipped, metrics carry the sweep's creation time as their
 timestamp (so a repeat writes the same points), and the data set input is logged once.
 
-Names group in the UI: means as `final/ndcg_at_10`, `answer/f1`; comparisons with the
-baseline as `delta/<metric>`, `ci_low/<metric>`, `ci_high/<metric>`, `p_adj/<metric>`.
+Compare-first: a child run carries what a person compares across runs (the means of the
+final-stage retrieval, answer, refusal, token, cost and latency metrics, named as
+`final/ndcg_at_10`, `answer/f1`, plus `delta/`, `ci_low/`, `ci_high/`, `p_adj/` of the key
+metrics only), so MLflow's chart view builds dozens of panels, not hundreds. Everything
+else (candidates/reranked means, the comparison of every metric) is on the parent: the
+full comparison table as an MLflow table (`comparison.json`, `mlflow.log_table` format)
+and as `comparison.parquet`.
+
+Runs carry the times of their own compute: the parent spans the sweep, a child spans the
+stages computed for it (a variant whose stages were all reused has a zero-length run at
+the sweep's start). Short run names (`rrf_k=200`, `gen=smollm2`), the resolved model of
+every model-backed stage (`resolved.generator.model_sha256`, `resolved.embedder.name`)
+and MLflow's own source tags (`mlflow.source.git.commit`, `mlflow.source.name`).
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import polars as pl
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
@@ -30,6 +41,8 @@ from mlflow.tracking import MlflowClient
 
 from components.vocab import BASELINE
 from components.config import flatten
+from components.model_identity import flat_models
+from flows.run_names import run_names
 from components.report.findings import findings
 from components.report.sweep_data import SweepResults, load_sweep
 
@@ -40,6 +53,9 @@ MAX_DIGEST = 36         # dataset digest length the stores accept
 PARENT_TAG = "mlflow.parentRunId"
 NOTE_TAG = "mlflow.note.content"  # the run description in the UI
 COMPARISONS = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_adjusted": "p_adj"}
+CHILD_STAGES_OMITTED = ("candidates", "reranked")  # their means go to the parent's table
+COMPARISON_TABLE = "comparison.json"
+SOURCE_TAGS = {"git_sha": "mlflow.source.git.commit", "experiment_file": "mlflow.source.name"}
 PARENT_FILES = ("report.md", "report.html", "report.tex", "summary.txt", "stats.parquet",
                 "manifest.json", "variants.json", "timings.parquet")
 
@@ -115,27 +131,69 @@ def _log(client: MlflowClient, run_id: str, params: dict[str, Any], metrics: dic
 
 
 def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.DataFrame | None,
-                    name: str) -> dict[str, float]:
-    """Mean of each metric (defined values only), the comparison with the baseline, latency."""
+                    name: str, key_metrics: Sequence[str] | None = None) -> dict[str, float]:
+    """What a child run carries: the mean of each metric a person compares (defined values
+    only; not the candidates/reranked stages), mean latency per stage and end to end, and
+    the comparison with the baseline for the key metrics (all metrics when None)."""
     rows = per_query.filter(pl.col("variant") == name)
     out: dict[str, float] = {}
     for col in rows.columns:
-        if "/" in col and rows[col].dtype.is_numeric():
+        if ("/" in col and rows[col].dtype.is_numeric()
+                and col.split("/", 1)[0] not in CHILD_STAGES_OMITTED):
             m = rows[col].cast(pl.Float64).fill_nan(None).mean()
             if m is not None:
                 out[col] = float(m)
     if timings is not None:
         t = timings.filter(pl.col("variant") == name)
-        for col in t.columns:
-            if col.startswith("latency/") and t.height:
+        lat = [c for c in t.columns if c.startswith("latency/")]
+        for col in lat:
+            if t.height:
                 m = t[col].cast(pl.Float64).fill_nan(None).mean()
                 if m is not None:
                     out[col] = float(m)
+        if lat and t.height:
+            total = t.select(pl.sum_horizontal([pl.col(c).cast(pl.Float64).fill_nan(None)
+                                                for c in lat]))
+            out["latency/total"] = float(total.to_series().mean())
+    key = None if key_metrics is None else set(key_metrics)
     for r in stats.filter(pl.col("variant") == name).iter_rows(named=True):
+        if key is not None and r["metric"] not in key:
+            continue
         for field, prefix in COMPARISONS.items():
             if r[field] is not None:
                 out[f"{prefix}/{r['metric']}"] = float(r[field])
     return out
+
+
+def comparison_table(res: SweepResults) -> pl.DataFrame:
+    """Every variant x metric comparison with its swept variable and value: the parent's
+    table (what the children no longer carry one metric at a time)."""
+    meta = pl.DataFrame({"variant": [v["name"] for v in res.variants],
+                         "variable": [v["variable"] or "" for v in res.variants],
+                         "value": [v["value_label"] or "" for v in res.variants]})
+    return meta.join(res.stats, on="variant", how="inner")
+
+
+def _seconds_to_ms(t: float | None) -> int | None:
+    return None if t is None else int(round(t * 1000))
+
+
+def run_times(res: SweepResults) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
+    """(parent start, end) in ms and per variant (start, end) from the stages computed for
+    it; a variant with none computed gets (sweep start, sweep start)."""
+    man = res.manifest
+    end = _timestamp(man)
+    start = end - int(round(float(man.get("wall_seconds") or 0) * 1000))
+    times = (man.get("stages") or {}).get("times") or {}
+    out: dict[str, tuple[int, int]] = {}
+    for v in res.variants:
+        spans = [times[k] for k in (v.get("stage_keys") or {}).values() if k in times]
+        if spans:
+            out[v["name"]] = (_seconds_to_ms(min(s for s, _ in spans)),
+                              _seconds_to_ms(max(e for _, e in spans)))
+        else:
+            out[v["name"]] = (start, start)
+    return (start, end), out
 
 
 def dataset_input(manifest: dict[str, Any]) -> DatasetInput:
@@ -163,22 +221,29 @@ def _log_input(client: MlflowClient, run_id: str, item: DatasetInput) -> None:
 def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults,
                   ts: int, data_in: DatasetInput) -> dict[str, str]:
     man, sid = res.manifest, res.manifest["sweep_id"]
+    names = run_names(res.variants)
+    _, spans = run_times(res)
+    key = res.key_metrics()
+    source = {SOURCE_TAGS[k]: str(man[k]) for k in SOURCE_TAGS if man.get(k)}
     children = {}
     for v in res.variants:
+        start, end = spans[v["name"]]
         run = _find(client, exp_id, {"sweep_id": sid, "config_id": v["config_id"]})
         if run is None:
-            run = client.create_run(exp_id, run_name=v["name"], start_time=ts or None, tags={
-                PARENT_TAG: pid, "sweep_id": sid, "config_id": v["config_id"],
-                "ablate.role": "variant"})
+            run = client.create_run(exp_id, run_name=names[v["name"]], start_time=start or None,
+                                    tags={PARENT_TAG: pid, "sweep_id": sid,
+                                          "config_id": v["config_id"], "ablate.role": "variant"})
         rid = run.info.run_id
         is_base = v["name"] == BASELINE
-        _log(client, rid, params=flatten(v["config"]),
-             metrics=variant_metrics(res.per_query, res.stats, res.timings, v["name"]),
+        _log(client, rid, params={**flatten(v["config"]), **flat_models(v.get("models") or {})},
+             metrics=variant_metrics(res.per_query, res.stats, res.timings, v["name"], key),
              tags={"ablation.variable": v["variable"] or "none",
                    "ablation.value": v["value_label"] or BASELINE,
                    "baseline": str(is_base).lower(), "variant": v["name"], "sweep_id": sid,
                    "config_id": v["config_id"], "git_sha": man.get("git_sha", ""),
-                   "dataset_fingerprint": man.get("dataset", {}).get("fingerprint", "")}, ts=ts)
+                   "dataset_fingerprint": man.get("dataset", {}).get("fingerprint", ""),
+                   "mlflow.runName": names[v["name"]], "mlflow.source.type": "LOCAL",
+                   **source}, ts=ts)
         _log_input(client, rid, data_in)
         with tempfile.TemporaryDirectory() as tmp:
             p = Path(tmp) / "per_query.parquet"
@@ -187,9 +252,21 @@ def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults
             c = Path(tmp) / "config.json"
             c.write_text(json.dumps(v["config"], indent=2, sort_keys=True))
             client.log_artifact(rid, str(c))
-        client.set_terminated(rid)
+        client.set_terminated(rid, end_time=end or None)
         children[v["name"]] = rid
     return children
+
+
+def _log_comparison(client: MlflowClient, pid: str, res: SweepResults) -> None:
+    """The full comparison table on the parent, once: MLflow table (JSON) and parquet."""
+    if any(f.path == COMPARISON_TABLE for f in client.list_artifacts(pid)):
+        return
+    table = comparison_table(res)
+    client.log_table(pid, data=table.to_pandas(), artifact_file=COMPARISON_TABLE)
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "comparison.parquet"
+        table.write_parquet(p)
+        client.log_artifact(pid, str(p))
 
 
 @contextmanager
@@ -238,10 +315,11 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
     client = MlflowClient(tracking_uri=tracking_uri)
     exp_id = experiment_id(client, man["experiment"], artifact_root)
     sid, ts = man["sweep_id"], _timestamp(man)
+    (start, end), _ = run_times(res)
     parent = _find(client, exp_id, {"sweep_id": sid, "ablate.role": "parent"})
     if parent is None:
         parent = client.create_run(exp_id, run_name=f"{man['experiment']} {man['created']}",
-                                   start_time=ts or None,
+                                   start_time=start or None,
                                    tags={"sweep_id": sid, "ablate.role": "parent"})
     pid = parent.info.run_id
     note = "\n".join(f"- {x}" for x in findings(res.stats, res.key_metrics(), res.no_effect, man))
@@ -249,7 +327,9 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
             "dataset_fingerprint": man["dataset"]["fingerprint"],
             "ablate_version": man.get("versions", {}).get("ablate", ""),
             "experiment_file": man.get("experiment_file", ""), "tier": man.get("tier", ""),
-            "split": man.get("split", ""), NOTE_TAG: f"Sweep {sid}\n\n{note}"[:5000]}
+            "split": man.get("split", ""), NOTE_TAG: f"Sweep {sid}\n\n{note}"[:5000],
+            "mlflow.source.type": "LOCAL",
+            **{SOURCE_TAGS[k]: str(man[k]) for k in SOURCE_TAGS if man.get(k)}}
     if flow_run_id:
         tags["prefect_flow_run_id"] = flow_run_id
     jparams, jmetrics = judge_run_data(man)
@@ -262,13 +342,35 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
     data_in = dataset_input(man)
     _log_input(client, pid, data_in)
     children = _log_children(client, exp_id, pid, res, ts, data_in)
+    _log_comparison(client, pid, res)
     for name in PARENT_FILES:
         if (sweep_dir / name).exists():
             client.log_artifact(pid, str(sweep_dir / name))
     if (sweep_dir / "plots").is_dir():
         client.log_artifacts(pid, str(sweep_dir / "plots"), artifact_path="plots")
-    client.set_terminated(pid)
-    return {"experiment_id": exp_id, "parent": pid, "children": children}
+    client.set_terminated(pid, end_time=end or None)
+    return {"experiment_id": exp_id, "parent": pid, "children": children,
+            "url_path": runs_page(exp_id)}
+
+
+def runs_page(exp_id: str) -> str:
+    """The experiment's runs table in the MLflow UI, relative to the server's root.
+
+    MLflow 3.17's UI ignores the `mlflow.experimentKind` tag: it picks the GenAI or the
+    classic view from the URL's `workflowType`, else the browser's stored choice
+    (localStorage `mlflow.workflowType`), else GenAI. This link asks for the classic view.
+    """
+    return f"#/experiments/{exp_id}/runs?workflowType=machine_learning"
+
+
+def ui_lines(tracking_uri: str, logged: dict[str, Any]) -> list[str]:
+    """How to open the sweep's runs table: the URL itself for a server, else the command
+    that starts the UI and the page to open in it."""
+    page = logged.get("url_path") or runs_page(logged["experiment_id"])
+    if tracking_uri.startswith(("http://", "https://")):
+        return [f"  runs table: {tracking_uri.rstrip('/')}/{page}"]
+    return [f"  open the UI with: mlflow ui --backend-store-uri {tracking_uri}",
+            f"  then its runs table: http://127.0.0.1:5000/{page}"]
 
 
 def fetch_reference(run_id: str, tracking_uri: str):  # type: ignore[no-untyped-def]

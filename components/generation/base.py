@@ -15,6 +15,7 @@ from components.config import GeneratorConfig, PromptConfig
 from components.generation.cache import GenerationCache
 from components.generation.prompt import is_refusal, render_prompt
 from components.records import Answer, PackedContext, Question
+from components.progress import Progress
 from components.registry import Registry
 
 Item = tuple[Question, "PackedContext | None"]
@@ -75,7 +76,12 @@ class BaseGenerator:
         raise NotImplementedError
 
     def _generate_batch(self, jobs: Sequence[Job]) -> list[Answer]:
-        return [self._timed(*job) for job in jobs]
+        progress = Progress(f"generate {type(self).__name__}", len(jobs))
+        out = []
+        for job in jobs:
+            out.append(self._timed(*job))
+            progress.step()
+        return out
 
     def _timed(self, question: Question, context: PackedContext | None,
                system: str, user: str) -> Answer:

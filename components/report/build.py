@@ -11,6 +11,7 @@ from components.atomic import atomic_write
 from components.report.html import render_html
 from components.report.latex import render_latex
 from components.report.markdown import render_markdown, terminal_summary
+from components.report.overview import FOREST, forest_plot
 from components.report.plots import all_plots
 from components.report.sweep_data import SweepResults, variables, variant_means
 
@@ -23,8 +24,9 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
     if plots:
         srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}
         means = variant_means(res.per_query, key)
-        images = {f"plots/{k}": v for k, v in all_plots(
-            variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()}
+        images = {f"plots/{FOREST}": forest_plot(variables(res.variants), key, srows)}
+        images.update({f"plots/{k}": v for k, v in all_plots(
+            variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()})
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
                          res.no_effect, plot_files=[Path(p).name for p in images],
                          timings=res.timings)

@@ -23,11 +23,11 @@ def judge(metric: str, delta: float) -> str:
 
 
 def fmt(x: Any, digits: int = 3) -> str:
+    """One number format for every table: fixed decimals (a tiny value reads 0.001 or
+    -0.000, never 5.6e-04 among 3-decimal numbers)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     if isinstance(x, float):
-        if x != 0 and abs(x) < 10 ** -digits:
-            return f"{x:.1e}"
         return f"{x:.{digits}f}"
     return str(x)
 

@@ -21,6 +21,8 @@ code{background:#f6f8fa;padding:0 .25em;border-radius:3px}
 details{margin:1em 0}summary{cursor:pointer;font-weight:600}
 h1{font-size:1.6em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em}
 img{max-width:100%;height:auto;display:block;margin:.5em 0}
+.scroll,table{max-width:100%}table{display:block;overflow-x:auto}
+th a{color:inherit;text-decoration:underline dotted}
 """
 _SRC = re.compile(r'src="(plots/[^"]+\.png)"')
 

@@ -13,6 +13,7 @@ import polars as pl
 
 from components.report.findings import findings, fmt, fmt_p, judge
 from components.report.judge import judge_section, metric_note
+from components.report.overview import FOREST, glossary_lines, head, overview_table
 from components.report.plots import plot_name
 from components.report.sweep_data import family_counts, present_key, variables, variant_means
 from components.stats.compare import MIN_UNTIED_FOR_BOOTSTRAP
@@ -32,7 +33,8 @@ def mark(row: dict[str, Any]) -> str:
 
 def _variable_table(metric: str, points: Sequence[tuple[str, str]],
                     means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], dict]) -> list[str]:
-    out = [f"| variant | value | {metric} | Δ vs baseline | 95% CI | p | p adj | | d_z | W/T/L | n |",
+    out = [f"| variant | value | {metric} | {head('Δ')} vs baseline | {head('95% CI')} | {head('p')} | "
+           f"{head('p adj')} | {head('sig.')} | {head('d_z')} | {head('W/T/L')} | {head('n')} |",
            "|---|---|---:|---:|---|---:|---:|---|---:|---|---:|"]
     for name, value in points:
         m = means.get((name, metric), math.nan)
@@ -101,12 +103,16 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     rest = [m for m in metrics if m not in key]
     means = variant_means(per_query, metrics)
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
-    lines = header_lines(manifest, stats) + ["", "## Findings", ""]
+    by_var = variables(variants)
+    lines = header_lines(manifest, stats) + ["", "## Overview", ""]
+    if FOREST in plot_files:
+        lines += [f"![overview: every variant's Δ vs baseline with its 95% CI](plots/{FOREST})", ""]
+    lines += ['<div class="scroll" markdown="1">', ""]
+    lines += overview_table(by_var, key, means, srows) + ["", "</div>", "", "## Findings", ""]
     lines += [f"- {x}" for x in findings(stats, key, no_effect, manifest)]
     judged = judge_section(manifest, per_query)
     if judged:
         lines += [""] + judged
-    by_var = variables(variants)
     for variable, points in by_var.items():
         lines += ["", f"## {variable}", ""]
         if plot_name(variable) in plot_files:
@@ -134,8 +140,8 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
         lines += ["![latency and tokens per variant](plots/cost.png)", ""]
     if timings is not None and timings.height:
         lines += [latency_table(timings), ""]
-    lines += ["▲/▼: significant after correction (higher/lower than the baseline; better/worse by the metric's direction). "
-              "Lexical support is a proxy (answer tokens found in the context), not faithfulness.", ""]
+    lines += glossary_lines() + ["", "Lexical support is a proxy (answer tokens found in the "
+                                 "context), not faithfulness.", ""]
     return "\n".join(lines)
 
 

