@@ -1,7 +1,8 @@
 """Rough time estimates for a planned sweep, from the manifests of earlier runs.
 
 Each earlier run's `manifest.json` records, per stage and component (`generate:smollm2`,
-`retrieve:default+dense`), how many stages it computed and the seconds they took. A rate
+`retrieve:default+dense`), how many stages it computed and the seconds they took (older
+manifests: per stage only). A rate
 per unit of work follows: per document for `chunk`, per question for every other stage.
 A stage still to compute is estimated at its component's rate, else at its stage's rate
 (any component), else it is counted as unknown. Earlier runs on the same data set
@@ -65,20 +66,33 @@ def read_manifests(out_root: Path) -> list[dict[str, Any]]:
     return found
 
 
+def _entries(m: dict[str, Any]) -> list[tuple[str, int, float]]:
+    """(timing key, stages computed, seconds) of one manifest. A manifest written before
+    per-component timings were recorded gives its per-stage totals (key = the stage)."""
+    stages = m.get("stages", {})
+    if stages.get("by_component"):
+        return [(k, int(e.get("computed", 0)), float(e.get("seconds", 0.0)))
+                for k, e in stages["by_component"].items()]
+    run, seconds = stages.get("run", {}), stages.get("seconds", {})
+    return [(stage, int(run.get(stage, {}).get("computed", 0)), float(sec))
+            for stage, sec in seconds.items()]
+
+
 def rates(manifests: Iterable[dict[str, Any]], fingerprint: str) -> Rates:
-    usable = [m for m in manifests if m.get("stages", {}).get("by_component")]
+    usable = [m for m in manifests if any(n for _, n, _ in _entries(m))]
     same = [m for m in usable if m.get("dataset", {}).get("fingerprint") == fingerprint]
     chosen = same or usable
     out = Rates(runs=len(chosen), same_data=bool(same))
     for m in chosen:
         documents = int(m.get("dataset", {}).get("documents") or 0)
         questions = int(m.get("questions", {}).get("total") or 0)
-        for key, entry in m["stages"]["by_component"].items():
+        for key, computed, seconds in _entries(m):
             stage = key.split(":", 1)[0]
-            units = entry.get("computed", 0) * _unit(stage, documents, questions)
-            for table, name in ((out.by_key, key), (out.by_stage, stage)):
+            units = computed * _unit(stage, documents, questions)
+            tables = ((out.by_key, key), (out.by_stage, stage)) if ":" in key else ((out.by_stage, stage),)
+            for table, name in tables:
                 acc = table.setdefault(name, _Sum())
-                acc.seconds += float(entry.get("seconds", 0.0))
+                acc.seconds += seconds
                 acc.units += units
     return out
 

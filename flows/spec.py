@@ -60,9 +60,10 @@ class QuestionsSpec(_Spec):
     """Which questions of the data set the experiment uses, before split and tier."""
 
     ids_file: str | None = None
-    """A text file of question ids, one per line (blank lines and lines starting with `#`
-    are skipped), relative to the experiment file: only these questions are used. An id
-    the data set does not hold is an error naming the file and line."""
+    """A text file of question ids (`qid`; SQuAD: the question `id`; BEIR: the query
+    `_id`), one per line, in any order (blank lines and lines starting with `#` are
+    skipped), relative to the experiment file: only these questions are used. An id the
+    data set does not hold, or one listed twice, is an error naming the file and line."""
     answerable_only: bool = False
     """Use answerable questions only (drop those with no answer)."""
     max: int | None = Field(None, ge=1)

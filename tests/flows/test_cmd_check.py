@@ -132,6 +132,18 @@ def test_estimate_uses_component_rates_then_stage_rates():
     assert rates([other], "f").same_data is False
 
 
+def test_estimate_from_a_manifest_without_component_timings():
+    """Manifests written before per-component timings give per-stage rates."""
+    from flows.estimate import estimate, rates
+    old = {"dataset": {"fingerprint": "f", "documents": 10}, "questions": {"total": 100},
+           "stages": {"run": {"generate": {"computed": 2, "reused": 0}},
+                      "seconds": {"generate": 40.0}}}
+    r = rates([old], "f")
+    assert r.runs == 1 and not r.by_key
+    est = estimate(["generate:smollm2"], r, documents=10, questions=50)
+    assert est.seconds == pytest.approx(10.0) and est.estimated == 1
+
+
 def test_unknown_id_in_ids_file_points_at_its_line(run_cli, capsys, tmp_path):
     from components.data import load_dataset
     first = load_dataset(FIXTURES / "squad_tiny.json").questions[0].qid
