@@ -7,7 +7,9 @@ reference answer: yes | no).
 
 A reply is parsed strictly: one JSON object and nothing else, exactly the schema's key,
 a value of the right type (a verdict from its list; 1..max_claims non-blank statements),
-no repeated keys. An unusable reply (unparseable, truncated by the token cap, empty) is
+no repeated keys. Claims must also restate the answer: repeated claims are merged, and a
+claim sharing no content word (no CJK character) with the answer makes the reply
+unusable (a small model copies the prompt's example instead). An unusable reply (unparseable, truncated by the token cap, empty) is
 asked again once, with the reply and a note saying what was wrong and twice the token cap;
 when the second reply is unusable too the verdict is a *judge failure*: counted and
 excluded by the metrics, never a score. Greedy decoding makes a failure repeat, so
@@ -20,15 +22,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from components.atomic import atomic_write
+from components.cjk import CJK
 from components.judge.backends import BaseJudge, Completion, Request
 from components.judge.prompts import PromptSet
+from components.metrics.answer import STOPWORDS
 
+VERSION = "2"  # of the parsing and checking rules: part of every verdict's cache key
 VERDICTS = {"support": ("yes", "no"), "relevance": ("yes", "partly", "no"),
             "usefulness": ("yes", "no")}
 SCORES = {"yes": 1.0, "partly": 0.5, "no": 0.0}
@@ -79,6 +85,25 @@ def parse(task: str, content: str, max_claims: int) -> tuple[Any, str | None]:
     return value, None
 
 
+_WORD = re.compile(f"[{CJK}]|(?:(?![{CJK}])[^\\W_])+")
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words (each CJK character one word) without English stop words."""
+    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+
+
+def grounded_claims(claims: list[str], answer: str) -> tuple[list[str] | None, str | None]:
+    """(claims without repeats, None), or (None, why) when a claim shares no content word
+    with the answer (an answer without content words accepts any claim)."""
+    merged = list(dict.fromkeys(claims))
+    have = content_words(answer)
+    stray = [c for c in merged if have and not content_words(c) & have]
+    if stray:
+        return None, f"a claim does not restate the answer: {stray[0][:60]!r}"
+    return merged, None
+
+
 @dataclass(frozen=True)
 class Ask:
     """One question to the judge: a task in a language with the prompt's values."""
@@ -86,6 +111,12 @@ class Ask:
     task: str
     lang: str
     values: Mapping[str, Any]
+
+    def check(self, value: Any) -> tuple[Any, str | None]:
+        """Checks beyond the schema (claims restate the answer): (value, None) or (None, why)."""
+        if self.task == "claims":
+            return grounded_claims(value, str(self.values.get("answer", "")))
+        return value, None
 
 
 @dataclass(frozen=True)
@@ -166,12 +197,13 @@ def _retry(prompts: PromptSet, ask: Ask, first: Request, reply: str, problem: st
                                max_tokens=first.max_tokens * 2)
 
 
-def _judged(task: str, c: Completion, max_claims: int) -> tuple[Any, str | None]:
+def _judged(ask: Ask, c: Completion, max_claims: int) -> tuple[Any, str | None]:
     if c.truncated:
         return None, "the reply was cut off by the token limit"
     if not c.content.strip() and c.note:
         return None, c.note
-    return parse(task, c.content, max_claims)
+    value, problem = parse(ask.task, c.content, max_claims)
+    return (value, problem) if problem is not None else ask.check(value)
 
 
 def ask_many(judge: BaseJudge, prompts: PromptSet, asks: Sequence[Ask], max_claims: int,
@@ -179,7 +211,7 @@ def ask_many(judge: BaseJudge, prompts: PromptSet, asks: Sequence[Ask], max_clai
     """Verdicts in `asks` order: cache hits served, each distinct prompt asked once, an
     unusable reply asked again once (module doc)."""
     requests = [_request(prompts, a, max_claims, max_tokens) for a in asks]
-    keys = [JudgeCache.key(judge.cache_identity, r.name, json.dumps(r.schema, sort_keys=True),
+    keys = [JudgeCache.key(judge.cache_identity, VERSION, r.name, json.dumps(r.schema, sort_keys=True),
                            json.dumps(r.messages, ensure_ascii=False), str(r.max_tokens))
             for r in requests]
     first_of: dict[str, int] = {}
@@ -197,7 +229,7 @@ def ask_many(judge: BaseJudge, prompts: PromptSet, asks: Sequence[Ask], max_clai
         if c.error is not None:
             out[keys[i]] = Verdict(asks[i].task, error=c.error, attempts=1)
             continue
-        value, problem = _judged(asks[i].task, c, max_claims)
+        value, problem = _judged(asks[i], c, max_claims)
         if problem is None:
             out[keys[i]] = Verdict(asks[i].task, value, attempts=1, tokens_in=c.tokens_in,
                                    tokens_out=c.tokens_out)
@@ -210,7 +242,7 @@ def ask_many(judge: BaseJudge, prompts: PromptSet, asks: Sequence[Ask], max_clai
         if c.error is not None:
             out[keys[i]] = Verdict(asks[i].task, error=c.error, attempts=2)
             continue
-        value, problem = _judged(asks[i].task, c, max_claims)
+        value, problem = _judged(asks[i], c, max_claims)
         out[keys[i]] = (Verdict(asks[i].task, value, attempts=2, tokens_in=tin, tokens_out=tout)
                         if problem is None else
                         Verdict(asks[i].task, failure=f"{p1}; after one retry: {problem}",

@@ -114,3 +114,17 @@ def test_cache_entry_with_an_error_is_a_miss(tmp_path):
     (tmp_path / key[:2]).mkdir()
     (tmp_path / key[:2] / f"{key}.json").write_text(json.dumps({"task": "support", "error": "boom"}))
     assert cache.get(key) is None
+
+
+def test_claims_must_restate_the_answer():
+    ask = Ask("claims", "en", {"question": "When was the Eiffel Tower built?", "answer": "in 1889"})
+    copied = json.dumps({"claims": ["The Eiffel Tower is in Paris."]})  # the prompt's example
+    judge = ScriptedJudge(lambda r: copied)
+    [v] = ask_many(judge, PROMPTS, [ask], 3, 40)
+    assert v.failure is not None and "does not restate the answer" in v.failure and v.attempts == 2
+    good = json.dumps({"claims": ["The tower was built in 1889.", "The tower was built in 1889."]})
+    [v] = ask_many(ScriptedJudge(lambda r: good), PROMPTS, [ask], 3, 40)
+    assert v.ok and v.value == ["The tower was built in 1889."]  # repeats merged
+    zh = Ask("claims", "zh", {"question": "铁塔何时建成？", "answer": "1889年"})
+    [v] = ask_many(ScriptedJudge(lambda r: json.dumps({"claims": ["铁塔建成于1889年"]})), PROMPTS, [zh], 3, 40)
+    assert v.ok
