@@ -120,8 +120,10 @@ def _timestamp(manifest: dict[str, Any]) -> int:
 
 
 def _log(client: MlflowClient, run_id: str, params: dict[str, Any], metrics: dict[str, float],
-         tags: dict[str, str], ts: int) -> None:
-    existing = client.get_run(run_id).data.params
+         tags: dict[str, str], ts: int, new: bool = False) -> None:
+    """Params (those not logged yet), metrics and tags in as few log_batch calls as the
+    limits allow; a run created just now (`new`) has no params to look up."""
+    existing = {} if new else client.get_run(run_id).data.params
     plist = [Param(k, _param_value(v)) for k, v in sorted(params.items()) if k not in existing]
     mlist = [Metric(k, float(v), ts, 0) for k, v in sorted(metrics.items())
              if v is not None and math.isfinite(v)]
@@ -211,7 +213,10 @@ def dataset_input(manifest: dict[str, Any]) -> DatasetInput:
     return DatasetInput(dataset=entity, tags=[InputTag("mlflow.data.context", "eval")])
 
 
-def _log_input(client: MlflowClient, run_id: str, item: DatasetInput) -> None:
+def _log_input(client: MlflowClient, run_id: str, item: DatasetInput, new: bool = False) -> None:
+    if new:
+        client.log_inputs(run_id, datasets=[item])
+        return
     inputs = client.get_run(run_id).inputs
     have = {d.dataset.digest for d in (inputs.dataset_inputs if inputs else [])}
     if item.dataset.digest not in have:
@@ -229,6 +234,7 @@ def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults
     for v in res.variants:
         start, end = spans[v["name"]]
         run = _find(client, exp_id, {"sweep_id": sid, "config_id": v["config_id"]})
+        new = run is None
         if run is None:
             run = client.create_run(exp_id, run_name=names[v["name"]], start_time=start or None,
                                     tags={PARENT_TAG: pid, "sweep_id": sid,
@@ -243,15 +249,13 @@ def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults
                    "config_id": v["config_id"], "git_sha": man.get("git_sha", ""),
                    "dataset_fingerprint": man.get("dataset", {}).get("fingerprint", ""),
                    "mlflow.runName": names[v["name"]], "mlflow.source.type": "LOCAL",
-                   **source}, ts=ts)
-        _log_input(client, rid, data_in)
-        with tempfile.TemporaryDirectory() as tmp:
-            p = Path(tmp) / "per_query.parquet"
-            res.per_query.filter(pl.col("variant") == v["name"]).write_parquet(p)
-            client.log_artifact(rid, str(p))
-            c = Path(tmp) / "config.json"
-            c.write_text(json.dumps(v["config"], indent=2, sort_keys=True))
-            client.log_artifact(rid, str(c))
+                   **source}, ts=ts, new=new)
+        _log_input(client, rid, data_in, new=new)
+        with tempfile.TemporaryDirectory() as tmp:  # both files in one artifact call
+            res.per_query.filter(pl.col("variant") == v["name"]).write_parquet(
+                Path(tmp) / "per_query.parquet")
+            (Path(tmp) / "config.json").write_text(json.dumps(v["config"], indent=2, sort_keys=True))
+            client.log_artifacts(rid, tmp)
         client.set_terminated(rid, end_time=end or None)
         children[v["name"]] = rid
     return children

@@ -11,13 +11,6 @@ rank-bm25; unknown terms score 0.
 Scores are rounded to 9 decimals (see SCORE_DECIMALS) so ties are exact.
 Documents are held in chunk-id order, so "ties broken by chunk id ascending" is just
 "ties broken by position", which keeps top-K selection cheap and exact.
-
-`search` runs one compiled numba kernel per query when numba is installed (scores summed
-over the query terms' postings in the same order as the numpy path, so the same floats;
-top-k over the touched documents only, then zero-score documents by position): the
-same rankings and scores as the numpy path (`search_numpy`, also the fallback), checked
-by tests/components/retrieval/test_bm25_numba.py, and faster than bm25s's numba backend
-(benchmarks/bm25.py).
 """
 
 from __future__ import annotations
@@ -31,11 +24,6 @@ from components.records import Ranking
 from scipy import sparse
 
 from components.retrieval.topk import topk_by_position
-
-try:  # optional speed-up; identical results without it
-    from components.retrieval import bm25_kernel
-except ImportError:  # pragma: no cover - numba not installed
-    bm25_kernel = None  # type: ignore[assignment]
 
 
 # Scores are rounded to 1e-9: sums that are equal in exact arithmetic (e.g. overlapping
@@ -83,10 +71,6 @@ class BM25Index:
         # (term x doc) CSR: row t holds the documents containing t and their weights
         self.matrix = sparse.csr_matrix((weight, (term, doc)), shape=(n_terms, n))
         self.matrix.sort_indices()
-        # The kernel's top-k assumes no negative weight (untouched documents score 0 and
-        # rank below every touched one); a negative idf floor (epsilon * a negative mean
-        # idf, tiny corpora) takes the numpy path.
-        self._kernel = bm25_kernel is not None and not (self.matrix.data < 0).any()
 
     @staticmethod
     def _idf(df: np.ndarray, n: int, epsilon: float) -> np.ndarray:
@@ -120,19 +104,6 @@ class BM25Index:
 
     def search(self, query: Sequence[str], k: int) -> Ranking:
         """Top-k (id, score), best first, ties by id; exactly min(k, n_docs) entries."""
-        if not self._kernel:
-            return self.search_numpy(query, k)
-        counts = self._term_counts(query)
-        m = self.matrix
-        terms = np.fromiter((t for t, _ in counts), dtype=np.int64, count=len(counts))
-        mult = np.fromiter((c for _, c in counts), dtype=np.float64, count=len(counts))
-        pos, vals = bm25_kernel.search(m.indptr, m.indices, m.data, self.n_docs, terms, mult,
-                                       min(int(k), self.n_docs), SCORE_DECIMALS)
-        ids = self.ids
-        return [(ids[p], v) for p, v in zip(pos.tolist(), vals.tolist())]
-
-    def search_numpy(self, query: Sequence[str], k: int) -> Ranking:
-        """`search` without the numba kernel (the reference path)."""
         pos, vals = topk_by_position(self.raw_scores(query), k, decimals=SCORE_DECIMALS)
         ids = self.ids
         return [(ids[p], float(v)) for p, v in zip(pos, vals)]
