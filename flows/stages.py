@@ -8,6 +8,7 @@ here, so the same stages run directly in one process (benchmarks) or as Prefect 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import time
@@ -375,5 +376,10 @@ def run_stage(ctx: RunContext, node: StageNode) -> bool:
 
 def timing_key(node: StageNode) -> str:
     """What a stage's compute time is recorded under, for estimates (`ablate check`): the
-    stage and its components, e.g. `generate:smollm2`, `retrieve:default+dense`."""
-    return f"{node.stage}:{'+'.join(sorted(node.resolved.names)) or '-'}"
+    stage and its components, e.g. `generate:smollm2`, `retrieve:bm25+default`; a long
+    list of components (every metric of `score`) is shortened to its count and a hash."""
+    names = "+".join(sorted(node.resolved.names)) or "-"
+    if len(names) > 48:
+        digest = hashlib.sha256(names.encode()).hexdigest()[:8]
+        names = f"{len(node.resolved.names)}-components-{digest}"
+    return f"{node.stage}:{names}"

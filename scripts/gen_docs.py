@@ -40,6 +40,12 @@ class MissingDescription(ValueError):
     """A field without a docstring: the reference would have a hole."""
 
 
+def builtin_names(reg: Any) -> list[str]:
+    """The names of a registry's built-in components (plugins loaded in this process,
+    e.g. by a test, are left out, so the reference does not depend on them)."""
+    return [d.name for d in reg.declarations() if d.origin.split(".")[0] == "components"]
+
+
 def _registries() -> dict[str, Any]:
     """config field -> registry, for the built-in components only (no plugins)."""
     from components.registry import CATALOGUE, registry
@@ -111,7 +117,7 @@ def _allowed(info: FieldInfo, path: str, pipeline_path: str | None, regs: dict[s
     literal = [a for a in _flat_args(info.annotation) if isinstance(a, str)]
     reg = None if path == "metrics.key" else regs.get(pipeline_path or path)
     if reg is not None:
-        parts.append(f"{reg.kind}: " + ", ".join(f"`{n}`" for n in reg.names()))
+        parts.append(f"{reg.kind}: " + ", ".join(f"`{n}`" for n in builtin_names(reg)))
     elif literal:
         parts.append(" / ".join(f"`{a}`" for a in literal))
     if path == "metrics.key":
@@ -187,7 +193,7 @@ def metric_table() -> str:
     from components.metrics.registry import METRICS, example_columns
     example_columns()  # loads the built-ins
     rows = ["| metric | columns | better | range | meaning |", "|---|---|---|---|---|"]
-    for name in METRICS.names():
+    for name in builtin_names(METRICS):
         m = METRICS.get(name)
         if m.name == "*":
             shown = f"`{name}` (one per stage timed)"

@@ -40,6 +40,15 @@ def test_reference_lists_every_field_default_and_component_name():
         assert f"`{name}`" in text
 
 
+def test_reference_does_not_depend_on_loaded_plugins():
+    """A plugin registered in this process (as the plugin tests do) is not built in."""
+    from components.plugins import load_plugins
+    load_plugins(["./tfidf_path.py"], ROOT / "examples" / "plugins")
+    from components.registry import registry
+    assert "tfidf" in registry("retrieval path")
+    assert "`tfidf`" not in _gen().render()
+
+
 def test_a_field_without_docstring_fails_generation():
     gen = _gen()
 
