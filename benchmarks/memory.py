@@ -1,0 +1,75 @@
+"""What holds memory in an `ablate run` process: resident memory after each import and
+model step, in one fresh process, in the order a sweep meets them.
+
+Steps: Python alone; polars + numpy + scipy; the planning core (flows.context: data
+loaders, tokenizer); prefect; mlflow; the MiniLM model loaded (sentence-transformers on
+torch); encoding --texts chunk-sized texts (about 200 word pieces each) at batch 64 (the
+DenseEncoder default) and then at batch 16. Printed: current RSS and the process's peak
+(ru_maxrss) after each step, in MB. Encoding peaks come from the activations (attention
+scores grow with batch x heads x length^2), so the peak after the batch-64 step, minus
+the model's resident size, is what a smaller batch could save.
+
+    python benchmarks/memory.py [--texts 256]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def rss_mb() -> float:
+    with open(f"/proc/{os.getpid()}/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def step(name: str) -> None:
+    print(f"{name:44s} rss {rss_mb():7.0f} MB   peak {peak_mb():7.0f} MB", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--texts", type=int, default=256)
+    args = ap.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    step("python")
+    import numpy  # noqa: F401
+    import polars  # noqa: F401
+    import scipy.sparse  # noqa: F401
+    step("+ polars, numpy, scipy")
+    import flows.context  # noqa: F401
+    step("+ planning core (flows.context)")
+    import prefect  # noqa: F401
+    import prefect.flows  # noqa: F401
+    step("+ prefect")
+    import mlflow  # noqa: F401
+    from mlflow.tracking import MlflowClient  # noqa: F401
+    step("+ mlflow")
+    from components.data import load_dataset
+    from components.models import minilm_path
+    from sentence_transformers import SentenceTransformer
+    model = SentenceTransformer(str(minilm_path()), device="cpu", local_files_only=True)
+    step("+ MiniLM loaded (torch)")
+    ds = load_dataset(ROOT / "experiments/data/squad2-dev-half/dev-v2.0.json", format="squad")
+    words = [w for d in ds.documents for w in d.text.split()]
+    texts = [" ".join(words[i * 150:(i + 1) * 150]) for i in range(args.texts)]
+    step(f"+ data set and {len(texts)} texts")
+    model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    step("+ encoded at batch 64")
+    model.encode(texts, batch_size=16, normalize_embeddings=True, show_progress_bar=False)
+    step("+ encoded at batch 16 (peak unchanged if lower)")
+
+
+if __name__ == "__main__":
+    main()
