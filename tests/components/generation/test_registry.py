@@ -11,7 +11,7 @@ from components.records import Answer
 
 
 def test_registry_names():
-    assert set(GENERATORS.names()) == {"extractive", "smollm2", "openai", "closed_book"}
+    assert set(GENERATORS.names()) == {"extractive", "smollm2", "openai", "closed_book", "none"}
 
 
 def test_unknown_name_is_input_error_listing_names():
