@@ -10,9 +10,10 @@ second with the YAML line, not an hour into the sweep. A component whose declara
 
 from __future__ import annotations
 
-from components.config import get_dotted
+from components.config import PipelineConfig, get_dotted
 from components.errors import InputError
-from components.pipeline import STAGES, resolve
+from components.pipeline import STAGES, field_names, resolve
+from components.registry import CATALOGUE
 from flows.spec import LoadedSpec
 from flows.variants import Variant
 
@@ -31,6 +32,16 @@ def registry_field(kind: str) -> str | None:
     return registry(kind).config_field
 
 
+def _names_registered(cfg: PipelineConfig) -> None:
+    """Every config field that names components (a registry's `config_field`) names
+    registered ones, used by this variant or not (`fusion.method` with a single path)."""
+    data = cfg.model_dump(mode="json")
+    for reg in CATALOGUE.values():
+        if reg.config_field and reg.config_field.split(".")[0] in data:
+            for name in field_names(get_dotted(data, reg.config_field)):
+                reg.declaration(name)
+
+
 def check_variants(loaded: LoadedSpec, variants: list[Variant]) -> None:
     for v in variants:
         cfg = v.config
@@ -40,6 +51,7 @@ def check_variants(loaded: LoadedSpec, variants: list[Variant]) -> None:
                 for part in parts:
                     for decl in resolve(cfg, sd.select(cfg, part)).components:
                         _check_installed(decl)
+            _names_registered(cfg)
             unknown = sorted(set(cfg.fusion.weights or {}) - set(cfg.retrieval.paths))
             if unknown and len(cfg.retrieval.paths) > 1:
                 raise InputError(f"retrieval path '{unknown[0]}' is not among "

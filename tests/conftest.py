@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import logging
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,25 @@ env.prepare(ROOT)
 # the machine server `ablate run` keeps (flows/server.py): no server outlives the tests.
 os.environ.setdefault("ABLATE_PREFECT_SERVER", "ephemeral")
 FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _log_streams_stay_open():
+    """A logging handler (Prefect's console handler among them) created while pytest
+    captured output keeps that capture's stream, which pytest closes after the test;
+    later tests in the same process would then log into a closed file. Point any such
+    handler back at the real stderr after each test."""
+    yield
+    loggers = [logging.getLogger()] + [logging.getLogger(n) for n in
+                                       list(logging.root.manager.loggerDict)]
+    for logger in loggers:
+        for handler in list(getattr(logger, "handlers", [])):
+            stream = getattr(handler, "stream", None)
+            if stream is not None and getattr(stream, "closed", False):
+                handler.stream = sys.__stderr__  # not setStream: it flushes the closed one
+                console = getattr(handler, "console", None)
+                if console is not None:
+                    console.file = sys.__stderr__
 
 
 @pytest.fixture(scope="session")
