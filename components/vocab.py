@@ -13,6 +13,6 @@ QUESTION_SPLITS = ("dev", "test")  # the split a question record may carry
 CI_METHODS = ("bca", "percentile", "t")
 FAMILIES = ("per_metric", "all")
 NDCG_GAINS = ("linear", "exponential")
-ANSWER_NORMALIZERS = ("auto", "squad", "cmrc")
+ANSWER_NORMALIZERS = ("squad", "cmrc", "auto")
 LABEL_MODES = ("span", "document")  # chunk relevance: covered span fraction, or its document's grade
 DEFAULT_KEY_METRICS = ("final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em")

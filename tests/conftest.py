@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import logging
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,31 @@ def _log_streams_stay_open():
                 console = getattr(handler, "console", None)
                 if console is not None:
                     console.file = sys.__stderr__
+
+
+@contextmanager
+def registries_restored():
+    """Components a test registers (plugins, fakes) are gone after it, so later tests in
+    the same process see the built-in registries only."""
+    from components import plugins
+    from components.registry import CATALOGUE, all_declarations
+    all_declarations()  # the built-ins are registered before the snapshot
+    saved = {k: (dict(r._items), dict(r._decls)) for k, r in CATALOGUE.items()}
+    loaded = dict(plugins._LOADED)
+    try:
+        yield
+    finally:
+        for kind in list(CATALOGUE):
+            if kind not in saved:
+                del CATALOGUE[kind]
+                continue
+            reg = CATALOGUE[kind]
+            reg._items.clear()
+            reg._items.update(saved[kind][0])
+            reg._decls.clear()
+            reg._decls.update(saved[kind][1])
+        plugins._LOADED.clear()
+        plugins._LOADED.update(loaded)
 
 
 @pytest.fixture(scope="session")

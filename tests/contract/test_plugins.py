@@ -11,6 +11,13 @@ import pytest
 from components.errors import InputError
 from components.registry import registry
 from flows.spec import load_spec
+from tests.conftest import registries_restored
+
+
+@pytest.fixture(autouse=True)
+def _restore():
+    with registries_restored():
+        yield
 
 SPEC = """\
 name: p

@@ -13,6 +13,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _restore():
+    from tests.conftest import registries_restored
+    with registries_restored():
+        yield
+
+
 @pytest.fixture(scope="module")
 def sweep(prefect_server, tmp_path_factory, shared_cache):
     from flows.context import forget_contexts

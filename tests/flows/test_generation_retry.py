@@ -29,6 +29,12 @@ baseline:
 @pytest.fixture(scope="module")
 def flaky():
     from components.generation import GENERATORS, BaseGenerator
+    from tests.conftest import registries_restored
+    with registries_restored():
+        yield from _register(GENERATORS, BaseGenerator)
+
+
+def _register(GENERATORS, BaseGenerator):
     if "flaky_for_tests" not in GENERATORS:
         @GENERATORS.register("flaky_for_tests", reads=("prompt",), reads_context=True)
         class Flaky(BaseGenerator):
@@ -42,7 +48,7 @@ def flaky():
                     FAIL_ONCE.discard(question.qid)
                     return Answer("", False, error="HTTP 503 after 4 attempts")
                 return Answer("Paris", False, 3, 1)
-    return "flaky_for_tests"
+    yield "flaky_for_tests"
 
 
 def _run(spec, cache):
