@@ -161,5 +161,5 @@ def _assert_one_child_per_variant(db: Path) -> None:
     parents = [r for r in runs if r.data.tags.get("ablate.role") == "parent"]
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId")]
     assert len(parents) == 1 and len(runs) == 1 + N_VARIANTS
-    assert sorted(c.info.run_name for c in children) == sorted(
+    assert sorted(c.data.tags["variant"] for c in children) == sorted(
         ["baseline", "fusion.rrf_k=5", "fusion.rrf_k=500", "chunking.size=64"])
