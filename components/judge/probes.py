@@ -1,7 +1,8 @@
 """Bias probes: does the judge prefer longer answers, or a passage's position?
 
-Built from the experiment's own questions (answerable ones whose gold span lies in one
-sentence; see calibset.anchors_of), nothing asked beyond the sweep's own prompts:
+Built from the experiment's own questions first, then the data set's others when those are
+too few (answerable ones whose gold span lies in one sentence; see calibset.anchors_of),
+nothing asked beyond the sweep's own prompts:
 - length bias (answer relevancy): the gold answer, then the same answer followed by two
   true sentences from another article (irrelevant to the question). A padded answer must
   not score higher; the probe counts how often it does, and compares the mean scores.
@@ -35,31 +36,47 @@ def _context(passages: Sequence[str]) -> str:
     return "\n\n".join(f"[{i}] {p.strip()}" for i, p in enumerate(passages, 1))
 
 
-def probe_cases(dataset: Dataset, questions: Sequence[Question], n: int, seed: int = 0
-                ) -> list[dict[str, Any]]:
-    """Up to n cases: question, gold answer, padding, claims, gold and distractor paragraphs."""
-    anchors, _ = anchors_of(dataset, questions)
-    pool, pool_by_doc = anchors_of(dataset)  # swaps, distractors, padding: any question
-    rng = random.Random(seed)
-    qids = sorted(anchors)
-    rng.shuffle(qids)
-    everyone = sorted(pool)
-    cases = []
-    for qid in qids:
-        if len(cases) >= n:
-            break
-        a = anchors[qid]
-        others = [pool[o] for o in pool_by_doc[a["doc"]] if o != qid]
-        swapped = swap(a, others, rng)
+def _case(a: Mapping[str, Any], pool: Mapping[str, Any], pool_by_doc: Mapping[str, list[str]],
+          everyone: Sequence[str], rng: random.Random, tries: int = 3) -> dict[str, Any] | None:
+    """One question's case, or None when no swap or no two distractor articles are found."""
+    qid = a["q"].qid
+    others = [pool[o] for o in pool_by_doc[a["doc"]] if o != qid]
+    swapped = swap(a, others, rng)
+    if swapped is None:
+        return None
+    for _ in range(tries):
         d1 = partner_of(a, pool, everyone, rng)
         d2 = partner_of(a, pool, everyone, rng)
-        if swapped is None or d1 is None or d2 is None or d1["doc"] == d2["doc"]:
-            continue
-        spans = sentence_spans(d1["paragraph"])
-        padding = " ".join(d1["paragraph"][s:e] for s, e in spans[:2])
-        cases.append({"qid": qid, "question": a["q"].question.strip(), "answer": a["answer"].strip(),
-                      "padding": padding, "claims": [(a["sentence"], True), (swapped, False)],
-                      "gold": a["paragraph"], "distractors": [d1["paragraph"], d2["paragraph"]]})
+        if d1 is not None and d2 is not None and d1["doc"] != d2["doc"]:
+            spans = sentence_spans(d1["paragraph"])
+            padding = " ".join(d1["paragraph"][s:e] for s, e in spans[:2])
+            return {"qid": qid, "question": a["q"].question.strip(), "answer": a["answer"].strip(),
+                    "padding": padding, "claims": [(a["sentence"], True), (swapped, False)],
+                    "gold": a["paragraph"], "distractors": [d1["paragraph"], d2["paragraph"]]}
+    return None
+
+
+def probe_cases(dataset: Dataset, questions: Sequence[Question], n: int, seed: int = 0
+                ) -> list[dict[str, Any]]:
+    """Up to n cases: question, gold answer, padding, claims, gold and distractor paragraphs.
+    The sweep's questions come first (in a seeded order); when they give fewer than n cases
+    (a smoke sample), the data set's other answerable questions follow. Each case draws from
+    its own seeded generator, so a question's case is the same whatever else is probed."""
+    anchors, _ = anchors_of(dataset, questions)
+    pool, pool_by_doc = anchors_of(dataset)  # swaps, distractors, padding: any question
+    order = random.Random(seed)
+    first = sorted(anchors)
+    order.shuffle(first)
+    rest = sorted(set(pool) - set(anchors))
+    order.shuffle(rest)
+    everyone = sorted(pool)
+    cases = []
+    for qid in first + rest:
+        if len(cases) >= n:
+            break
+        case = _case(pool[qid], pool, pool_by_doc, everyone, random.Random(f"{seed}:{qid}"))
+        if case is not None:
+            cases.append(case)
     return cases
 
 

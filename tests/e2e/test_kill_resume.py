@@ -127,14 +127,18 @@ def test_killed_sweep_resumes_to_identical_results(tmp_path):
               ("during generation", lambda: grew("generate")),
               ("during MLflow logging", lambda: (lambda: _mlflow_runs(db) >= 1))]
     for what, condition in points:
+        stored = _complete(cache)  # what this run found: after the loop, the last killed run's
         proc = _start(killed)
         _kill_when(proc, condition(), what)
         if what == "during chunking":
             assert sum(map(len, _complete(cache).values())) < planned_total
     assert _mlflow_runs(db) < 1 + N_VARIANTS, "MLflow logging was not interrupted"
-    stored = _complete(cache)
+    assert _complete(cache) == {s: set(k) for s, k in _complete(clean / ".ablate" / "cache").items()}
 
-    _finish(_start(killed))
+    out = _finish(_start(killed))
+    # The run killed during MLflow logging had computed every stage and written the outputs,
+    # so the final run recomputes nothing, keeps those outputs and only logs to MLflow.
+    assert "Nothing changed" in out, out[-2000:]
 
     a, b = _sweep_dir(clean), _sweep_dir(killed)
     assert a.name == b.name
@@ -145,7 +149,8 @@ def test_killed_sweep_resumes_to_identical_results(tmp_path):
     planned = clean_man["stages"]["planned"]
     assert {s: c["computed"] for s, c in clean_man["stages"]["run"].items()} == planned
     assert all(c["reused"] == 0 for c in clean_man["stages"]["run"].values())
-    # The final run reused exactly what the killed runs had stored and computed the rest.
+    # The outputs' manifest is the last killed run's: it reused exactly what the runs killed
+    # before it had stored and computed the rest.
     run = json.loads((b / "manifest.json").read_text())["stages"]["run"]
     for stage, n in planned.items():
         assert run[stage]["reused"] == len(stored.get(stage, ())), stage
