@@ -133,7 +133,7 @@ def test_killed_sweep_resumes_to_identical_results(tmp_path):
         if what == "during chunking":
             assert sum(map(len, _complete(cache).values())) < planned_total
     assert _mlflow_runs(db) < 1 + N_VARIANTS, "MLflow logging was not interrupted"
-    assert _complete(cache) == {s: set(k) for s, k in _complete(clean / ".ablate" / "cache").items()}
+    assert _complete(cache) == _complete(clean / ".ablate" / "cache")  # every stage was stored
 
     out = _finish(_start(killed))
     # The run killed during MLflow logging had computed every stage and written the outputs,
