@@ -6,13 +6,7 @@ found again by the tags `sweep_id` (parent) and `sweep_id` + `config_id` (childr
 params already present are skipped, metrics carry the sweep's creation time as their
 timestamp (so a repeat writes the same points), and the data set input is logged once.
 
-Compare-first: a child run carries what a person compares across runs (the means of the
-final-stage retrieval, answer, refusal, token, cost and latency metrics, named as
-`final/ndcg_at_10`, `answer/f1`, plus `delta/`, `ci_low/`, `ci_high/`, `p_adj/` of the key
-metrics only), so MLflow's chart view builds dozens of panels, not hundreds. Everything
-else (candidates/reranked means, the comparison of every metric) is on the parent: the
-full comparison table as an MLflow table (`comparison.json`, `mlflow.log_table` format)
-and as `comparison.parquet`.
+What each run carries is computed in flows/run_data.py (compare-first children).
 
 Runs carry the times of their own compute: the parent spans the sweep, a child spans the
 stages computed for it (a variant whose stages were all reused has a zero-length run at
@@ -23,17 +17,15 @@ and MLflow's own source tags (`mlflow.source.git.commit`, `mlflow.source.name`).
 
 from __future__ import annotations
 
-import calendar
 import fcntl
 import json
 import math
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 import polars as pl
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
@@ -42,6 +34,7 @@ from mlflow.tracking import MlflowClient
 from components.vocab import BASELINE
 from components.config import flatten
 from components.model_identity import flat_models
+from flows.run_data import comparison_table, created_ms, judge_run_data, run_times, variant_metrics
 from flows.run_names import run_names
 from components.report.findings import findings
 from components.report.sweep_data import SweepResults, load_sweep
@@ -52,8 +45,6 @@ MAX_ENTITIES = 1000     # everything per call.
 MAX_DIGEST = 36         # dataset digest length the stores accept
 PARENT_TAG = "mlflow.parentRunId"
 NOTE_TAG = "mlflow.note.content"  # the run description in the UI
-COMPARISONS = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_adjusted": "p_adj"}
-CHILD_STAGES_OMITTED = ("candidates", "reranked")  # their means go to the parent's table
 COMPARISON_TABLE = "comparison.json"
 SOURCE_TAGS = {"git_sha": "mlflow.source.git.commit", "experiment_file": "mlflow.source.name"}
 PARENT_FILES = ("report.md", "report.html", "report.tex", "summary.txt", "stats.parquet",
@@ -112,13 +103,6 @@ def _param_value(v: Any) -> str:
     return str(v)[:6000]
 
 
-def _timestamp(manifest: dict[str, Any]) -> int:
-    try:
-        return calendar.timegm(time.strptime(manifest["created"], "%Y-%m-%dT%H:%M:%SZ")) * 1000
-    except (KeyError, ValueError):
-        return 0
-
-
 def _log(client: MlflowClient, run_id: str, params: dict[str, Any], metrics: dict[str, float],
          tags: dict[str, str], ts: int, new: bool = False) -> None:
     """Params (those not logged yet), metrics and tags in as few log_batch calls as the
@@ -130,72 +114,6 @@ def _log(client: MlflowClient, run_id: str, params: dict[str, Any], metrics: dic
     tlist = [RunTag(k, str(v)) for k, v in sorted(tags.items())]
     for p, m, t in batches(plist, mlist, tlist):
         client.log_batch(run_id, metrics=m, params=p, tags=t)
-
-
-def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.DataFrame | None,
-                    name: str, key_metrics: Sequence[str] | None = None) -> dict[str, float]:
-    """What a child run carries: the mean of each metric a person compares (defined values
-    only; not the candidates/reranked stages), mean latency per stage and end to end, and
-    the comparison with the baseline for the key metrics (all metrics when None)."""
-    rows = per_query.filter(pl.col("variant") == name)
-    out: dict[str, float] = {}
-    for col in rows.columns:
-        if ("/" in col and rows[col].dtype.is_numeric()
-                and col.split("/", 1)[0] not in CHILD_STAGES_OMITTED):
-            m = rows[col].cast(pl.Float64).fill_nan(None).mean()
-            if m is not None:
-                out[col] = float(m)
-    if timings is not None:
-        t = timings.filter(pl.col("variant") == name)
-        lat = [c for c in t.columns if c.startswith("latency/")]
-        for col in lat:
-            if t.height:
-                m = t[col].cast(pl.Float64).fill_nan(None).mean()
-                if m is not None:
-                    out[col] = float(m)
-        if lat and t.height:
-            total = t.select(pl.sum_horizontal([pl.col(c).cast(pl.Float64).fill_nan(None)
-                                                for c in lat]))
-            out["latency/total"] = float(total.to_series().mean())
-    key = None if key_metrics is None else set(key_metrics)
-    for r in stats.filter(pl.col("variant") == name).iter_rows(named=True):
-        if key is not None and r["metric"] not in key:
-            continue
-        for field, prefix in COMPARISONS.items():
-            if r[field] is not None:
-                out[f"{prefix}/{r['metric']}"] = float(r[field])
-    return out
-
-
-def comparison_table(res: SweepResults) -> pl.DataFrame:
-    """Every variant x metric comparison with its swept variable and value: the parent's
-    table (what the children no longer carry one metric at a time)."""
-    meta = pl.DataFrame({"variant": [v["name"] for v in res.variants],
-                         "variable": [v["variable"] or "" for v in res.variants],
-                         "value": [v["value_label"] or "" for v in res.variants]})
-    return meta.join(res.stats, on="variant", how="inner")
-
-
-def _seconds_to_ms(t: float | None) -> int | None:
-    return None if t is None else int(round(t * 1000))
-
-
-def run_times(res: SweepResults) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
-    """(parent start, end) in ms and per variant (start, end) from the stages computed for
-    it; a variant with none computed gets (sweep start, sweep start)."""
-    man = res.manifest
-    end = _timestamp(man)
-    start = end - int(round(float(man.get("wall_seconds") or 0) * 1000))
-    times = (man.get("stages") or {}).get("times") or {}
-    out: dict[str, tuple[int, int]] = {}
-    for v in res.variants:
-        spans = [times[k] for k in (v.get("stage_keys") or {}).values() if k in times]
-        if spans:
-            out[v["name"]] = (_seconds_to_ms(min(s for s, _ in spans)),
-                              _seconds_to_ms(max(e for _, e in spans)))
-        else:
-            out[v["name"]] = (start, start)
-    return (start, end), out
 
 
 def dataset_input(manifest: dict[str, Any]) -> DatasetInput:
@@ -290,20 +208,6 @@ def store_lock(tracking_uri: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def judge_run_data(man: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
-    """The parent run's judge params (its config, prompt version) and calibration metrics."""
-    judge = man.get("judge")
-    if not judge:
-        return {}, {}
-    params = {f"judge.{k}": v for k, v in judge.get("config", {}).items()}
-    params["judge.prompts"] = judge["prompts"]["version"]
-    cal = judge.get("calibration") or {}
-    metrics = {f"judge/calibration_{k}": cal[k] for k in ("agreement", "kappa") if k in cal}
-    for kind, s in (cal.get("by_kind") or {}).items():
-        metrics[f"judge/calibration_{kind}_agreement"] = s["agreement"]
-    return params, metrics
-
-
 def log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None = None,
               flow_run_id: str | None = None) -> dict[str, Any]:
     """Log the sweep folder to MLflow; returns the experiment, parent and child run ids."""
@@ -318,7 +222,7 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
     check_reachable(tracking_uri)
     client = MlflowClient(tracking_uri=tracking_uri)
     exp_id = experiment_id(client, man["experiment"], artifact_root)
-    sid, ts = man["sweep_id"], _timestamp(man)
+    sid, ts = man["sweep_id"], created_ms(man)
     (start, end), _ = run_times(res)
     parent = _find(client, exp_id, {"sweep_id": sid, "ablate.role": "parent"})
     if parent is None:

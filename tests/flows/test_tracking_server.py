@@ -167,7 +167,7 @@ def test_demo_sized_child_stays_within_sixty_metrics():
     import polars as pl
     import components.builtins  # noqa: F401  (registers the built-in metrics)
     from components.metrics.registry import example_columns
-    from flows.tracking import variant_metrics
+    from flows.run_data import variant_metrics
     cols = [c for c in example_columns((1, 5, 10)) if not c.startswith("judge/")]
     pq = pl.DataFrame({"variant": ["v"] * 3, "qid": ["a", "b", "c"],
                        **{c: np.array([0.1, 0.2, 0.3]) for c in cols}})
