@@ -66,6 +66,14 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "cost": ("generate",), "judge": ("judge",),
 }
 OPTIONAL_STAGES = ("assemble", "generate")
+# The pipeline stage whose output each column stage is measured on: the column can change
+# only when that stage (or one upstream of it) computes something else, or when a field
+# the metric itself `reads` in the score stage differs (see components.report.relevance).
+SOURCES: dict[str, tuple[str, ...]] = {
+    "candidates": ("label", "fuse"), "reranked": ("label", "rerank"),
+    "final": ("label", "assemble"), "answer": ("generate",), "refusal": ("generate",),
+    "tokens": ("generate",), "cost": ("generate",), "judge": ("judge",),
+}
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,7 @@ class Metric:
     compute: Compute
     description: str = ""
     needs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (column stage, pipeline stages read)
+    reads: tuple[str, ...] = ()  # config fields the score stage reads for it (prices)
 
     def feedable(self, available: Sequence[str]) -> tuple[str, ...]:
         """Its column stages whose needed pipeline stages are all among `available`."""
@@ -101,14 +110,16 @@ METRICS: Registry[Metric] = Registry("metric", config_field="metrics.key")
 
 def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float = 0.0,
            high: float = 1.0, at_k: bool = False, version: str = "1",
-           description: str = "", needs: Mapping[str, Sequence[str]] | None = None
-           ) -> Callable[[Compute], Compute]:
+           description: str = "", needs: Mapping[str, Sequence[str]] | None = None,
+           reads: Sequence[str] = ()) -> Callable[[Compute], Compute]:
     """Decorator registering `compute` as a metric (a plugin uses it the same way).
 
     The registered name is `{stages[0]}/{name}` for a single-stage metric, else `name`;
     `name` may be `*` for a family whose columns are named at run time (latency).
     `needs`: per column stage, the pipeline stages whose output it reads (default: NEEDS;
-    a column stage not there needs every stage a pipeline may leave out)."""
+    a column stage not there needs every stage a pipeline may leave out).
+    `reads`: config fields the score stage reads to compute it (a price), so a sweep of
+    such a field is known to change it although no pipeline stage's output changes."""
     if direction not in DIRECTIONS:
         raise ValueError(f"metric '{name}': direction must be one of {DIRECTIONS}")
 
@@ -117,7 +128,8 @@ def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float
         given = dict(needs or {})
         needed = tuple((s, tuple(given.get(s, NEEDS.get(s, OPTIONAL_STAGES)))) for s in stages)
         value = Metric(name, tuple(stages), at_k, direction, float(low), float(high), fn,
-                       description or (fn.__doc__ or "").strip().split("\n")[0], needed)
+                       description or (fn.__doc__ or "").strip().split("\n")[0], needed,
+                       tuple(reads))
         METRICS.register(reg_name, version=version, origin=fn.__module__)(value)
         return fn
     return deco
@@ -142,6 +154,21 @@ def lookup(col: str) -> tuple[Metric, int | None]:
                 return value, k
     raise InputError(f"unknown metric '{col}' (e.g. {', '.join(example_columns()[:4])})",
                      field="metric")
+
+
+def depends_on(col: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(pipeline stages whose output a column is measured on, config fields its metric
+    reads); a latency column names its own stage label, `:` written `_`
+    (`latency/retrieve_bm25` is `retrieve:bm25`); None for an unknown column or a
+    plugin's own column stage (then any change may change it)."""
+    stage, _, rest = col.partition("/")
+    if stage == "latency":
+        return ((rest,), ())
+    try:
+        m = lookup(col)[0]
+    except InputError:
+        return None
+    return (SOURCES[stage], m.reads) if stage in SOURCES else None
 
 
 def is_metric(col: str) -> bool:

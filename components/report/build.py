@@ -13,7 +13,9 @@ from components.report.latex import render_latex
 from components.report.markdown import render_markdown, terminal_summary
 from components.report.overview import FOREST, forest_plot
 from components.report.plots import all_plots
+from components.report.relevance import unaffected
 from components.report.sweep_data import SweepResults, variables, variant_means
+from components.vocab import BASELINE
 
 
 def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
@@ -24,7 +26,8 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
     if plots:
         srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}
         means = variant_means(res.per_query, key)
-        images = {f"plots/{FOREST}": forest_plot(variables(res.variants), key, srows)}
+        images = {f"plots/{FOREST}": forest_plot(variables(res.variants), key, srows,
+                                                 unaffected(res.variants, key, BASELINE))}
         images.update({f"plots/{k}": v for k, v in all_plots(
             variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()})
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,

@@ -15,8 +15,10 @@ from components.report.findings import findings, fmt, fmt_p, judge
 from components.report.judge import judge_section, metric_note
 from components.report.overview import FOREST, glossary_lines, head, overview_table
 from components.report.plots import plot_name
+from components.report.relevance import latency_stages, section_metrics, unaffected
 from components.report.sweep_data import family_counts, present_key, variables, variant_means
 from components.stats.compare import MIN_UNTIED_FOR_BOOTSTRAP
+from components.vocab import BASELINE
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
            "variant_means", "header_lines"]
@@ -104,11 +106,13 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     means = variant_means(per_query, metrics)
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
     by_var = variables(variants)
+    records = {v["name"]: v for v in variants}
     lines = header_lines(manifest, stats) + ["", "## Overview", ""]
     if FOREST in plot_files:
         lines += [f"![overview: every variant's Δ vs baseline with its 95% CI](plots/{FOREST})", ""]
     lines += ['<div class="scroll" markdown="1">', ""]
-    lines += overview_table(by_var, key, means, srows) + ["", "</div>", "", "## Findings", ""]
+    lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE))
+    lines += ["", "</div>", "", "## Findings", ""]
     lines += [f"- {x}" for x in findings(stats, key, no_effect, manifest)]
     judged = judge_section(manifest, per_query)
     if judged:
@@ -117,9 +121,21 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
         lines += ["", f"## {variable}", ""]
         if plot_name(variable) in plot_files:
             lines += [f"![{variable}: key metrics against the swept value](plots/{plot_name(variable)})", ""]
-        for metric in key:
+        names = [n for n, _ in points[1:]]
+        shown, not_affected = section_metrics(names, records, key, metrics, BASELINE)
+        if not_affected:
+            lines += [f"Not affected by {variable} (its variants compute the same stage outputs "
+                      f"as the baseline there, so Δ is 0 by construction): "
+                      + ", ".join(not_affected) + ".", ""]
+        for metric in shown:
             note = metric_note(metric, manifest)
             lines += ([note, ""] if note else []) + _variable_table(metric, points, means, srows) + [""]
+        if timings is not None and timings.height:
+            lat = [c for c in timings.columns if c.startswith("latency/")]
+            stages = latency_stages(names, records, lat, BASELINE)
+            if stages:
+                lines += [f"Latency of the stages {variable} changes, ms per question:", "",
+                          latency_table(timings, [n for n, _ in points], stages), ""]
     if rest:
         all_points = [(v["name"], v.get("value_label", "")) for v in variants]
         lines += ["## All other metrics", "",
@@ -145,17 +161,38 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     return "\n".join(lines)
 
 
-def latency_table(timings: pl.DataFrame) -> str:
-    """Per variant and stage: p50 / p95 milliseconds per question (cache hits keep the
-    latency measured when the result was computed)."""
-    stages = [c for c in timings.columns if c.startswith("latency/")]
-    order = timings["variant"].unique(maintain_order=True).to_list()
-    out = ["| variant | " + " | ".join(f"{c.removeprefix('latency/')} p50 / p95 ms" for c in stages) + " |",
-           "|---|" + "---:|" * len(stages)]
+E2E = "end-to-end"
+
+
+def with_end_to_end(timings: pl.DataFrame) -> pl.DataFrame:
+    """`timings` plus `latency/end-to-end`: per question, the sum of its stage latencies
+    (stages a variant does not run count 0; NaN when it has none)."""
+    lat = [c for c in timings.columns if c.startswith("latency/") and c != f"latency/{E2E}"]
+    if not lat:
+        return timings
+    filled = [pl.col(c).fill_nan(None) for c in lat]
+    total = pl.when(pl.any_horizontal([f.is_not_null() for f in filled])).then(
+        pl.sum_horizontal(filled)).otherwise(None)
+    return timings.with_columns(total.cast(pl.Float64).alias(f"latency/{E2E}"))
+
+
+def latency_table(timings: pl.DataFrame, variants: Sequence[str] | None = None,
+                  stages: Sequence[str] | None = None) -> str:
+    """Per variant and stage, and end to end: p50 / p95 milliseconds per question (cache
+    hits keep the latency measured when the result was computed)."""
+    timings = with_end_to_end(timings)
+    cols = [c for c in timings.columns if c.startswith("latency/") and c != f"latency/{E2E}"]
+    cols = [c for c in cols if stages is None or c in stages]
+    if f"latency/{E2E}" in timings.columns:
+        cols.append(f"latency/{E2E}")
+    order = (timings["variant"].unique(maintain_order=True).to_list() if variants is None
+             else [v for v in variants if v in set(timings["variant"].to_list())])
+    out = ["| variant | " + " | ".join(f"{c.removeprefix('latency/')} p50 / p95 ms" for c in cols) + " |",
+           "|---|" + "---:|" * len(cols)]
     for name in order:
         rows = timings.filter(pl.col("variant") == name)
         cells = []
-        for c in stages:
+        for c in cols:
             col = rows[c].fill_nan(None).drop_nulls()
             cells.append("–" if col.len() == 0 else
                          f"{col.quantile(0.5, 'linear') * 1e3:.1f} / {col.quantile(0.95, 'linear') * 1e3:.1f}")

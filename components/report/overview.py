@@ -27,6 +27,8 @@ GLOSSARY = [
     ("d_z", "standardised paired effect: mean of the per-question differences divided by their standard deviation"),
     ("W/T/L", "questions where the variant scores above / equal to / below the baseline"),
     ("n", "questions with a defined value in both runs (unanswerable questions have no retrieval scores)"),
+    ("not affected", "the variant computes the same stage outputs as the baseline for this metric "
+                     "(e.g. a generator sweep and retrieval metrics): Δ 0 by construction, not a finding"),
     ("MDE", "minimum detectable effect: the smallest Δ this n detects with 80% power"),
     ("ok", "bucket: answerable, answered correctly"),
     ("retrieval_miss", "bucket: no gold evidence among the fused candidates"),
@@ -64,8 +66,10 @@ def _sig(r: dict[str, Any]) -> str:
 
 
 def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
-                   means: dict[tuple[str, str], float], srows: dict[tuple[str, str], dict]) -> list[str]:
-    """One row per variant: its Δ [95% CI] and significance on every key metric."""
+                   means: dict[tuple[str, str], float], srows: dict[tuple[str, str], dict],
+                   unaffected: set[tuple[str, str]] = frozenset()) -> list[str]:
+    """One row per variant: its Δ [95% CI] and significance on every key metric
+    ("not affected" where the variant computes the same stage outputs as the baseline)."""
     cols = " | ".join(f"{m}: {head('Δ')} {head('95% CI')} | {head('sig.')}" for m in key)
     out = [f"| variable | value | {cols} |", "|---|---|" + "---:|---|" * len(key)]
     base = " | ".join(f"mean {fmt(means.get(('baseline', m), math.nan))} | " for m in key)
@@ -74,6 +78,9 @@ def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[st
         cells = []
         for m in key:
             r = srows.get((name, m))
+            if (name, m) in unaffected:
+                cells.append("[not affected](#glossary) | ")
+                continue
             if r is None:
                 cells.append("– | ")
                 continue
@@ -83,8 +90,10 @@ def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[st
 
 
 def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
-                srows: dict[tuple[str, str], dict]) -> bytes:
-    """Δ with its CI per variant (rows, grouped by variable) and key metric (panels)."""
+                srows: dict[tuple[str, str], dict],
+                unaffected: set[tuple[str, str]] = frozenset()) -> bytes:
+    """Δ with its CI per variant (rows, grouped by variable) and key metric (panels);
+    nothing is drawn where the variant cannot change the metric."""
     from components.report.plots import _png
     rows = _rows(variables)
     n = max(1, len(key))
@@ -98,7 +107,8 @@ def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
         ax.axvline(0, color=NONSIG, lw=0.8, ls="--")
         for y, (_, name, _) in zip(ys, rows):
             r = srows.get((name, metric))
-            if r is None or r.get("delta") is None or math.isnan(r["delta"]):
+            if (name, metric) in unaffected or r is None or r.get("delta") is None \
+                    or math.isnan(r["delta"]):
                 continue
             verdict = judge(metric, r["delta"]) if r.get("significant") else ""
             color = {"better": BETTER, "worse": WORSE}.get(verdict, NEUTRAL if r.get("significant") else NONSIG)

@@ -121,17 +121,25 @@ def buckets_plot(per_query: pl.DataFrame, order: Sequence[str]) -> bytes:
     return _png(fig)
 
 
+def latency_means(timings: pl.DataFrame, columns: Sequence[str],
+                  order: Sequence[str]) -> dict[str, list[float]]:
+    """Per variant, the mean seconds per question of each latency column (0 for a stage it
+    did not time: a NaN must not blank the variant's whole bar)."""
+    means = timings.group_by("variant").agg([pl.col(c).fill_nan(None).mean() for c in columns])
+    table = {r["variant"]: r for r in means.iter_rows(named=True)}
+    return {v: [float(table.get(v, {}).get(c) or 0.0) for c in columns] for v in order}
+
+
 def cost_plot(per_query: pl.DataFrame, timings: pl.DataFrame | None, order: Sequence[str]) -> bytes:
     """Mean latency per stage (stacked, seconds) and mean tokens in/out per variant."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 0.45 * len(order) + 1.4))
     ys = list(range(len(order)))[::-1]
     lat = [c for c in (timings.columns if timings is not None else []) if c.startswith("latency/")]
     if lat:
-        means = timings.group_by("variant").agg([pl.col(c).mean() for c in lat])
-        table = {r["variant"]: r for r in means.iter_rows(named=True)}
+        table = latency_means(timings, lat, order)
         left = [0.0] * len(order)
-        for c in lat:
-            vals = [float(table.get(v, {}).get(c) or 0.0) for v in order]
+        for i, c in enumerate(lat):
+            vals = [table[v][i] for v in order]
             ax1.barh(ys, vals, left=left, height=0.6, label=c.split("/", 1)[1])
             left = [a + b for a, b in zip(left, vals)]
         ax1.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False,
@@ -139,7 +147,7 @@ def cost_plot(per_query: pl.DataFrame, timings: pl.DataFrame | None, order: Sequ
     else:
         ax1.text(0.5, 0.5, "no latency recorded", ha="center", va="center", fontsize=8)
     ax1.set_yticks(ys, list(order), fontsize=8)
-    ax1.set_xlabel("seconds per question (mean)", fontsize=8)
+    ax1.set_xlabel("seconds per question (mean; the bar's length is end to end)", fontsize=8)
     ax1.set_title("Latency", fontsize=9)
     tok = [c for c in ("tokens/in", "tokens/out") if c in per_query.columns]
     if tok:
