@@ -1,4 +1,4 @@
-"""Throttled per-item progress for long stages (generation): count, rate and ETA as a few
+"""Throttled per-item progress for long stages (encoding, generation, judging): count, rate and ETA as a few
 log lines per stage, on the `ablate.progress` logger (Prefect shows it in the task's logs
 through `logging.extra_loggers` in prefect.toml; the terminal through Prefect's console)."""
 
@@ -14,7 +14,8 @@ LOGGER = logging.getLogger("ablate.progress")
 class Progress:
     """Call `step()` after each item. A line is logged when a further quarter of the items
     is done or `every_s` seconds passed since the last line, never more than once per
-    `min_gap_s`; the last item always logs. Stages of fewer than `min_items` stay quiet."""
+    `min_gap_s`; the last item logs unless the whole stage took less than `min_gap_s`.
+    Stages of fewer than `min_items` stay quiet."""
 
     def __init__(self, label: str, total: int, every_s: float = 60.0, min_gap_s: float = 5.0,
                  min_items: int = 8, clock: Callable[[], float] = time.monotonic,
@@ -24,6 +25,7 @@ class Progress:
         self.clock = clock
         self.log = log or LOGGER.info
         self.done = 0
+        self.logged = 0
         self.t0 = self.last_t = clock()
         self.next_quarter = 1
 
@@ -35,10 +37,13 @@ class Progress:
         last = self.done >= self.total
         quarter = self.done * 4 >= self.next_quarter * self.total
         due = quarter or now - self.last_t >= self.every_s
-        if last or (due and now - self.last_t >= self.min_gap_s):
+        # a stage over within min_gap_s says nothing: its stage line is enough
+        if (last and (self.logged or now - self.t0 >= self.min_gap_s)) or (
+                not last and due and now - self.last_t >= self.min_gap_s):
             while self.done * 4 >= self.next_quarter * self.total and self.next_quarter <= 4:
                 self.next_quarter += 1
             self.last_t = now
+            self.logged += 1
             self.log(self.line(now))
 
     def line(self, now: float) -> str:

@@ -1,6 +1,8 @@
 """What `ablate run` prints: quiet by default, everything with `--verbose`.
 
-Quiet: a header, one compact line per stage as it finishes, then the summary. Prefect's
+Quiet: a header, one compact line per stage as it finishes (and a few progress lines,
+count, rate and ETA, inside a long one: encoding, generation, judging), then the
+summary. Prefect's
 and MLflow's own log lines are kept off the console (warnings and errors still show);
 they still reach the Prefect API, so the Prefect UI keeps the full logs of every flow
 and task run. Verbose: the console shows them all, as Prefect and MLflow print them.
@@ -48,6 +50,18 @@ def _console_handlers() -> list[logging.Handler]:
             if isinstance(h, PrefectConsoleHandler)]
 
 
+PROGRESS_LOGGER = "ablate.progress"
+
+
+class _ProgressLine(logging.Handler):
+    """A progress line of a long stage, indented under the stage lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with _lock:
+            sys.stdout.write(f"        {record.getMessage()}\n")
+            sys.stdout.flush()
+
+
 @contextmanager
 def quiet(enabled: bool = True) -> Iterator[None]:
     """Within the block, keep Prefect and MLflow INFO lines off the console and print one
@@ -68,6 +82,13 @@ def quiet(enabled: bool = True) -> Iterator[None]:
     for n, level in levels.items():
         logging.getLogger(n).setLevel(max(level, logging.WARNING))
     _progress["on"] = True
+    # per-item progress of long stages (components/progress.py): Prefect's console
+    # handler is at WARNING now, so the terminal gets these lines from here
+    plog = logging.getLogger(PROGRESS_LOGGER)
+    progress_handler, plevel = _ProgressLine(), plog.level
+    plog.addHandler(progress_handler)
+    if plog.getEffectiveLevel() > logging.INFO:
+        plog.setLevel(logging.INFO)
     shown = warnings.showwarning
     warnings.showwarning = _count_warning
     try:
@@ -75,6 +96,8 @@ def quiet(enabled: bool = True) -> Iterator[None]:
     finally:
         warnings.showwarning = shown
         _progress["on"] = False
+        plog.removeHandler(progress_handler)
+        plog.setLevel(plevel)
         for h, level in handlers.items():
             h.setLevel(level)
         for n, level in levels.items():

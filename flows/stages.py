@@ -26,6 +26,7 @@ from components.judge.run import Item, judge_item
 from components.judge.tasks import JudgeCache
 from components.labels import label_chunks
 from components.models import dense_model_path
+from components.progress import Progress
 from components.records import Answer, Chunk, PackedContext, Passage, Ranking
 from components.retrieval.dense import DenseEncoder
 from components.retrieval.resources import Resources
@@ -254,13 +255,15 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    """The judgments of every question (components.judge.run), one progress line each."""
+    """The judgments of every question (components.judge.run), with throttled progress
+    (count, rate, ETA) and a line for each question the judge failed on."""
     cfg, judge, cache = ctx.spec.judge, judge_of(ctx), judge_cache(ctx)
     contexts = load(ctx, "assemble", node.inputs["assemble"], functools.partial(frame_contexts, ctx))
     answers = load(ctx, "generate", node.inputs["generate"], frame_answers)
     read = ctx.plan.nodes[node.inputs["generate"]].resolved.reads_context
     rows = []
-    for n, q in enumerate(ctx.questions, 1):
+    counter = Progress(f"judge {node.key[:8]}", len(ctx.questions))
+    for q in ctx.questions:
         t0 = time.perf_counter()
         ctx_q = contexts.get(q.qid)
         j = judge_item(judge, ctx.judge_prompts, cfg,
@@ -273,22 +276,24 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         ctx.count("verdicts_asked", j.asked)
         ctx.count("verdicts_reused", j.reused)
         ctx.count("judge_failures", j.failures)
-        progress(f"judge {node.key[:8]} [{n}/{len(ctx.questions)}] {q.qid}: {j.asked} asked, "
-                 f"{j.reused} reused, {j.failures} failed"
-                 + (f", ERROR {j.errors[0]}" if j.errors else "") + f" ({dt:.1f}s)")
+        if j.errors:  # a failure is worth a line of its own; the rest is counted
+            progress(f"judge {node.key[:8]} {q.qid}: {j.failures} failed, ERROR {j.errors[0]}")
+        counter.step()
     return pl.DataFrame(rows, schema={"qid": pl.Utf8, "lang": pl.Utf8, "judgments": pl.Utf8,
                                       "asked": pl.Int64, "reused": pl.Int64, "failures": pl.Int64,
                                       "latency_s": pl.Float64, "error": pl.Utf8})
 
 
 def _calibrate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    """The judge's verdicts on the calibration set, one progress line per item."""
+    """The judge's verdicts on the calibration set, with throttled progress (count, rate,
+    ETA) and a line for each item the judge failed on."""
     items = read_items(ctx.calibration_path)
+    counter = Progress(f"calibrate {node.key[:8]}", len(items))
 
     def line(n, total, item, row):
-        said = "ERROR" if row["error"] is not None else (row["verdict"] or "FAILED")
-        progress(f"calibrate {node.key[:8]} [{n}/{total}] {item.id}: judge {said}, "
-                 f"label {str(item.label).lower()}")
+        if row["error"] is not None:
+            progress(f"calibrate {node.key[:8]} {item.id}: ERROR {row['error']}")
+        counter.step()
     rows = judge_items(judge_of(ctx), ctx.judge_prompts, ctx.spec.judge, items,
                        judge_cache(ctx), progress=line)
     return pl.DataFrame(rows, schema={"id": pl.Utf8, "kind": pl.Utf8, "lang": pl.Utf8,

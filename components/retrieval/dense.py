@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from components.progress import Progress
 from components.records import Ranking
 from components.retrieval.embed_cache import EmbeddingCache, text_key
 from components.retrieval.topk import merge_topk
@@ -50,6 +51,7 @@ class DenseEncoder:
     """
 
     shard_size = 4096  # texts embedded and persisted per cache shard
+    progress_slice = 512  # texts per encode call: one progress step each
 
     def __init__(self, model_path: Path, cache_dir: Path | None, batch_size: int = 64) -> None:
         self.model_path = Path(model_path)
@@ -79,12 +81,20 @@ class DenseEncoder:
                                                   local_files_only=True)
             return self._model
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
+        """Embeddings of `texts`, encoded in slices of `progress_slice` texts so that a long
+        encoding reports its progress (count, rate, ETA) as it goes."""
+        out = []
         # one encode at a time: torch already uses every core, threads would oversubscribe
         with self._encode_lock:
-            vecs = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                     convert_to_numpy=True, show_progress_bar=False)
-        return np.asarray(vecs, dtype=np.float32)
+            for i in range(0, len(texts), self.progress_slice):
+                part = texts[i:i + self.progress_slice]
+                out.append(np.asarray(self.model.encode(
+                    part, batch_size=self.batch_size, normalize_embeddings=True,
+                    convert_to_numpy=True, show_progress_bar=False), dtype=np.float32))
+                if progress is not None:
+                    progress.step(len(part))
+        return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (len(texts), dim), L2-normalised, in input order; embeds only cache misses."""
@@ -100,8 +110,9 @@ class DenseEncoder:
         if miss:
             miss_keys, miss_texts = list(miss), list(miss.values())
             by_key: dict[str, np.ndarray] = {}
+            progress = Progress(f"encode {self.model_path.name}", len(miss_texts))
             for i in range(0, len(miss_keys), self.shard_size):  # a kill loses one slab at most
-                new = self._embed(miss_texts[i:i + self.shard_size])
+                new = self._embed(miss_texts[i:i + self.shard_size], progress)
                 self.cache.store(miss_keys[i:i + self.shard_size], new)
                 by_key.update(zip(miss_keys[i:i + self.shard_size], new))
             found = [by_key[k] if v is None else v for k, v in zip(keys, found)]

@@ -1,5 +1,7 @@
 """Per-question progress: count, rate, ETA, a few lines per stage, never one per item."""
 
+import itertools
+
 from components.progress import Progress
 
 
@@ -30,3 +32,20 @@ def test_slow_items_log_by_time_but_throttled():
 
 def test_short_stages_stay_quiet():
     assert _run(3, 1.0) == []
+
+
+def test_a_fast_stage_says_nothing_at_its_end():
+    assert _run(40, 0.01) == []  # 0.4 s in all: the stage line is enough
+
+
+def test_quiet_console_prints_progress_lines_indented(capsys):
+    from flows import console
+    with console.quiet():
+        p = Progress("encode model", 10, clock=itertools.count(0, 10).__next__)
+        for _ in range(10):
+            p.step()
+    out = capsys.readouterr().out.splitlines()
+    assert out and all(line.startswith("        encode model: ") for line in out)
+    assert out[-1].endswith("done")
+    Progress("encode model", 10, clock=itertools.count(0, 10).__next__).step(10)
+    assert capsys.readouterr().out == ""  # outside a quiet run: Prefect's console shows them

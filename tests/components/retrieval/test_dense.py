@@ -133,3 +133,31 @@ def test_dense_model_by_folder_or_installed_package(tmp_path):
         dense_model_path("no-such-model")
     with pytest.raises(InputError):
         dense_model_path("json")  # importable, but ships no model
+
+
+def test_long_encoding_reports_progress_as_it_goes(tmp_path, monkeypatch, caplog):
+    """Encoding is sliced so that progress (count, rate, ETA) arrives during the work."""
+    import functools
+    import logging
+    from components.progress import Progress
+    from components.retrieval.dense import DenseEncoder
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{}")
+    enc = DenseEncoder(tmp_path / "m", None)
+    enc.progress_slice = 10
+    calls = []
+
+    class Fake:
+        def encode(self, texts, **kw):
+            calls.append(len(texts))
+            return np.ones((len(texts), 3), dtype=np.float32)
+
+    enc._model = Fake()
+    clock = iter(range(0, 1000, 7))  # 7 s per slice
+    monkeypatch.setattr("components.retrieval.dense.Progress",
+                        functools.partial(Progress, clock=clock.__next__))
+    with caplog.at_level(logging.INFO, logger="ablate.progress"):
+        vecs = enc.encode([f"text {i}" for i in range(45)])
+    assert vecs.shape == (45, 3) and calls == [10, 10, 10, 10, 5]
+    lines = [r.getMessage() for r in caplog.records if r.name == "ablate.progress"]
+    assert lines[0].startswith("encode m: 20/45 (44%)") and lines[-1].startswith("encode m: 45/45")
