@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import textwrap
 from typing import Any, Sequence
 
 import matplotlib
@@ -56,6 +57,16 @@ def _order(points: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return points
 
 
+def tick_labels(labels: Sequence[str], width: int = 16) -> list[str]:
+    """Value labels that stay legible side by side: long ones (`{fusion: 0.5, semantic:
+    0.5}`) wrapped onto lines of at most `width` characters, at most 4 lines."""
+    out = []
+    for lbl in labels:
+        lines = textwrap.wrap(str(lbl), width, break_long_words=True) or [""]
+        out.append("\n".join(lines[:3] + (["…"] if len(lines) > 3 else [])))
+    return out
+
+
 def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Sequence[str],
                   means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], dict]) -> bytes:
     """Key metrics against the swept value; `points` are (variant, value label), baseline included."""
@@ -87,8 +98,8 @@ def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Seq
                             color=color, capsize=3, ms=5, zorder=3)
             else:
                 ax.plot([x], [m], "o", color=color, ms=5, zorder=3)
-        ax.set_xticks(xs, [lbl for _, lbl in pts], rotation=30 if len(pts) > 4 else 0,
-                      fontsize=8)
+        ax.set_xticks(xs, tick_labels([lbl for _, lbl in pts]),
+                      rotation=30 if len(pts) > 4 else 0, fontsize=8)
         ax.set_title(metric, fontsize=9)
         ax.tick_params(axis="y", labelsize=8)
         ax.grid(axis="y", alpha=0.3)

@@ -151,3 +151,10 @@ def test_records_without_stage_keys_show_every_key_metric():
     assert not can_change("final/recall_at_5", VARIANTS[1], VARIANTS[0])
     assert can_change("latency/retrieve_bm25", VARIANTS[2], VARIANTS[0])
     assert not can_change("latency/retrieve_bm25", VARIANTS[1], VARIANTS[0])
+
+
+def test_long_value_labels_are_wrapped_for_the_plot():
+    from components.report.plots import tick_labels
+    labels = tick_labels(["{cross_encoder: 0.6, fusion: 0.3, source: 0.1}", "60"])
+    assert labels[1] == "60"
+    assert all(len(line) <= 16 for line in labels[0].splitlines()) and labels[0].count("\n") >= 2
