@@ -31,6 +31,16 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
              f"questions: {len(qs)} per comparison ({n_ans} answerable, {len(qs) - n_ans} "
              f"unanswerable; retrieval metrics on the {n_ev} with evidence)",
              "           " + " -> ".join(f"{name}: {n}" for name, n in ctx.selection)]
+    own = {}
+    for v in ctx.variants:
+        if v.sample is not None and ctx.variant_questions:
+            tier, n = v.sample
+            own.setdefault(v.variable, (len(ctx.questions_of(v.name)), f"n {n}" if n else f"tier {tier}"))
+    if own:
+        lines[1] = (f"questions: {len(qs)} for the baseline (the union of every comparison's "
+                    f"questions; {n_ans} answerable)")
+        lines += [f"  {var}: {n} per comparison ({how}, nested in the baseline's)"
+                  for var, (n, how) in own.items()]
     lines.append(f"variants:  {len(ctx.variants)}")
     for v in ctx.variants:
         line = ctx.loaded.line_of(v.loc) if v.loc else None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from components.data import load_dataset
-from components.data.selection import read_ids, select
+from components.data.selection import Selected, read_ids, sample, select
 from components.errors import InputError
 from components.judge.prompts import PromptSet, load_prompts
 from components.config import PipelineConfig
@@ -23,6 +23,7 @@ from components.pipeline import with_files_from
 from components.records import Dataset, Question
 from components.retrieval.analyzers_zh import choose_analyzer
 from components.tokenizer import TOKENIZER_NAME, Tokenizer, get_tokenizer
+from components.vocab import BASELINE
 from flows.graph import Plan, build_plan
 from flows.preflight import check_variants
 from flows.spec import LoadedSpec, load_spec
@@ -80,6 +81,10 @@ class RunContext:
     split: str
     analyzer_choice: dict[str, str] | None = None  # what `auto` resolved to, and why
     selection: tuple[tuple[str, int], ...] = ()  # (step, questions after it)
+    # questions by fingerprint (the union under `questions_fp`); a variant of a sweep with
+    # its own sample -> its questions' fingerprint (absent: the union)
+    question_sets: dict[str, tuple[Question, ...]] = field(default_factory=dict)
+    variant_questions: dict[str, str] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)  # one line each, printed by the CLI
     memo: dict[str, Any] = field(default_factory=dict)
     locks: dict[str, threading.Lock] = field(default_factory=dict)
@@ -96,6 +101,11 @@ class RunContext:
     @property
     def spec(self):
         return self.loaded.spec
+
+    def questions_of(self, variant: str) -> tuple[Question, ...]:
+        """The questions `variant` is run and compared on."""
+        fp = self.variant_questions.get(variant)
+        return self.question_sets[fp] if fp else self.questions
 
     def lock(self, name: str) -> threading.Lock:
         with self._lock:
@@ -160,7 +170,8 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
                     regression_size=spec.regression_size, ids=ids,
                     answerable_only=spec.questions.answerable_only,
                     max_questions=spec.questions.max)
-    questions = chosen.questions
+    samples = variant_samples(variants, chosen, spec, options)
+    questions = union_of(chosen.pool, samples.values()) if samples else chosen.questions
     if not questions:
         steps = ", ".join(f"{name}: {n}" for name, n in chosen.steps)
         where = ("questions",) if "questions" in spec.model_fields_set else ("dataset", "path")
@@ -174,6 +185,14 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
                       adjust=lambda cfg: with_files_from(resolve_auto_analyzer(cfg, name), folder))
     check_variants(loaded, variants)
     qfp = questions_fingerprint(questions)
+    question_sets = {qfp: questions}
+    variant_questions: dict[str, str] = {}
+    for v in variants:
+        own = samples.get(v.name)
+        if own is not None and own != questions:
+            fp = questions_fingerprint(own)
+            question_sets[fp] = own
+            variant_questions[v.name] = fp
     root = Path(options.cache_dir or spec.cache_dir)
     if not root.is_absolute() and options.cache_dir is None:
         root = Path.cwd() / root
@@ -181,11 +200,36 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
                      questions_fp=qfp, variants=variants, plan=Plan(), store=Store(root),
                      tokenizer=get_tokenizer(), tier=tier, split=split,
                      selection=chosen.steps, notices=notices,
-                     analyzer_choice=analyzer_choice)
+                     analyzer_choice=analyzer_choice, question_sets=question_sets,
+                     variant_questions=variant_questions)
     if spec.judge is not None:
         ctx.judge_prompts, ctx.calibration_path = judge_files(loaded)
-    ctx.plan = build_plan(variants, ctx.experiment_inputs())
+    ctx.plan = build_plan(variants, ctx.experiment_inputs(), variant_questions)
     return ctx
+
+
+def variant_samples(variants: list[Variant], chosen: Selected, spec: Any,
+                    options: RunOptions) -> dict[str, tuple[Question, ...]]:
+    """Each variant's own questions when some sweep sets its own `tier` or `n` (else {}):
+    its sweep's sample, else the experiment's tier; the baseline gets their union. A
+    `--tier` on the command line puts every variant on that tier."""
+    if options.tier is not None or not any(v.sample for v in variants):
+        return {}
+    out: dict[str, tuple[Question, ...]] = {}
+    for v in variants:
+        if v.sample is None:
+            out[v.name] = chosen.questions
+        else:
+            out[v.name] = sample(chosen.pool, tier=v.sample[0], n=v.sample[1], seed=spec.seed,
+                                 smoke_size=spec.smoke_size, regression_size=spec.regression_size)
+    out[BASELINE] = union_of(chosen.pool, out.values())
+    return out
+
+
+def union_of(pool: tuple[Question, ...], sets) -> tuple[Question, ...]:
+    """The questions of any of `sets`, in pool order."""
+    qids = {q.qid for qs in sets for q in qs}
+    return tuple(q for q in pool if q.qid in qids)
 
 
 def judge_files(loaded: LoadedSpec) -> tuple[PromptSet, Path | None]:

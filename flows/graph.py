@@ -29,6 +29,7 @@ class StageNode:
     config: PipelineConfig = field(compare=False, hash=False)  # projected on what it reads
     resolved: Resolved = field(compare=False, hash=False)
     part: str | None = None
+    questions: str | None = None  # fingerprint of the questions it runs on, when it reads them
 
     @property
     def label(self) -> str:
@@ -52,7 +53,8 @@ class Plan:
 
 
 def add_variant(plan: Plan, name: str, cfg: PipelineConfig, experiment: dict[str, Any]) -> dict[str, str]:
-    """Add one variant's stages to the plan; return its label -> key map."""
+    """Add one variant's stages to the plan; return its label -> key map. `experiment`
+    names the variant's own questions (their fingerprint under "questions")."""
     made: dict[str, list[StageNode]] = {}
     present = present_stages(cfg, experiment)
     for sd in STAGES:
@@ -75,7 +77,8 @@ def add_variant(plan: Plan, name: str, cfg: PipelineConfig, experiment: dict[str
             node = plan.nodes.get(key)
             if node is None:
                 node = StageNode(sd.name, key, tuple(d.key for d in deps), inputs,
-                                 project(cfg, reads + resolved.settings), resolved, part)
+                                 project(cfg, reads + resolved.settings), resolved, part,
+                                 experiment["questions"] if "questions" in sd.experiment else None)
                 plan.nodes[key] = node
             made.setdefault(sd.name, []).append(node)
     keys = {n.label: n.key for nodes in made.values() for n in nodes}
@@ -83,8 +86,12 @@ def add_variant(plan: Plan, name: str, cfg: PipelineConfig, experiment: dict[str
     return keys
 
 
-def build_plan(variants: list[Variant], experiment: dict[str, Any]) -> Plan:
+def build_plan(variants: list[Variant], experiment: dict[str, Any],
+               variant_questions: dict[str, str] | None = None) -> Plan:
+    """Every variant's stages; a variant in `variant_questions` runs on its own questions
+    (their fingerprint), the others on the experiment's."""
     plan = Plan()
     for v in variants:
-        add_variant(plan, v.name, v.config, experiment)
+        own = (variant_questions or {}).get(v.name)
+        add_variant(plan, v.name, v.config, {**experiment, "questions": own} if own else experiment)
     return plan

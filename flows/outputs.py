@@ -184,7 +184,10 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "questions": {"total": len(q), "answerable": sum(x.answerable for x in q),
                       "without_evidence": sum(not x.evidence for x in q),
                       "fingerprint": ctx.questions_fp,
-                      "selection": [{"step": name, "questions": n} for name, n in ctx.selection]},
+                      "selection": [{"step": name, "questions": n} for name, n in ctx.selection],
+                      # a sweep with its own sample (tier or n): its variants' question counts
+                      "per_variant": ({v.name: len(ctx.questions_of(v.name)) for v in ctx.variants
+                                       if not v.is_baseline} if ctx.variant_questions else {})},
         "analyzer": ctx.analyzer_choice,
         "language": language_facts(ctx),
         "answer_normalizer": normalizer_counts(ctx),

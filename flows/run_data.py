@@ -2,8 +2,8 @@
 
 Compare-first: a child run carries what a person compares across runs (the means of the
 final-stage retrieval, answer, refusal, token, cost and latency metrics, named as
-`final/ndcg_at_10`, `answer/f1`, plus `delta/`, `ci_low/`, `ci_high/`, `p_adj/` of the key
-metrics only), so MLflow's chart view builds dozens of panels, not hundreds. Everything
+`final/ndcg_at_10`, `answer/f1`, plus `delta/`, `ci_low/`, `ci_high/`, `p_adj/` and `n/` of
+the key metrics only, and `questions`, how many it ran on), so MLflow's chart view builds dozens of panels, not hundreds. Everything
 else (candidates/reranked means, the comparison of every metric) is on the parent: the
 full comparison table as an MLflow table (`comparison.json`, `mlflow.log_table` format)
 and as `comparison.parquet`.
@@ -19,7 +19,8 @@ import polars as pl
 
 from components.report.sweep_data import SweepResults
 
-COMPARISONS = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_adjusted": "p_adj"}
+COMPARISONS = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_adjusted": "p_adj",
+               "n_used": "n"}  # n: the questions the comparison used (a sweep may set its own)
 CHILD_STAGES_OMITTED = ("candidates", "reranked")  # their means go to the parent's table
 
 
@@ -37,7 +38,7 @@ def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.Da
     only; not the candidates/reranked stages), mean latency per stage and end to end, and
     the comparison with the baseline for the key metrics (all metrics when None)."""
     rows = per_query.filter(pl.col("variant") == name)
-    out: dict[str, float] = {}
+    out: dict[str, float] = {"questions": float(rows.height)}
     for col in rows.columns:
         if ("/" in col and rows[col].dtype.is_numeric()
                 and col.split("/", 1)[0] not in CHILD_STAGES_OMITTED):
@@ -61,7 +62,7 @@ def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.Da
         if key is not None and r["metric"] not in key:
             continue
         for field, prefix in COMPARISONS.items():
-            if r[field] is not None:
+            if r.get(field) is not None:
                 out[f"{prefix}/{r['metric']}"] = float(r[field])
     return out
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from components.config import PipelineConfig
 from components.judge.config import JudgeConfig
@@ -157,6 +158,19 @@ class SweepSpec(_Spec):
     """Dotted pipeline field, e.g. `fusion.rrf_k` (any field of `baseline`)."""
     values: list[Any] = Field(min_length=1)
     """Values to try; a value equal to the baseline's is dropped with a notice."""
+    tier: Literal[TIERS] | None = None  # type: ignore[valid-type]
+    """This sweep's own sample: `smoke`, `regression` or `full` of the selected questions
+    (unset: the experiment's `tier`). Samples are nested (a smaller one is a subset of a
+    larger one); the baseline runs on their union and each comparison on its own sample."""
+    n: int | None = Field(None, ge=2)
+    """This sweep's own sample size (instead of `tier`): the first `n` of the same seeded,
+    stratified order the tiers are prefixes of."""
+
+    @model_validator(mode="after")
+    def _one_size(self) -> "SweepSpec":
+        if self.tier is not None and self.n is not None:
+            raise ValueError("set `tier` or `n`, not both")
+        return self
 
 
 class VariantSpec(_Spec):

@@ -169,6 +169,11 @@ def judge_of(ctx: RunContext) -> BaseJudge:
         return ctx.memo["judge"]
 
 
+def questions_of(ctx: RunContext, node: StageNode) -> tuple:
+    """The questions a stage runs on: its variant's own sample, else the experiment's."""
+    return ctx.question_sets.get(node.questions, ctx.questions) if node.questions else ctx.questions
+
+
 def progress(line: str) -> None:
     """One progress line (a Prefect log line inside the flow, which logs prints)."""
     print(line, flush=True)
@@ -189,7 +194,7 @@ def _chunk(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    labels = label_chunks(chunks_of(ctx, node.inputs["chunk"]), ctx.questions, ctx.label_mode)
+    labels = label_chunks(chunks_of(ctx, node.inputs["chunk"]), questions_of(ctx, node), ctx.label_mode)
     rows = [(qid, g, cid, float(f)) for qid, groups in sorted(labels.items())
             for g, gains in enumerate(groups) for cid, f in sorted(gains.items())]
     return pl.DataFrame(rows, schema={"qid": pl.Utf8, "group": pl.Int64, "chunk_id": pl.Utf8,
@@ -198,7 +203,7 @@ def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 def _retrieve(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     latency: dict[str, float] = {}
-    rankings = retrieve_path(node.part, chunks_of(ctx, node.inputs["chunk"]), ctx.questions,
+    rankings = retrieve_path(node.part, chunks_of(ctx, node.inputs["chunk"]), questions_of(ctx, node),
                              node.config, resources(ctx), latency=latency)
     return rankings_frame(rankings, latency)
 
@@ -213,7 +218,7 @@ def _rerank(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     fused = load(ctx, "fuse", node.inputs["fuse"], frame_rankings)
     credibility = {d.doc_id: d.credibility for d in ctx.dataset.documents}
     latency: dict[str, float] = {}
-    out = rerank_rankings(ctx.questions, chunks_of(ctx, node.inputs["chunk"]), fused, node.config,
+    out = rerank_rankings(questions_of(ctx, node), chunks_of(ctx, node.inputs["chunk"]), fused, node.config,
                           resources(ctx), credibility, latency=latency)
     return rankings_frame(out, latency)
 
@@ -238,7 +243,7 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     factory = GENERATORS.get(node.resolved.first("generator").name)
     contexts = (load(ctx, "assemble", node.inputs["assemble"], functools.partial(frame_contexts, ctx))
                 if "assemble" in node.inputs else {})
-    items = [(q, contexts.get(q.qid)) for q in ctx.questions]
+    items = [(q, contexts.get(q.qid)) for q in questions_of(ctx, node)]
     cache = generation_cache(ctx)
     base = node.config.generator
     frames = []
@@ -249,7 +254,7 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         after = cache.counters
         ctx.count("prompts_generated", after["generated"] - before["generated"])
         ctx.count("prompts_reused", after["reused"] - before["reused"])
-        frames.append(answers_frame({q.qid: a for q, a in zip(ctx.questions, answers)})
+        frames.append(answers_frame({q.qid: a for q, a in zip(questions_of(ctx, node), answers)})
                       .with_columns(repeat=pl.lit(r, dtype=pl.Int64)))
     return pl.concat(frames)
 
@@ -262,8 +267,8 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     answers = load(ctx, "generate", node.inputs["generate"], frame_answers)
     read = ctx.plan.nodes[node.inputs["generate"]].resolved.reads_context
     rows = []
-    counter = Progress(f"judge {node.key[:8]}", len(ctx.questions))
-    for q in ctx.questions:
+    counter = Progress(f"judge {node.key[:8]}", len(questions_of(ctx, node)))
+    for q in questions_of(ctx, node):
         t0 = time.perf_counter()
         ctx_q = contexts.get(q.qid)
         j = judge_item(judge, ctx.judge_prompts, cfg,
@@ -312,7 +317,7 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     i, cfg = node.inputs, node.config
     judged = "judge" in i
     return score_variant(
-        questions=ctx.questions,
+        questions=questions_of(ctx, node),
         labels=load(ctx, "label", i["label"]),
         candidates=load(ctx, "fuse", i["fuse"], frame_rankings),
         reranked=load(ctx, "rerank", i["rerank"], frame_rankings),

@@ -26,6 +26,7 @@ class Variant:
     config: PipelineConfig
     config_id: str
     loc: tuple[Any, ...] = ()  # where in the YAML this variant comes from
+    sample: tuple[str | None, int | None] | None = None  # its sweep's own (tier, n)
 
     @property
     def is_baseline(self) -> bool:
@@ -102,7 +103,8 @@ def expand(loaded: LoadedSpec, notices: list[str] | None = None,
             if cid in seen:
                 raise loaded.error(f"variant {name} has the same config as {seen[cid]}", loc)
             seen[cid] = name
-            variants.append(Variant(name, sweep.variable, value, cfg, cid, loc))
+            own = (sweep.tier, sweep.n) if (sweep.tier or sweep.n) else None
+            variants.append(Variant(name, sweep.variable, value, cfg, cid, loc, own))
     for i, named in enumerate(spec.variants):
         loc = ("variants", i, "set")
         cfg = _apply(base, named.set, loaded, loc, adjust)

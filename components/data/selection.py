@@ -40,6 +40,19 @@ class IdList:
 class Selected:
     questions: tuple[Question, ...]
     steps: tuple[tuple[str, int], ...]  # (step, questions after it), in order
+    pool: tuple[Question, ...] = ()  # the questions before the tier (samples draw from it)
+
+
+def sample(pool: Sequence[Question], *, tier: str | None, n: int | None, seed: int,
+           smoke_size: int, regression_size: int) -> tuple[Question, ...]:
+    """A sweep's own sample of `pool`: a tier, or the first `n` of the order the tiers are
+    prefixes of (components.data.tiers), so samples are nested: a smaller one is a subset
+    of a larger one (questions the data places in a tier excepted)."""
+    if n is not None:
+        return tier_pick(pool, tier="smoke", seed=seed, smoke_size=n,
+                         regression_size=max(n, regression_size))
+    return tier_pick(pool, tier=tier or "smoke", seed=seed, smoke_size=smoke_size,
+                     regression_size=regression_size)
 
 
 def read_ids(path: Path) -> IdList:
@@ -105,4 +118,4 @@ def select(questions: Sequence[Question], *, split: str, split_share: float, tie
                        regression_size=regression_size)
     sizes = {"smoke": f" (smoke_size {smoke_size})", "regression": f" (regression_size {regression_size})"}
     steps.append((f"tier {tier}" + sizes.get(tier, ""), len(chosen)))
-    return Selected(chosen, tuple(steps))
+    return Selected(chosen, tuple(steps), tuple(pool))

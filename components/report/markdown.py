@@ -62,6 +62,16 @@ def analysis_text(manifest: dict[str, Any]) -> str:
             f"{f' (questions scored: {counts})' if counts else ''}")
 
 
+def _own_samples(per_variant: dict[str, int] | None) -> str:
+    """The header's note on sweeps run on their own sample (the `n` column of each table
+    is the questions a comparison used)."""
+    if not per_variant:
+        return ""
+    return ("; the baseline runs on the union of every comparison's questions, and these "
+            "variants on their own nested samples: "
+            + ", ".join(f"{name} {n}" for name, n in per_variant.items()))
+
+
 def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
     """The report header: what was run, on what, and how it was tested."""
     st = manifest.get("statistics", {})
@@ -81,7 +91,7 @@ def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
         f"**{manifest.get('tier')}**",
         f"- **Questions** {n_q.get('total')} ({n_q.get('answerable')} answerable, "
         f"{n_q.get('without_evidence')} without evidence: retrieval metrics undefined for those "
-        f"and excluded, never scored 0 or 1)",
+        f"and excluded, never scored 0 or 1)" + _own_samples(n_q.get("per_variant")),
         f"- **n per metric family** (used / undefined): {family_text or '–'}",
         f"- **Statistics** seed {manifest.get('seed')}; test {st.get('test')} (paired on question "
         f"id); correction {st.get('correction')} at alpha {st.get('alpha')}; family: "
