@@ -2,7 +2,10 @@
 cache (fresh stage/embedding/generation caches and MLflow store in a temporary folder),
 then the same command again unchanged (it computes nothing).
 
-    python benchmarks/demo_time.py [--experiment experiments/demo.yaml]
+    python benchmarks/demo_time.py [--experiment experiments/demo.yaml] [--keep DIR]
+
+`--keep DIR` runs in DIR (which must not exist) and keeps the sweep folder, caches and
+MLflow store there, to read the report afterwards.
 
 Prints `cold: <s> s` and `unchanged re-run: <s> s`, each a whole process (imports,
 Prefect's temporary server, the flow, the report and MLflow logging included).
@@ -37,10 +40,16 @@ def run_once(experiment: str, tmp: Path) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--experiment", default="experiments/demo.yaml")
+    ap.add_argument("--keep", default=None, help="run in this new folder and keep it")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="ablate-demo-") as tmp:
-        cold = run_once(args.experiment, Path(tmp))
-        warm = run_once(args.experiment, Path(tmp))
+    if args.keep:
+        Path(args.keep).mkdir(parents=True)
+        cold = run_once(args.experiment, Path(args.keep).resolve())
+        warm = run_once(args.experiment, Path(args.keep).resolve())
+    else:
+        with tempfile.TemporaryDirectory(prefix="ablate-demo-") as tmp:
+            cold = run_once(args.experiment, Path(tmp))
+            warm = run_once(args.experiment, Path(tmp))
     print(f"experiment: {args.experiment}")
     print(f"cold: {cold:.1f} s")
     print(f"unchanged re-run: {warm:.1f} s")

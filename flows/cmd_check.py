@@ -33,9 +33,10 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
              "           " + " -> ".join(f"{name}: {n}" for name, n in ctx.selection)]
     own = {}
     for v in ctx.variants:
-        if v.sample is not None and ctx.variant_questions:
-            tier, n = v.sample
-            own.setdefault(v.variable, (len(ctx.questions_of(v.name)), f"n {n}" if n else f"tier {tier}"))
+        if ctx.variant_questions and not v.is_baseline:
+            tier, n = v.sample or (None, None)
+            how = f"n {n}" if n else f"tier {tier}" if tier else f"the experiment's tier {ctx.tier}"
+            own.setdefault(v.variable, (len(ctx.questions_of(v.name)), how))
     if own:
         lines[1] = (f"questions: {len(qs)} for the baseline (the union of every comparison's "
                     f"questions; {n_ans} answerable)")
