@@ -133,6 +133,7 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
             lines += [f"![{variable}: key metrics against the swept value](plots/{plot_name(variable)})", ""]
         names = [n for n, _ in points[1:]]
         shown, not_affected = section_metrics(names, records, key, metrics, BASELINE)
+        shown = [m for m in shown if m in key or _varies(per_query, [BASELINE] + names, m)]
         if not_affected:
             lines += [f"Not affected by {variable} (its variants compute the same stage outputs "
                       f"as the baseline there, so Δ is 0 by construction): "
@@ -172,6 +173,15 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
 
 
 E2E = "end-to-end"
+
+
+def _varies(per_query: pl.DataFrame, variants: Sequence[str], metric: str) -> bool:
+    """Whether `metric` takes more than one value over these variants' questions (a cost
+    at zero prices, or the tokens of a generator without a model, tells nothing)."""
+    if metric not in per_query.columns:
+        return False
+    col = per_query.filter(pl.col("variant").is_in(list(variants)))[metric]
+    return col.cast(pl.Float64).fill_nan(None).drop_nulls().n_unique() > 1
 
 
 def with_end_to_end(timings: pl.DataFrame) -> pl.DataFrame:

@@ -158,3 +158,12 @@ def test_long_value_labels_are_wrapped_for_the_plot():
     labels = tick_labels(["{cross_encoder: 0.6, fusion: 0.3, source: 0.1}", "60"])
     assert labels[1] == "60"
     assert all(len(line) <= 16 for line in labels[0].splitlines()) and labels[0].count("\n") >= 2
+
+
+def test_an_extra_figure_that_never_varies_is_left_out():
+    per_query, timings, stats = _frames()
+    per_query = per_query.with_columns(pl.lit(0.0).alias("cost/usd"))  # zero prices
+    man = {"experiment": "sections", "statistics": {}, "questions": {}, "dataset": {}}
+    md = render_markdown(man, json.loads(json.dumps(VARIANTS)), stats, per_query, KEY,
+                         timings=timings)
+    assert _tables(_section(md, "generator.name")) == ["answer/f1", "answer/refused", "tokens/in"]
