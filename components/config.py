@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from components.perturbation import NAMES as PERTURBATION_NAMES
+
 
 def check_weights(weights: dict[str, float], kind: str) -> dict[str, float]:
     """The one weight rule (fusion and rerank): finite, non-negative, not all zero. What
@@ -194,6 +196,17 @@ class PromptConfig(_Frozen):
     characters; `en`: `system` / `user` / `refusal` above for every question."""
 
 
+class QueryConfig(_Frozen):
+    """The query as the pipeline sees it (the gold spans and answers never change)."""
+
+    perturbation: Literal[PERTURBATION_NAMES] = "none"  # type: ignore[valid-type]
+    """Robustness pairs: the question text as retrieval, reranking, generation and the judge
+    read it: `none`, `typo` (two adjacent characters swapped in one word), `casing`,
+    `stopword` (one dropped), `punctuation` (removed), `script` (traditional <-> simplified
+    Chinese), `fullwidth` (full-width forms); seeded by the question id
+    (components/perturbation.py)."""
+
+
 class PipelineConfig(_Frozen):
     """A variant's full pipeline. `options` holds free-form settings of plugin components,
     keyed by component name (a plugin declares `reads=("options.<name>",)`)."""
@@ -212,6 +225,8 @@ class PipelineConfig(_Frozen):
     """Answer generation."""
     prompt: PromptConfig = PromptConfig()
     """Prompt of model generators."""
+    query: QueryConfig = QueryConfig()
+    """The query text the pipeline reads (robustness perturbations)."""
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Free-form settings of plugin components, keyed by component name."""
 

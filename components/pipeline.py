@@ -220,22 +220,27 @@ def _judge(experiment: dict) -> tuple[Choice, ...]:
     return (("judge", str(experiment["judge"]["config"]["backend"]), None),)
 
 
+# the stages that read the question text (a perturbed query is another input for them)
+QUERY = ("query.perturbation",)
+
 STAGES: tuple[StageDef, ...] = (
     StageDef("chunk", "1", (), _one("chunker", "chunking.method"),
              experiment=("data", "tokenizer")),
     StageDef("label", "1", ("chunk",), _none, experiment=("questions", "labels")),
-    StageDef("retrieve", "1", ("chunk",), _path, experiment=("questions",),
+    StageDef("retrieve", "1", ("chunk",), _path, reads=QUERY, experiment=("questions",),
              per="retrieval.paths"),
     StageDef("fuse", "1", ("retrieve",), _fuser),
-    StageDef("rerank", "1", ("fuse", "chunk"), _one("reranker", "rerank.method"),
+    StageDef("rerank", "1", ("fuse", "chunk"), _one("reranker", "rerank.method"), reads=QUERY,
              experiment=("questions",)),
     StageDef("assemble", "1", ("rerank", "chunk"), _none, reads=("context", "rerank.depth"),
              experiment=("tokenizer",), only_for=("generate",)),
     StageDef("generate", "1", ("assemble",), _one("generator", "generator.name"),
-             reads=("generator.repeats",), experiment=("questions",), context_input="assemble"),
+             reads=("generator.repeats",) + QUERY, experiment=("questions",),
+             context_input="assemble"),
     # judged metrics: keyed by the judge (config, backend, prompt version and fingerprint),
     # the context and the answers; exists only when the experiment has a `judge:` section
-    StageDef("judge", "1", ("assemble", "generate"), _none, experiment=("questions", "judge"),
+    StageDef("judge", "1", ("assemble", "generate"), _none, reads=QUERY,
+             experiment=("questions", "judge"),
              experiment_select=_judge, needs_input="judge"),
     # the judge's agreement with a labelled calibration set (one node for the whole sweep)
     StageDef("calibrate", "1", (), _none, experiment=("judge", "calibration"),

@@ -22,6 +22,7 @@ from typing import Any
 import polars as pl
 
 from components.metrics.answer import resolve_normalizer
+from components.metrics.consistency import with_consistency
 from components.cjk import script_counts
 from components.model_identity import resolved_models
 from components.models import ENGLISH_ONLY_MODELS, dense_model_path
@@ -109,6 +110,10 @@ def collect_per_query(ctx: RunContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     ids = [c for c in ID_COLUMNS if c in allq.columns]
     per_query = allq.select(ids + metrics)
     timings = allq.select(["variant", "qid"] + lat)
+    perturbed = {v.name for v in ctx.variants if v.config.query.perturbation != "none"}
+    if ctx.variants[0].config.query.perturbation != "none":  # the baseline itself is perturbed
+        perturbed = set()
+    per_query = with_consistency(per_query, BASELINE, perturbed, ctx.spec.metrics.answer_normalizer)
     return per_query, timings
 
 

@@ -7,6 +7,7 @@ here, so the same stages run directly in one process (benchmarks) or as Prefect 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -26,6 +27,7 @@ from components.judge.run import Item, judge_item
 from components.judge.tasks import JudgeCache
 from components.labels import label_chunks
 from components.models import dense_model_path
+from components.perturbation import NONE, perturb
 from components.progress import Progress
 from components.records import Answer, Chunk, PackedContext, Passage, Ranking
 from components.retrieval.dense import DenseEncoder
@@ -170,8 +172,15 @@ def judge_of(ctx: RunContext) -> BaseJudge:
 
 
 def questions_of(ctx: RunContext, node: StageNode) -> tuple:
-    """The questions a stage runs on: its variant's own sample, else the experiment's."""
-    return ctx.question_sets.get(node.questions, ctx.questions) if node.questions else ctx.questions
+    """The questions a stage runs on: its variant's own sample, else the experiment's;
+    their text perturbed for a stage that reads `query.perturbation` when it is set (its
+    config is projected on what it reads, so the others see `none`; the gold spans and
+    answers stay as they are)."""
+    qs = ctx.question_sets.get(node.questions, ctx.questions) if node.questions else ctx.questions
+    name = node.config.query.perturbation  # the default `none` unless the stage reads it
+    if name == NONE:
+        return qs
+    return tuple(dataclasses.replace(q, question=perturb(name, q.question, q.qid)) for q in qs)
 
 
 def progress(line: str) -> None:

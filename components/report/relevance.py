@@ -17,8 +17,10 @@ from components.pipeline import STAGES
 _INPUTS = {s.name: s.inputs for s in STAGES}
 
 # Figures a reviewer wants beside the key metrics in a variable's section when the
-# variable can change them: refusals, judged scores, tokens and cost.
-FOCUS_PREFIXES = ("answer/refused", "refusal/answer_coverage", "judge/", "tokens/", "cost/")
+# variable can change them: answer consistency under a perturbed query, refusals, judged
+# scores, tokens and cost.
+FOCUS_PREFIXES = ("robustness/", "answer/refused", "refusal/answer_coverage", "judge/", "tokens/",
+                  "cost/")
 
 
 def _upstream(stages: Sequence[str]) -> set[str]:

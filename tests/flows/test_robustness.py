@@ -1,0 +1,91 @@
+"""Robustness pairs: `query.perturbation` is swept like any variable; the perturbed text
+reaches the stages that read the question (retrieval, reranking, generation), never the
+gold spans; the answer-consistency rate against the baseline is a per-question metric with
+paired tests. Stages run directly (no Prefect, no MLflow), BM25 + extractive."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import polars as pl
+import pytest
+
+from components.metrics.consistency import COLUMN, with_consistency
+from tests.conftest import FIXTURES
+
+SPEC = """
+name: robustness
+dataset: {{path: {data}, format: squad}}
+tier: smoke
+smoke_size: 20
+split: all
+seed: 3
+metrics: {{ks: [1, 5], key: [final/recall_at_5, answer/f1]}}
+stats: {{resamples: 200, bootstrap_resamples: 200}}
+baseline:
+  chunking: {{size: 48, overlap: 16}}
+  retrieval: {{paths: [bm25], depth: 10}}
+  rerank: {{depth: 5}}
+  context: {{budget: 96}}
+  generator: {{name: extractive}}
+sweeps:
+  - variable: query.perturbation
+    values: [typo, casing]
+"""
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    from flows.context import RunOptions, build_context
+    from flows.outputs import write_outputs
+    from flows.stages import run_stage
+    tmp = tmp_path_factory.mktemp("robustness")
+    spec = tmp / "exp.yaml"
+    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
+    for node in ctx.plan.nodes.values():
+        run_stage(ctx, node)
+    return ctx, write_outputs(ctx, tmp / "runs", ctx.started, {})
+
+
+def test_the_perturbed_query_reaches_retrieval_not_the_labels(sweep):
+    from flows.stages import questions_of
+    ctx, _ = sweep
+    base, typo = ctx.plan.by_variant["baseline"], ctx.plan.by_variant["query.perturbation=typo"]
+    assert typo["chunk"] == base["chunk"] and typo["label"] == base["label"]
+    assert typo["retrieve:bm25"] != base["retrieve:bm25"] and typo["generate"] != base["generate"]
+    node = ctx.plan.nodes[typo["retrieve:bm25"]]
+    texts = {q.qid: q.question for q in questions_of(ctx, node)}
+    original = {q.qid: q.question for q in ctx.questions}
+    changed = [q for q in original if texts[q] != original[q]]
+    assert len(changed) >= len(original) // 2  # most questions have a 4+ letter word
+    assert all(sorted(texts[q]) == sorted(original[q]) for q in changed)  # a swap, no more
+    score = ctx.plan.nodes[typo["score"]]
+    assert [q.question for q in questions_of(ctx, score)] == [q.question for q in ctx.questions]
+
+
+def test_answer_consistency_is_a_compared_metric(sweep):
+    _, folder = sweep
+    pq = pl.read_parquet(folder / "per_query.parquet")
+    assert pq.filter(pl.col("variant") == "baseline")[COLUMN].to_list() == [1.0] * 20
+    rate = pq.filter(pl.col("variant") == "query.perturbation=typo")[COLUMN].mean()
+    assert 0.0 <= rate < 1.0  # swapped letters change some extracted answers
+    stats = pl.read_parquet(folder / "stats.parquet").filter(pl.col("metric") == COLUMN)
+    assert set(stats["variant"]) == {"query.perturbation=typo", "query.perturbation=casing"}
+    report = (folder / "report.md").read_text()
+    assert f"| variant | value | {COLUMN} |" in report
+
+
+def test_consistency_by_hand():
+    pq = pl.DataFrame({"variant": ["baseline", "baseline", "p", "p", "other", "other"],
+                       "qid": ["a", "b", "a", "b", "a", "b"],
+                       "answer": ["The Eiffel Tower", "因信稱義", "eiffel tower", "因信稱義。",
+                                  "x", "y"]})
+    out = with_consistency(pq, "baseline", {"p"})[COLUMN].to_list()
+    assert out[:4] == [1.0, 1.0, 1.0, 1.0]  # SQuAD normalisation; CMRC drops 。
+    assert all(math.isnan(v) for v in out[4:])  # not a perturbation: undefined
+    changed = pq.with_columns(pl.Series("answer", ["Paris", "x", "London", "x", "", ""]))
+    assert with_consistency(changed, "baseline", {"p"})[COLUMN].to_list()[2:4] == [0.0, 1.0]
+    assert COLUMN not in with_consistency(pq.with_columns(pl.lit(1.0).alias(COLUMN)),
+                                          "baseline", set()).columns
