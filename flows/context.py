@@ -64,6 +64,8 @@ class RunOptions:
     tier: str | None = None
     split: str | None = None
     cache_dir: str | None = None
+    # a sequential run's look: each variant's questions so far (the first n of its sample)
+    sizes: tuple[tuple[str, int], ...] | None = None
 
 
 @dataclass
@@ -212,10 +214,18 @@ def variant_samples(variants: list[Variant], chosen: Selected, spec: Any,
                     options: RunOptions) -> dict[str, tuple[Question, ...]]:
     """Each variant's own questions when some sweep sets its own `tier` or `n` (else {}):
     its sweep's sample, else the experiment's tier; the baseline gets their union. A
-    `--tier` on the command line puts every variant on that tier."""
+    `--tier` on the command line puts every variant on that tier. A look of a sequential
+    run (`options.sizes`) gives each variant the first n of the same order."""
+    if options.sizes is not None:  # a look of a sequential run
+        sizes = dict(options.sizes)
+        out = {v.name: sample(chosen.pool, tier=None, n=sizes[v.name], seed=spec.seed,
+                              smoke_size=spec.smoke_size, regression_size=spec.regression_size)
+               for v in variants if v.name in sizes}
+        out[BASELINE] = union_of(chosen.pool, out.values())
+        return out
     if options.tier is not None or not any(v.sample for v in variants):
         return {}
-    out: dict[str, tuple[Question, ...]] = {}
+    out = {}
     for v in variants:
         if v.sample is None:
             out[v.name] = chosen.questions

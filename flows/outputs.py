@@ -23,6 +23,7 @@ import polars as pl
 
 from components.metrics.answer import resolve_normalizer
 from components.metrics.consistency import with_consistency
+from flows.sequential import apply_decisions
 from components.cjk import script_counts
 from components.model_identity import resolved_models
 from components.models import ENGLISH_ONLY_MODELS, dense_model_path
@@ -275,7 +276,8 @@ def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
     return folder if keys == ctx.plan.by_variant else None
 
 
-def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dict[str, Any]) -> Path:
+def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dict[str, Any],
+                  sequential: dict[str, Any] | None = None) -> Path:
     """Write the sweep folder (complete before it is renamed into place); return its path."""
     sid = sweep_id(ctx)
     final = out_root / sid
@@ -287,6 +289,9 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         stats = compute_stats(ctx, per_query)
         variants = variant_records(ctx)
         man = manifest(ctx, sid, started, counters)
+        if sequential is not None:  # a sequential run: its key decisions are the looks'
+            stats = apply_decisions(stats, sequential)
+            man["sequential"] = sequential
         no_effect = no_effect_variants(ctx)
         man["no_effect"] = no_effect
         man["repeats"] = repeat_spread(ctx)

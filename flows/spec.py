@@ -134,6 +134,12 @@ class StatsSpec(_Spec):
     family: Literal[FAMILIES] = "per_metric"  # type: ignore[valid-type]
     """The correction family: all variants on one metric (`per_metric`), or every
     variant x metric comparison at once (`all`)."""
+    sequential: bool = False
+    """Sequential stopping: questions are added `batch` at a time and a variant stops as
+    soon as each of its key-metric comparisons is decided (group-sequential, Lan-DeMets
+    O'Brien-Fleming alpha spending, Bonferroni over the key comparisons; docs/statistics.md)."""
+    batch: int = Field(50, ge=10)
+    """Questions added per look of a sequential run."""
 
     @field_validator("test")
     @classmethod

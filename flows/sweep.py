@@ -33,7 +33,9 @@ from flows.stages import run_stage, timing_key
 
 
 def _options(opts: dict[str, Any]) -> RunOptions:
-    return RunOptions(**opts)
+    sizes = opts.get("sizes")
+    return RunOptions(**{**opts, "sizes": None if sizes is None else
+                         tuple((str(k), int(n)) for k, n in sizes)})
 
 
 @task(name="stage", cache_policy=NO_CACHE, persist_result=False)
@@ -78,15 +80,50 @@ def _report_progress(futures: dict[str, Any], plan: Any, started: float) -> None
                            r["seconds"] if isinstance(r, dict) else 0.0, time.time() - started)
 
 
+def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float) -> list[dict[str, Any]]:
+    """Every stage of the context's plan as a Prefect task, in dependency order."""
+    futures: dict[str, Any] = {}
+    for key, node in ctx.plan.nodes.items():
+        futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
+            experiment, opts, key, wait_for=[futures[d] for d in node.deps])
+    _report_progress(futures, ctx.plan, started)
+    results = [fut.result() for fut in futures.values()]  # raises the first stage failure
+    _replay_remote(ctx, results)
+    return results
+
+
+def _sequential(experiment: str, opts: dict[str, Any], ctx: Any, started: float):
+    """Run the sweep look by look (flows/sequential.py); the options, context and stage
+    results of the last look, and the record of every look."""
+    from flows.outputs import collect_per_query
+    from flows.sequential import run_sequential
+    full = {v.name: len(ctx.questions_of(v.name)) for v in ctx.variants if not v.is_baseline}
+    results: list[dict[str, Any]] = []
+    last: dict[str, Any] = {}
+
+    def run_look(sizes: dict[str, int]):
+        o = {**opts, "sizes": tuple(sorted(sizes.items()))}
+        c = get_context(experiment, _options(o))
+        get_run_logger().info("sequential look: %s", ", ".join(f"{k} n={n}" for k, n in sizes.items()))
+        results.extend(_run_plan(experiment, o, c, started))
+        last.update(opts=o, ctx=c)
+        return collect_per_query(c)[0]
+
+    s = ctx.spec.stats
+    record = run_sequential(full, s.batch, s.alpha, list(ctx.spec.metrics.key), run_look)
+    return last["opts"], last["ctx"], results, record
+
+
 @task(name="analyse", cache_policy=NO_CACHE, persist_result=False)
-def analyse_task(experiment: str, opts: dict[str, Any], out_root: str, started: float) -> str:
+def analyse_task(experiment: str, opts: dict[str, Any], out_root: str, started: float,
+                 sequential: dict[str, Any] | None = None) -> str:
     ctx = get_context(experiment, _options(opts))
     counters = dict(ctx.counters)
     for name, obj in ctx.memo.items():
         if name.startswith("encoder:"):
             for k, v in obj.counters.items():
                 counters[f"texts_{k}"] = counters.get(f"texts_{k}", 0) + v
-    out = write_outputs(ctx, Path(out_root), started, counters)
+    out = write_outputs(ctx, Path(out_root), started, counters, sequential)
     get_run_logger().info("results written to %s", out)
     try:
         from flows.artifacts import publish_artifacts
@@ -160,13 +197,11 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     logger.info("%d variants, %d questions, %d unique stages (%s)", len(ctx.variants),
                 len(ctx.questions), len(ctx.plan.nodes),
                 ", ".join(f"{k} {v}" for k, v in counts.items()))
-    futures: dict[str, Any] = {}
-    for key, node in ctx.plan.nodes.items():
-        futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
-            experiment, opts, key, wait_for=[futures[d] for d in node.deps])
-    _report_progress(futures, ctx.plan, started)
-    results = [fut.result() for fut in futures.values()]  # raises the first stage failure
-    _replay_remote(ctx, results)
+    sequential = None
+    if ctx.spec.stats.sequential and tier is None:
+        opts, ctx, results, sequential = _sequential(experiment, opts, ctx, started)
+    else:
+        results = _run_plan(experiment, opts, ctx, started)
     ctx.stage_times.update({r["key"]: (round(r["start"], 3), round(r["end"], 3))
                             for r in results if r["computed"]})
     out_root = Path(out or ctx.spec.out)
@@ -176,7 +211,7 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         logger.info("nothing changed: every stage reused and the outputs are in place in %s; "
                     "analysis and report skipped", sweep_dir)
     else:
-        sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started)
+        sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started, sequential)
     result: dict[str, Any] = {"sweep_dir": sweep_dir, "mlflow": None, "unchanged": unchanged is not None,
                               "stage_pids": sorted({r["pid"] for r in results})}
     if mlflow and tracking_uri is None:  # deployments: the same defaults as `ablate run`

@@ -72,6 +72,18 @@ def _own_samples(per_variant: dict[str, int] | None) -> str:
             + ", ".join(f"{name} {n}" for name, n in per_variant.items()))
 
 
+def _sequential_lines(record: dict[str, Any] | None) -> list[str]:
+    """The header line of a sequential run: the method, and where each variant stopped."""
+    if not record:
+        return []
+    stops = ", ".join(f"{v} {n}/{record['full'][v]}" for v, n in record["sizes"].items())
+    return [f"- **Sequential stopping** {record['method']}; looks every {record['batch']} "
+            f"questions; alpha {record['alpha']} split over the key comparisons "
+            f"({record['alpha_per_comparison']:.3g} each, Bonferroni); ▲/▼ on key metrics "
+            f"is the sequential decision (the p-values shown are fixed-sample ones and do not "
+            f"decide); questions used / planned: {stops}"]
+
+
 def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
     """The report header: what was run, on what, and how it was tested."""
     st = manifest.get("statistics", {})
@@ -101,6 +113,7 @@ def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
         f"- **Labels** a chunk is relevant when it covers ≥ {manifest.get('label_threshold')} of "
         f"a gold span; NDCG gain {manifest.get('ndcg_gain')}; tokenizer {manifest.get('tokenizer')}",
         f"- **Text analysis** {analysis_text(manifest)}",
+        *_sequential_lines(manifest.get("sequential")),
         f"- **Versions** {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}",
     ]
 
