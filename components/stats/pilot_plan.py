@@ -1,0 +1,105 @@
+"""A sample-size plan from a pilot sweep: per variant x metric, the pilot's paired
+differences give the needed n (components.stats.sample_size), and the pilot's per-question
+stage times (timings.parquet) give what running that n costs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import polars as pl
+
+from components.stats.sample_size import SampleSize, planning_alpha, sample_size
+
+LATENCY = "latency/"
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    metric: str
+    variant: str
+    size: SampleSize
+    family_size: int
+    seconds_per_question: float  # the variant's summed mean stage seconds (NaN: no timings)
+
+    @property
+    def cost(self) -> float:
+        """Stage seconds for the needed n (NaN when n or the timings are missing)."""
+        return self.seconds_per_question * self.size.n if self.size.n else float("nan")
+
+
+def metric_columns(per_query: pl.DataFrame) -> list[str]:
+    """The per-question metric columns a sweep compares (flows.outputs.compute_stats)."""
+    return [c for c in per_query.columns if "/" in c]
+
+
+def differences(per_query: pl.DataFrame, baseline: str, variant: str,
+                metric: str) -> np.ndarray:
+    """variant - baseline per question, paired on qid (NaN where either is undefined)."""
+    def scores(name: str) -> pl.DataFrame:
+        return (per_query.filter(pl.col("variant") == name)
+                .select("qid", pl.col(metric).cast(pl.Float64).fill_null(float("nan"))))
+    both = scores(variant).join(scores(baseline), on="qid", how="inner", suffix="_b")
+    return (both[metric] - both[f"{metric}_b"]).to_numpy()
+
+
+def seconds_per_question(timings: pl.DataFrame | None) -> dict[str, float]:
+    """Variant -> sum over its latency/* columns of the mean seconds per question."""
+    if timings is None or not timings.height:
+        return {}
+    cols = [c for c in timings.columns if c.startswith(LATENCY)]
+    if not cols:
+        return {}
+    means = timings.group_by("variant").agg([pl.col(c).fill_nan(None).mean() for c in cols])
+    return {r["variant"]: float(sum(r[c] for c in cols if r[c] is not None))
+            for r in means.iter_rows(named=True)}
+
+
+def plan(per_query: pl.DataFrame, timings: pl.DataFrame | None, *, baseline: str,
+         metrics: Sequence[str], mde: float, alpha: float, power: float, correction: str,
+         family: str) -> list[PlanRow]:
+    """One PlanRow per metric x variant (other than the baseline), in that order. The
+    family size is the sweep's: the variants compared on one metric (`per_metric`), or
+    every variant x metric column (`all`)."""
+    variants = [v for v in per_query["variant"].unique(maintain_order=True).to_list()
+                if v != baseline]
+    m = len(variants) * (len(metric_columns(per_query)) if family == "all" else 1)
+    a = planning_alpha(alpha, correction, m)
+    secs = seconds_per_question(timings)
+    return [PlanRow(metric, v, sample_size(differences(per_query, baseline, v, metric), mde,
+                                           alpha=a, power=power),
+                    m, secs.get(v, float("nan")))
+            for metric in metrics for v in variants]
+
+
+def total_seconds(rows: Sequence[PlanRow], timings: pl.DataFrame | None,
+                  variants: Sequence[dict[str, Any]], baseline: str) -> tuple[float, int]:
+    """(stage seconds, baseline n) to run every planned comparison at its needed n: each
+    variant at the largest n of its rows, the baseline at the largest n of all (it is
+    compared on every variant's questions), and a stage two variants share (the same stage
+    key in variants.json) counted once, at the larger n. (0.0, 0) when no n is defined."""
+    need: dict[str, int] = {}
+    for r in rows:
+        if r.size.n:
+            need[r.variant] = max(need.get(r.variant, 0), r.size.n)
+    if not need or timings is None or not timings.height:
+        return 0.0, max(need.values(), default=0)
+    need[baseline] = max(need.values())
+    keys = {v.get("name"): {k.replace(":", "_"): key for k, key in
+                            (v.get("stage_keys") or {}).items()} for v in variants}
+    cols = [c for c in timings.columns if c.startswith(LATENCY)]
+    means = timings.filter(pl.col("variant").is_in(list(need))).group_by("variant").agg(
+        [pl.col(c).fill_nan(None).mean() for c in cols])
+    stages: dict[Any, tuple[float, int]] = {}  # stage identity -> (s/question, n)
+    for r in means.iter_rows(named=True):
+        v = r["variant"]
+        for c in cols:
+            if r[c] is None:
+                continue
+            stage = c[len(LATENCY):]
+            key = keys.get(v, {}).get(stage)
+            ident = (stage, key) if key else (v, stage)
+            s, n = stages.get(ident, (r[c], 0))
+            stages[ident] = (s, max(n, need[v]))
+    return float(sum(s * n for s, n in stages.values())), need[baseline]
