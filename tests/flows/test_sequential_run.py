@@ -92,3 +92,17 @@ def test_outputs_decide_by_the_looks(sweep):
     pq = pl.read_parquet(folder / "per_query.parquet")
     assert pq.filter(pl.col("variant") == "context.budget=4").height == record["sizes"]["context.budget=4"]
     assert "Sequential stopping" in (folder / "report.md").read_text()
+
+
+def test_the_prefect_flow_runs_the_looks(prefect_server, tmp_path, shared_cache):
+    """The same sweep through the real flow: each look's sizes reach the stage tasks."""
+    from flows.context import forget_contexts
+    from flows.sweep import run_sweep
+    spec = tmp_path / "exp.yaml"
+    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    forget_contexts()
+    result = run_sweep(str(spec), out=str(tmp_path / "runs"), cache_dir=str(shared_cache),
+                       mlflow=False)
+    man = json.loads((tmp_path / "runs" / result["sweep_dir"].split("/")[-1] / "manifest.json").read_text())
+    assert man["sequential"]["sizes"]["fusion.rrf_k=10"] == 55
+    assert man["sequential"]["sizes"]["context.budget=4"] < 55
