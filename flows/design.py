@@ -84,8 +84,9 @@ def design_variants(loaded: LoadedSpec, variants: list, base: dict[str, Any],
                                    f"({format_value(get_dotted(base, var))}), got "
                                    f"{format_value(value)}", where + (var, 0))
             if cid in ids:
-                raise loaded.error(f"level {format_value(value)} is the same config as level "
-                                   f"{format_value(values[ids[cid]])}", where + (var, j))
+                raise loaded.error(f"level {j + 1} ({format_value(value)}) gives the same "
+                                   f"config as level {ids[cid] + 1} "
+                                   f"({format_value(values[ids[cid]])})", where + (var, j))
             ids[cid] = j
     out = list(variants)
     out[0] = dataclasses.replace(out[0], cell=(0,) * len(names))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import textwrap
 from typing import Any, Sequence
 
 import matplotlib
@@ -55,7 +56,7 @@ def cell_means(per_query: pl.DataFrame, design: Design, metric: str) -> dict[str
     rows = (per_query.filter(pl.col("variant").is_in(cells))
             .select("variant", "qid", pl.col(metric).cast(pl.Float64).alias("y"))
             .filter(pl.col("y").is_finite()))
-    complete = rows.group_by("qid").len().filter(pl.col("len") == len(cells))["qid"]
+    complete = rows.group_by("qid").len().filter(pl.col("len") == len(cells))["qid"].to_list()
     means = rows.filter(pl.col("qid").is_in(complete)).group_by("variant").agg(pl.col("y").mean())
     return {r["variant"]: r["y"] for r in means.iter_rows(named=True)}
 
@@ -96,8 +97,9 @@ def interaction_plot(per_query: pl.DataFrame, design: Design, a: int, b: int,
             ax.legend(fontsize=7, frameon=False)
     for j in range(n, rows * cols):
         axes[j // cols][j % cols].axis("off")
-    fig.suptitle(f"{name_a} × {name_b}: mean per cell (dashed: {name_b} at the baseline's "
-                 "level; parallel lines: no interaction)", fontsize=9)
+    fig.suptitle("\n".join(textwrap.wrap(
+        f"{name_a} × {name_b}: mean per cell (dashed: {name_b} at the baseline's level; "
+        "parallel lines: no interaction)", 45 * cols)), fontsize=9)
     fig.tight_layout()
     return _png(fig)
 
