@@ -129,3 +129,11 @@ def test_the_combined_cell_section_labels_the_baseline(sweep):
     report = (out / "report.md").read_text()
     section = report.split("## chunking.size+context.budget")[1].split("\n## ")[0]
     assert "| baseline | chunking.size:48,context.budget:128 |" in section
+
+
+def test_check_prints_the_design(sweep):
+    from flows.cmd_check import plan_lines
+    ctx, out = sweep
+    lines = plan_lines(ctx, out.parent)
+    assert ("design:    factorial 2 × 2 (full) over chunking.size, context.budget: 4 cells, "
+            "the baseline one of them") in lines
