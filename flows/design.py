@@ -88,6 +88,10 @@ def design_variants(loaded: LoadedSpec, variants: list, base: dict[str, Any],
                                    f"config as level {ids[cid] + 1} "
                                    f"({format_value(values[ids[cid]])})", where + (var, j))
             ids[cid] = j
+        labels = [format_value(v) for v in values]
+        if len(set(labels)) < len(labels):  # levels are told apart by label in the outputs
+            raise loaded.error(f"two levels read the same ({', '.join(labels)}); write them "
+                               "so that they differ", where + (var,))
     out = list(variants)
     out[0] = dataclasses.replace(out[0], cell=(0,) * len(names))
     cells = design_cells([len(v) for v in design.variables.values()], design.fraction)[1:]

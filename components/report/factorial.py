@@ -150,9 +150,10 @@ def effects_table(rows: pl.DataFrame) -> list[str]:
 def _design_text(design: Design, manifest: dict[str, Any]) -> str:
     shape = " × ".join(str(len(lv)) for lv in design.labels)
     kind = ("full factorial" if design.fraction == "full" else
-            "half fraction 2^(4-1) with D = ABC (resolution IV: main effects are clear of "
-            "two-way interactions, which are aliased in pairs, A×B = C×D, and each such row "
-            "estimates the pair's sum)")
+            "half fraction 2^(4-1) with D = ABC, A to D being the variables in the order "
+            "below (resolution IV: main effects are clear of two-way interactions, which are "
+            "aliased in pairs, A×B = C×D: each such row estimates the pair's sum, and the "
+            "plots of a pair show the same interaction)")
     factors = "; ".join(f"**{n}** ({', '.join(lv)})" for n, lv in zip(design.names, design.labels))
     st = manifest.get("statistics", {})
     family = ("the effects of one metric" if st.get("family", "per_metric") == "per_metric"

@@ -148,3 +148,13 @@ def test_factorial_demo_is_valid():
     check_variants(loaded, vs)
     assert [v.cell for v in vs] == [(0, 0), (1, 0), (0, 1), (1, 1)]
     assert vs[3].name == "chunking.size=100 × rerank.weights=semantic:1"
+
+
+def test_levels_that_read_the_same_are_an_error(tmp_path):
+    text = (BASE.replace("  rerank: {method: composite, weights: {fusion: 1.0}}\n",
+                         "  rerank: {method: composite, weights: {fusion: 1.0}}\n"
+                         "  options: {mine: {pair: [1, 2]}}\n")
+            + "    options.mine.pair: [[1, 2], '1+2']\n")
+    err = error_of(tmp_path, text)
+    assert "two levels read the same (1+2, 1+2)" in err.message
+    assert err.field == "design.variables.options.mine.pair" and err.line == 12
