@@ -15,4 +15,6 @@ FAMILIES = ("per_metric", "all")
 NDCG_GAINS = ("linear", "exponential")
 ANSWER_NORMALIZERS = ("squad", "cmrc", "auto")
 LABEL_MODES = ("span", "document")  # chunk relevance: covered span fraction, or its document's grade
+DESIGN_KINDS = ("factorial",)  # experiment `design.kind`
+FRACTIONS = ("full", "half")  # `design.fraction`: every cell, or the 2^(4-1) half (D = ABC)
 DEFAULT_KEY_METRICS = ("final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em")

@@ -42,6 +42,12 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
                     f"questions; {n_ans} answerable)")
         lines += [f"  {var}: {n} per comparison ({how}, nested in the baseline's)"
                   for var, (n, how) in own.items()]
+    design = ctx.spec.design
+    if design is not None:
+        shape = " × ".join(str(len(v)) for v in design.variables.values())
+        cells = sum(v.cell is not None for v in ctx.variants)
+        lines.append(f"design:    {design.kind} {shape} ({design.fraction}) over "
+                     f"{', '.join(design.variables)}: {cells} cells, the baseline one of them")
     lines.append(f"variants:  {len(ctx.variants)}")
     for v in ctx.variants:
         line = ctx.loaded.line_of(v.loc) if v.loc else None

@@ -29,9 +29,11 @@ from components.model_identity import resolved_models
 from components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from components.report.build import build_report, write_files
 from components.retrieval.dense import DenseEncoder
-from components.report.sweep_data import SweepResults
+from components.report.sweep_data import FACTORIAL_FILE, SweepResults
 from components.stats import compare_variants
+from components.stats.factorial import design_from_records, factorial_effects
 from flows.context import RunContext
+from flows.design import design_labels
 from flows.judging import judge_manifest
 from flows.stages import chunks_of, frame_answers
 from components.config import format_value
@@ -87,11 +89,31 @@ def git_state(experiment_file: Path) -> tuple[str, bool | None]:
 
 
 def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
+    """variants.json: per variant its name, swept variable and value, config and stage
+    keys; with a factorial design, each cell's level per design variable (`factors`)."""
+    labels = design_labels(ctx.loaded)
+
+    def factors(cell: tuple[int, ...] | None) -> dict[str, Any]:
+        if cell is None:
+            return {}
+        return {"factors": {var: labels[var][lv] for var, lv in zip(labels, cell)}}
     return [{"name": v.name, "variable": v.variable, "value": v.value,
              "value_label": "" if v.variable is None else format_value(v.value),
+             **factors(v.cell),
              "config_id": v.config_id, "stage_keys": ctx.plan.by_variant[v.name],
              "config": v.config.model_dump(mode="json"),
              "models": resolved_models(v.config)} for v in ctx.variants]
+
+
+def design_record(ctx: RunContext) -> dict[str, Any] | None:
+    """The manifest's `design`: kind, fraction, each variable's level labels (the
+    baseline's first) and the cells' variant names; None without a design."""
+    design = ctx.spec.design
+    if design is None:
+        return None
+    return {"kind": design.kind, "fraction": design.fraction,
+            "variables": design_labels(ctx.loaded),
+            "cells": [v.name for v in ctx.variants if v.cell is not None]}
 
 
 SPREAD = "sd::"  # between-repeat spread columns of the score stage (generator.repeats > 1)
@@ -175,6 +197,22 @@ def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:
                             seed=ctx.spec.seed, cluster_col=cluster, family=s.family)
 
 
+def compute_factorial(ctx: RunContext, per_query: pl.DataFrame,
+                      records: list[dict[str, Any]]) -> pl.DataFrame | None:
+    """factorial.parquet: the design's effects per metric (components.stats.factorial),
+    with the experiment's test, correction and resampling settings; None without a design."""
+    design = design_from_records(design_record(ctx), records)
+    if design is None:
+        return None
+    s = ctx.spec.stats
+    metrics = [c for c in per_query.columns if "/" in c]
+    cluster = "cluster" if per_query["cluster"].null_count() < per_query.height else None
+    return factorial_effects(per_query, design, metrics=metrics, test=s.test,
+                             correction=s.correction, alpha=s.alpha, resamples=s.resamples,
+                             bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method,
+                             seed=ctx.spec.seed, cluster_col=cluster, family=s.family)
+
+
 def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]) -> dict[str, Any]:
     q = ctx.questions
     sha, dirty = git_state(ctx.loaded.path)
@@ -211,6 +249,7 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "counters": counters,
         "chunkings": chunking_stats(ctx),
         "settings": ctx.spec.model_dump(mode="json"),
+        "design": design_record(ctx),
     }
 
 
@@ -272,6 +311,8 @@ def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
         return None
     if man.get("sweep_id") != folder.name:
         return None
+    if ctx.spec.design is not None and not (folder / FACTORIAL_FILE).is_file():
+        return None
     keys = {r.get("name"): r.get("stage_keys") for r in records if isinstance(r, dict)}
     return folder if keys == ctx.plan.by_variant else None
 
@@ -288,6 +329,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         per_query, timings = collect_per_query(ctx)
         stats = compute_stats(ctx, per_query)
         variants = variant_records(ctx)
+        factorial = compute_factorial(ctx, per_query, variants)
         man = manifest(ctx, sid, started, counters)
         if sequential is not None:  # a sequential run: its key decisions are the looks'
             stats = apply_decisions(stats, sequential)
@@ -300,9 +342,12 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         per_query.write_parquet(tmp / "per_query.parquet", statistics=False)
         stats.write_parquet(tmp / "stats.parquet", statistics=False)
         timings.write_parquet(tmp / "timings.parquet", statistics=False)
+        if factorial is not None:
+            factorial.write_parquet(tmp / FACTORIAL_FILE, statistics=False)
         (tmp / "manifest.json").write_text(json.dumps(man, indent=2, default=str) + "\n")
         (tmp / "variants.json").write_text(json.dumps(variants, indent=2, default=str) + "\n")
-        results = SweepResults(man, variants, per_query, stats, timings, tuple(no_effect))
+        results = SweepResults(man, variants, per_query, stats, timings, tuple(no_effect),
+                               factorial)
         write_files(tmp, build_report(results, ctx.spec.metrics.key))
         if final.exists():
             old = out_root / f".{sid}.old-{os.getpid()}"

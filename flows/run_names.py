@@ -37,9 +37,13 @@ def run_names(variants: list[dict[str, Any]]) -> dict[str, str]:
         if not v.get("variable"):
             out[v["name"]] = BASELINE if v["name"] == BASELINE else v["name"]
             continue
-        var = v["variable"]
+        var, value = v["variable"], v.get("value")
+        parts = var.split("+")  # several fields at once (a named variant, a factorial cell)
+        if len(parts) > 1 and isinstance(value, dict) and set(parts) <= set(value):
+            out[v["name"]] = " × ".join(f"{_short(p)}={_label(value[p])}" for p in parts)
+            continue
         head = var if var in clash else shorts[var]
-        out[v["name"]] = f"{head}={_label(v.get('value'))}"
+        out[v["name"]] = f"{head}={_label(value)}"
     seen: dict[str, int] = {}
     for name in out.values():
         seen[name] = seen.get(name, 0) + 1

@@ -21,8 +21,8 @@ from components.config import PipelineConfig
 from components.judge.config import JudgeConfig
 from components.errors import InputError
 from components.registry import registry
-from components.vocab import (ANSWER_NORMALIZERS, CI_METHODS, DEFAULT_KEY_METRICS, FAMILIES,
-                              LABEL_MODES, NDCG_GAINS, SPLITS, TIERS)
+from components.vocab import (ANSWER_NORMALIZERS, CI_METHODS, DEFAULT_KEY_METRICS, DESIGN_KINDS,
+                              FAMILIES, FRACTIONS, LABEL_MODES, NDCG_GAINS, SPLITS, TIERS)
 
 
 def did_you_mean(word: object, known: Any) -> str:
@@ -188,6 +188,23 @@ class VariantSpec(_Spec):
     """Dotted pipeline fields and their values, e.g. `{chunking.size: 512, context.budget: 1024}`."""
 
 
+class DesignSpec(_Spec):
+    """A factorial design: every combination of the variables' levels is one variant (a
+    cell), run on the experiment's questions; main effects and two-way interactions are
+    estimated per question and tested (see docs/statistics.md)."""
+
+    kind: Literal[DESIGN_KINDS]  # type: ignore[valid-type]
+    """`factorial` (the only kind so far)."""
+    variables: dict[str, list[Any]]
+    """2 to 4 pipeline fields (written as sweep variables) and their 2 or 3 levels each,
+    the first level being the baseline's value, e.g. `{chunking.size: [200, 100],
+    rerank.weights: [{fusion: 1.0}, {semantic: 1.0}]}`."""
+    fraction: Literal[FRACTIONS] = "full"  # type: ignore[valid-type]
+    """`full`: every combination of levels; `half`: for 4 two-level variables, the
+    resolution-IV 2^(4-1) fraction with D = ABC (8 cells instead of 16; main effects are
+    clear of two-way interactions, two-way interactions are aliased in pairs)."""
+
+
 class RunnerSpec(_Spec):
     """Where the stages run."""
 
@@ -238,6 +255,9 @@ class ExperimentSpec(_Spec):
     """One-factor sweeps: each value of each variable is one variant."""
     variants: list[VariantSpec] = Field(default_factory=list)
     """Named variants changing several fields at once."""
+    design: DesignSpec | None = None
+    """A factorial design over 2 to 4 variables; its cells are variants beside any sweeps
+    and named variants."""
     runner: RunnerSpec = RunnerSpec()
     """Task runner."""
     judge: JudgeConfig | None = None

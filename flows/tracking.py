@@ -48,7 +48,7 @@ NOTE_TAG = "mlflow.note.content"  # the run description in the UI
 COMPARISON_TABLE = "comparison.json"
 SOURCE_TAGS = {"git_sha": "mlflow.source.git.commit", "experiment_file": "mlflow.source.name"}
 PARENT_FILES = ("report.md", "report.html", "report.tex", "summary.txt", "stats.parquet",
-                "manifest.json", "variants.json", "timings.parquet")
+                "factorial.parquet", "manifest.json", "variants.json", "timings.parquet")
 
 
 def batches(params: list[Param], metrics: list[Metric], tags: list[RunTag]

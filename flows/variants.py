@@ -27,6 +27,7 @@ class Variant:
     config_id: str
     loc: tuple[Any, ...] = ()  # where in the YAML this variant comes from
     sample: tuple[str | None, int | None] | None = None  # its sweep's own (tier, n)
+    cell: tuple[int, ...] | None = None  # its level per `design` variable (0: the baseline's)
 
     @property
     def is_baseline(self) -> bool:
@@ -79,7 +80,8 @@ def _apply(base: dict[str, Any], overrides: dict[str, Any], loaded: LoadedSpec,
 
 def expand(loaded: LoadedSpec, notices: list[str] | None = None,
            adjust: Adjust = lambda cfg: cfg) -> list[Variant]:
-    """Baseline first, then sweeps in file order, then explicitly named variants. What is
+    """Baseline first, then sweeps in file order, then the cells of a factorial `design`
+    (flows.design), then explicitly named variants. What is
     dropped (a sweep value equal to the baseline) is told in `notices`, one line each.
     `adjust` resolves per-corpus choices (the `auto` analyzer) before configs are compared."""
     spec = loaded.spec
@@ -105,6 +107,10 @@ def expand(loaded: LoadedSpec, notices: list[str] | None = None,
             seen[cid] = name
             own = (sweep.tier, sweep.n) if (sweep.tier or sweep.n) else None
             variants.append(Variant(name, sweep.variable, value, cfg, cid, loc, own))
+    from flows.design import design_variants
+    variants = design_variants(loaded, variants, base,
+                               lambda over, loc: _apply(base, over, loaded, loc, adjust), config_id)
+    seen = {v.config_id: v.name for v in variants}
     for i, named in enumerate(spec.variants):
         loc = ("variants", i, "set")
         cfg = _apply(base, named.set, loaded, loc, adjust)

@@ -301,6 +301,31 @@ notice. A `variants` entry sets several fields at once under a name of its own. 
 variants with the same configuration are an error. Variants share every stage whose
 inputs are the same, so an RRF-k sweep retrieves once (see [the pipeline](pipeline.md)).
 
+## Factorial designs
+
+One-factor sweeps cannot tell whether one choice's effect depends on another. A
+`design` runs every combination of the levels of 2 to 4 variables (2 or 3 levels each,
+the first being the baseline's value) and estimates main effects and two-way
+interactions per question (see [statistics](statistics.md#factorial-designs)):
+
+```yaml
+design:
+  kind: factorial
+  fraction: full                       # or half: 4 two-level variables, 8 cells (D = ABC)
+  variables:
+    chunking.size: [200, 100]          # the baseline's value first
+    rerank.weights: [{fusion: 1.0}, {semantic: 1.0}]
+```
+
+Every combination (a **cell**) is one variant; the all-baseline cell is the baseline.
+A cell changing one variable is named like a sweep's variant (`chunking.size=100`), one
+changing several joins the changes with ` × `
+(`chunking.size=100 × rerank.weights=semantic:1`). Cells share stages like any variants,
+are compared with the baseline like any variants, and a sweep value that is also a cell
+is one variant. Cells run on the experiment's questions (`tier`), so a cell cannot also
+be the variant of a sweep with its own `tier` or `n`. `experiments/factorial-demo.yaml`
+is a 2 × 2 design on the demo data.
+
 ## Reference
 
 {reference}

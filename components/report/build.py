@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from components.atomic import atomic_write
+from components.report.factorial import interaction_plots
 from components.report.html import render_html
 from components.report.latex import render_latex
 from components.report.markdown import render_markdown, terminal_summary
@@ -30,9 +31,11 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
                                                  unaffected(res.variants, key, BASELINE))}
         images.update({f"plots/{k}": v for k, v in all_plots(
             variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()})
+        images.update({f"plots/{k}": v for k, v in interaction_plots(
+            res.manifest, res.variants, res.per_query, res.factorial, key).items()})
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
                          res.no_effect, plot_files=[Path(p).name for p in images],
-                         timings=res.timings)
+                         timings=res.timings, factorial=res.factorial)
     files: dict[str, str | bytes] = {
         "report.md": md,
         "report.html": render_html(md, f"ablate: {res.manifest.get('experiment')}", images),

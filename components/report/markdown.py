@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from components.report.factorial import factorial_section
 from components.report.findings import findings, fmt, fmt_p, judge
 from components.report.judge import judge_section, metric_note
 from components.report.overview import FOREST, glossary_lines, head, overview_table
@@ -121,8 +122,10 @@ def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
 def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], stats: pl.DataFrame,
                     per_query: pl.DataFrame, key_metrics: Sequence[str],
                     no_effect: Sequence[str] = (), plot_files: Sequence[str] = (),
-                    timings: pl.DataFrame | None = None) -> str:
-    """The report; `plot_files` are names under plots/ to show (see plots.all_plots)."""
+                    timings: pl.DataFrame | None = None,
+                    factorial: pl.DataFrame | None = None) -> str:
+    """The report; `plot_files` are names under plots/ to show (see plots.all_plots);
+    `factorial`: a factorial design's effects (factorial.parquet)."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = present_key(key_metrics, metrics)
     rest = [m for m in metrics if m not in key]
@@ -140,6 +143,9 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     judged = judge_section(manifest, per_query)
     if judged:
         lines += [""] + judged
+    design = factorial_section(manifest, variants, factorial, key, plot_files)
+    if design:
+        lines += [""] + design
     for variable, points in by_var.items():
         lines += ["", f"## {variable}", ""]
         if plot_name(variable) in plot_files:

@@ -17,6 +17,7 @@ from components.config import format_value, get_dotted
 from components.errors import InputError
 
 REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
+FACTORIAL_FILE = "factorial.parquet"  # a factorial design's effects (components.stats.factorial)
 DEFAULT_KEY = ("final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em")
 
 
@@ -28,6 +29,7 @@ class SweepResults:
     stats: pl.DataFrame
     timings: pl.DataFrame | None = None
     no_effect: tuple[str, ...] = field(default=())
+    factorial: pl.DataFrame | None = None  # a factorial design's effects, when it has one
 
     @property
     def metrics(self) -> list[str]:
@@ -70,11 +72,22 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=str(sweep_dir), line=exc.lineno) from None
     timings = sweep_dir / "timings.parquet"
+    factorial = sweep_dir / FACTORIAL_FILE
     return SweepResults(manifest=man, variants=variants,
                         per_query=pl.read_parquet(sweep_dir / "per_query.parquet"),
                         stats=pl.read_parquet(sweep_dir / "stats.parquet"),
                         timings=pl.read_parquet(timings) if timings.is_file() else None,
-                        no_effect=tuple(man.get("no_effect") or ()))
+                        no_effect=tuple(man.get("no_effect") or ()),
+                        factorial=pl.read_parquet(factorial) if factorial.is_file() else None)
+
+
+def base_value(config: dict[str, Any], variable: str) -> object:
+    """The baseline's value of a variable; of several fields joined by '+' (a variant
+    that sets several at once), {field: value}."""
+    parts = variable.split("+")
+    if len(parts) == 1:
+        return get_dotted(config, variable)
+    return {p: get_dotted(config, p) for p in parts}
 
 
 def variables(variants: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]]:
@@ -84,7 +97,7 @@ def variables(variants: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]
     for v in variants:
         if v.get("variable"):
             if v["variable"] not in out:
-                label = format_value(get_dotted(base["config"], v["variable"])) if base else ""
+                label = format_value(base_value(base["config"], v["variable"])) if base else ""
                 out[v["variable"]] = [(BASELINE, label)]
             out[v["variable"]].append((v["name"], v.get("value_label") or format_value(v["value"])))
     return out

@@ -99,7 +99,7 @@ def _pair_matrices(w: WideTable, baseline: int, pairs: list[tuple[int, int]]):
     return D, M, counts
 
 
-def _exact_when_few_untied(D: np.ndarray, n: np.ndarray, alpha: float, lo: np.ndarray,
+def exact_when_few_untied(D: np.ndarray, n: np.ndarray, alpha: float, lo: np.ndarray,
                            hi: np.ndarray, ci_used: list[str], ci_flag: list[str]) -> None:
     """Replace (in place) the bootstrap CI of every column with 1..9 differing pairs by
     the exact sign-flip interval (module docstring)."""
@@ -164,7 +164,7 @@ def compare_variants(table: pl.DataFrame, *, baseline: str, metrics: Sequence[st
                                                 resamples=bootstrap_resamples, seed=seed,
                                                 method=ci_method)
         boot_b = bootstrap_resamples
-        _exact_when_few_untied(D, n, alpha, lo, hi, ci_used, ci_flag)
+        exact_when_few_untied(D, n, alpha, lo, hi, ci_used, ci_flag)
 
     p_adj = np.full(ncomp, np.nan)
     fam_size = np.zeros(ncomp, dtype=np.int64)

@@ -31,3 +31,11 @@ def test_clashing_short_names_fall_back_to_the_full_variable_then_the_variant():
                        _v("c", "options.x.flag", "y z"), _v("d", "options.x.flag", "y+z")])
     assert names["a"] == "retrieval.bm25.k1=1.2" and names["b"] == "options.mine.k1=1.2"
     assert len(set(names.values())) == 5
+
+
+def test_variants_setting_several_fields_name_each_change():
+    both = {"chunking.size": 100, "rerank.weights": {"semantic": 1.0}}
+    names = run_names([_v("baseline"), _v("chunking.size=100", "chunking.size", 100),
+                       _v("chunking.size=100 × rerank.weights=semantic:1",
+                          "chunking.size+rerank.weights", both)])
+    assert names["chunking.size=100 × rerank.weights=semantic:1"] == "chunk=100 × rerank=sem1"
