@@ -156,6 +156,9 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
     loaded = load_spec(spec_path)
     spec = loaded.spec
     notices: list[str] = []
+    if spec.stats.sequential and spec.design is not None:
+        raise loaded.error("stats.sequential cannot be combined with a factorial design "
+                           "(every cell must run on the same questions)", ("stats", "sequential"))
     variants = expand(loaded, notices)
     check_variants(loaded, variants)
     dataset = load_data(loaded)

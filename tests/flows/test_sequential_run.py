@@ -106,3 +106,17 @@ def test_the_prefect_flow_runs_the_looks(prefect_server, tmp_path, shared_cache)
     man = json.loads((tmp_path / "runs" / result["sweep_dir"].split("/")[-1] / "manifest.json").read_text())
     assert man["sequential"]["sizes"]["fusion.rrf_k=10"] == 55
     assert man["sequential"]["sizes"]["context.budget=4"] < 55
+
+
+def test_sequential_with_a_factorial_design_is_a_spec_error(tmp_path):
+    from components.errors import InputError
+    from flows.context import RunOptions, build_context
+    spec = tmp_path / "exp.yaml"
+    text = textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json"))
+    text = text.split("sweeps:")[0] + ("design:\n  kind: factorial\n  variables:\n"
+                                        "    context.budget: [200, 4]\n    fusion.rrf_k: [60, 10]\n")
+    spec.write_text(text)
+    with pytest.raises(InputError) as err:
+        build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "c")))
+    assert "cannot be combined with a factorial design" in str(err.value)
+    assert "exp.yaml:8: field 'stats.sequential'" in str(err.value)  # the stats line
