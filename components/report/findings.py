@@ -80,8 +80,12 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
                        "metric.")
     if "missingness_flag" in stats.columns:
         flagged = stats.filter(pl.col("missingness_flag") & pl.col("metric").is_in(list(key_metrics)))
-        if flagged.height:
-            pairs = [f"{r['variant']} on {r['metric']}" for r in flagged.iter_rows(named=True)]
+        q = (manifest or {}).get("questions") or {}
+        by_design = q.get("per_variant") or {}
+        rows = [r for r in flagged.iter_rows(named=True)
+                if not _sampled_by_design(r, by_design, q.get("total"))]
+        if rows:
+            pairs = [f"{r['variant']} on {r['metric']}" for r in rows]
             out.append(f"Unequal missingness versus the baseline: {_listed(pairs)}; "
                        "compare those means with care.")
     batch = (manifest or {}).get("latency_batch_means") or []
@@ -122,6 +126,14 @@ def _truncation(ch: dict[str, Any], share: float) -> str:
             f"{fmt(ch.get('pieces_cut_mean'), 1)} on average (at most "
             f"{ch['pieces_cut_max']}); dense retrieval never reads {unseen:.1%} of "
             "this chunking's text.")
+
+
+def _sampled_by_design(row: dict[str, Any], per_variant: dict[str, int], total: int | None) -> bool:
+    """A variant run on its own smaller sample (a sweep's `tier`/`n`) lacks the baseline's
+    other questions by design: that alone is not unequal missingness."""
+    n = per_variant.get(row["variant"])
+    return (n is not None and total is not None and row.get("n_missing") == total - n
+            and row.get("n_undefined_variant") == row.get("n_undefined_baseline"))
 
 
 def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequence[str] = (),

@@ -92,6 +92,9 @@ def test_comparisons_pair_exactly_their_own_questions(sweep):
     assert man["questions"]["per_variant"] == {"chunking.size=96": 30, "fusion.rrf_k=10": 10}
     report = (folder / "report.md").read_text()
     assert "own nested samples: chunking.size=96 30, fusion.rrf_k=10 10" in report
+    # the baseline's other questions are missing from a smaller sample by design
+    assert stats.filter(pl.col("variant") == "fusion.rrf_k=10")["missingness_flag"].to_list() == [True]
+    assert "Unequal missingness" not in report
 
 
 def test_mlflow_child_figures_state_n(sweep):
