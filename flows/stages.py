@@ -203,7 +203,8 @@ def _chunk(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    labels = label_chunks(chunks_of(ctx, node.inputs["chunk"]), questions_of(ctx, node), ctx.label_mode)
+    labels = label_chunks(chunks_of(ctx, node.inputs["chunk"]), questions_of(ctx, node),
+                          ctx.label_mode)
     rows = [(qid, g, cid, float(f)) for qid, groups in sorted(labels.items())
             for g, gains in enumerate(groups) for cid, f in sorted(gains.items())]
     return pl.DataFrame(rows, schema={"qid": pl.Utf8, "group": pl.Int64, "chunk_id": pl.Utf8,
@@ -212,8 +213,8 @@ def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 def _retrieve(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     latency: dict[str, float] = {}
-    rankings = retrieve_path(node.part, chunks_of(ctx, node.inputs["chunk"]), questions_of(ctx, node),
-                             node.config, resources(ctx), latency=latency)
+    rankings = retrieve_path(node.part, chunks_of(ctx, node.inputs["chunk"]),
+                             questions_of(ctx, node), node.config, resources(ctx), latency=latency)
     return rankings_frame(rankings, latency)
 
 
@@ -227,8 +228,8 @@ def _rerank(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     fused = load(ctx, "fuse", node.inputs["fuse"], frame_rankings)
     credibility = {d.doc_id: d.credibility for d in ctx.dataset.documents}
     latency: dict[str, float] = {}
-    out = rerank_rankings(questions_of(ctx, node), chunks_of(ctx, node.inputs["chunk"]), fused, node.config,
-                          resources(ctx), credibility, latency=latency)
+    out = rerank_rankings(questions_of(ctx, node), chunks_of(ctx, node.inputs["chunk"]), fused,
+                          node.config, resources(ctx), credibility, latency=latency)
     return rankings_frame(out, latency)
 
 
@@ -252,7 +253,8 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     factory = GENERATORS.get(node.resolved.first("generator").name)
     contexts = (load(ctx, "assemble", node.inputs["assemble"], functools.partial(frame_contexts, ctx))
                 if "assemble" in node.inputs else {})
-    items = [(q, contexts.get(q.qid)) for q in questions_of(ctx, node)]
+    questions = questions_of(ctx, node)
+    items = [(q, contexts.get(q.qid)) for q in questions]
     cache = generation_cache(ctx)
     base = node.config.generator
     frames = []
@@ -263,7 +265,7 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         after = cache.counters
         ctx.count("prompts_generated", after["generated"] - before["generated"])
         ctx.count("prompts_reused", after["reused"] - before["reused"])
-        frames.append(answers_frame({q.qid: a for q, a in zip(questions_of(ctx, node), answers)})
+        frames.append(answers_frame({q.qid: a for q, a in zip(questions, answers)})
                       .with_columns(repeat=pl.lit(r, dtype=pl.Int64)))
     return pl.concat(frames)
 
@@ -276,8 +278,9 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     answers = load(ctx, "generate", node.inputs["generate"], frame_answers)
     read = ctx.plan.nodes[node.inputs["generate"]].resolved.reads_context
     rows = []
-    counter = Progress(f"judge {node.key[:8]}", len(questions_of(ctx, node)))
-    for q in questions_of(ctx, node):
+    questions = questions_of(ctx, node)
+    counter = Progress(f"judge {node.key[:8]}", len(questions))
+    for q in questions:
         t0 = time.perf_counter()
         ctx_q = contexts.get(q.qid)
         j = judge_item(judge, ctx.judge_prompts, cfg,
