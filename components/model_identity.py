@@ -36,9 +36,14 @@ def file_sha256(path: Path) -> str:
     return _sha256(str(path), st.st_size, st.st_mtime_ns)
 
 
-def embedder_identity(name: str) -> dict[str, str]:
-    """Name and version of a dense model (the bundled MiniLM: its package's version)."""
-    out = {"name": name}
+def embedder_identity(name: str, backend: str = "torch") -> dict[str, str]:
+    """Name and version of a dense model (the bundled MiniLM: its package's version) and
+    the backend it ran on (for an ONNX one, with the versions that made the export)."""
+    out = {"name": name, "backend": backend}
+    from components.retrieval.dense_backends import BACKENDS
+    if backend in BACKENDS and BACKENDS.declaration(backend).info.get("exported"):
+        from components.retrieval.onnx_encoder import runtime_versions
+        out["backend"] = f"{backend} ({runtime_versions()})"
     if name == MINILM_NAME:
         try:
             out["version"] = f"{MINILM_PACKAGE} {metadata.version(MINILM_PACKAGE)}"
@@ -80,7 +85,7 @@ def resolved_models(cfg: PipelineConfig) -> dict[str, dict[str, str]]:
     if gen:
         out["generator"] = gen
     if uses_embedder(cfg):
-        out["embedder"] = embedder_identity(cfg.retrieval.dense_model)
+        out["embedder"] = embedder_identity(cfg.retrieval.dense_model, cfg.retrieval.dense_backend)
     return out
 
 

@@ -1,10 +1,11 @@
 """`ablate cache info|prune`: what the result cache holds, and removing part of it.
 
 The cache is the stage store (one folder per stage) plus the embedding, generation and
-judge-verdict caches beside it. A stage entry's age is its last use (the store refreshes
-the checksum file's time on every reuse); embedding shards, generations and verdicts age
-from when they were written. Deleting never leaves a half entry: the checksum goes first, and data without a
-checksum is treated as missing (recomputed) by every run.
+judge-verdict caches and the ONNX exports of the dense model beside it. A stage entry's
+age is its last use (the store refreshes the checksum file's time on every reuse);
+embedding shards, generations, verdicts and exports age from when they were written.
+Deleting never leaves a half entry: the checksum goes first, and data without a checksum
+is treated as missing (recomputed) by every run.
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def register(app: typer.Typer) -> None:
         older_than: Optional[float] = typer.Option(
             None, min=0, help="Only entries not used for this many days."),
         stage: list[str] = typer.Option(
-            [], help="Only this stage (repeatable); also 'embeddings', 'generations' or 'judgments'."),
+            [], help="Only this stage (repeatable); also 'embeddings', 'generations', "
+                     "'judgments' or 'onnx'."),
         everything: bool = typer.Option(False, "--all", help="Every stage and side cache."),
         dry_run: bool = typer.Option(False, "--dry-run", help="List, delete nothing."),
     ) -> None:

@@ -135,12 +135,15 @@ def chunks_of(ctx: RunContext, key: str) -> list[Chunk]:
     return load(ctx, "chunk", key, convert)
 
 
-def encoder(ctx: RunContext, model: str) -> DenseEncoder:
-    """The process's encoder of `model`, with the on-disk embedding cache."""
+def encoder(ctx: RunContext, model: str, backend: str = "torch") -> DenseEncoder:
+    """The process's encoder of `model` on `backend`, with the on-disk embedding cache (and
+    the ONNX exports beside it)."""
     with ctx.lock("encoder"):
-        memo_key = f"encoder:{model}"
+        memo_key = f"encoder:{model}:{backend}"
         if memo_key not in ctx.memo:
-            ctx.memo[memo_key] = DenseEncoder(dense_model_path(model), ctx.store.root / "embeddings")
+            root = ctx.store.root
+            ctx.memo[memo_key] = DenseEncoder(dense_model_path(model), root / "embeddings",
+                                              backend=backend, export_dir=root / "onnx")
         return ctx.memo[memo_key]
 
 

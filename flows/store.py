@@ -21,7 +21,7 @@ import polars as pl
 
 from components.atomic import atomic_write
 
-SIDE_FOLDERS = ("embeddings", "generations", "judgments")  # caches beside the stage entries
+SIDE_FOLDERS = ("embeddings", "generations", "judgments", "onnx")  # caches beside the stages
 STALE_TMP_SECONDS = 3600  # a temporary file this old belongs to no live writer
 
 
@@ -107,7 +107,7 @@ class CacheFile:
     """One removable unit: a stage entry (data + sidecar), an embedding shard, a generation,
     or a stale temporary file. `used` is the last use (stage entries) or write time."""
 
-    area: str  # stage name, "embeddings" or "generations"
+    area: str  # stage name or a side folder ("embeddings", "generations", ...)
     path: Path  # the data file
     bytes: int
     used: float

@@ -1,5 +1,8 @@
 """Dense retrieval: a cached sentence-transformers encoder and exact blocked top-K search.
 
+The encoder runs on the backend `retrieval.dense_backend` names (dense_backends.py):
+sentence-transformers on torch by default, or the model exported to ONNX (float or int8).
+
 Embeddings are L2-normalised, so cosine similarity is a dot product. Search is exact
 (no ANN): the corpus is scanned in blocks of rows and each block's candidates are
 merged into a running top-K, so memory is bounded by queries x (K + block) rather
@@ -18,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from components.progress import Progress
+from components.retrieval.dense_backends import BACKENDS, cache_id
 from components.records import Ranking
 from components.retrieval.embed_cache import EmbeddingCache, text_key
 from components.retrieval.topk import merge_topk
@@ -45,7 +49,10 @@ def model_fingerprint(model_path: Path) -> str:
 class DenseEncoder:
     """Encodes texts with a local sentence-transformers model, through an embedding cache.
 
-    The model is loaded lazily: a run whose texts are all cached never loads it.
+    `backend` names the runtime (`torch`, `onnx`, `onnx-int8`); the ONNX ones export the
+    model into `export_dir` once (None: in memory, per process). The cache is kept per
+    model and backend. The model is loaded lazily: a run whose texts are all cached
+    never loads it.
     `counters`: embedded = distinct texts run through the model, reused = texts served
     without the model (cache hits and repeats), both cumulative in this process.
     """
@@ -53,12 +60,17 @@ class DenseEncoder:
     shard_size = 4096  # texts embedded and persisted per cache shard
     progress_slice = 512  # texts per encode call: one progress step each
 
-    def __init__(self, model_path: Path, cache_dir: Path | None, batch_size: int = 64) -> None:
+    def __init__(self, model_path: Path, cache_dir: Path | None, batch_size: int = 64,
+                 backend: str = "torch", export_dir: Path | None = None) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_dir():
             raise FileNotFoundError(f"dense model directory not found: {self.model_path}")
         self.batch_size = int(batch_size)
-        self.model_id = model_fingerprint(self.model_path)
+        self.backend = backend
+        self._load_backend = BACKENDS.get(backend)
+        self.export_dir = None if export_dir is None else Path(export_dir)
+        self.fingerprint = model_fingerprint(self.model_path)
+        self.model_id = cache_id(self.fingerprint, backend)
         self.cache = EmbeddingCache(None if cache_dir is None else Path(cache_dir), self.model_id)
         self._model = None
         self._lock = threading.Lock()
@@ -73,19 +85,19 @@ class DenseEncoder:
 
     @property
     def model(self):
-        """The SentenceTransformer, loaded on first use (CPU, offline)."""
+        """The backend's runtime, loaded on first use (CPU, offline): the SentenceTransformer
+        for torch, an OnnxEmbedder (same `encode`) for the ONNX backends."""
         with self._load_lock:
             if self._model is None:
-                from sentence_transformers import SentenceTransformer
-                self._model = SentenceTransformer(str(self.model_path), device="cpu",
-                                                  local_files_only=True)
+                self._model = self._load_backend(self.model_path, self.fingerprint,
+                                                 self.export_dir)
             return self._model
 
     def _embed(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
         """Embeddings of `texts`, encoded in slices of `progress_slice` texts so that a long
         encoding reports its progress (count, rate, ETA) as it goes."""
         out = []
-        # one encode at a time: torch already uses every core, threads would oversubscribe
+        # one encode at a time: torch (or onnxruntime) already uses every core
         with self._encode_lock:
             for i in range(0, len(texts), self.progress_slice):
                 part = texts[i:i + self.progress_slice]
@@ -162,7 +174,10 @@ class DenseEncoder:
 
     @property
     def dim(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        model = self.model  # sentence-transformers 6 renamed the method; older ones lack it
+        get = getattr(model, "get_embedding_dimension", None) or \
+            model.get_sentence_embedding_dimension
+        return int(get())
 
 
 class DenseIndex:

@@ -80,10 +80,12 @@ def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> tuple[BM25Index, A
     return _BM25.get_or_make(key, make), analyzer
 
 
-def default_encoder(model: str) -> DenseEncoder:
-    """An encoder for `retrieval.dense_model` without a disk cache, for callers given none."""
+def default_encoder(model: str, backend: str = "torch") -> DenseEncoder:
+    """An encoder for `retrieval.dense_model` on `retrieval.dense_backend` without a disk
+    cache (an ONNX export is made in memory), for callers given none."""
     path = dense_model_path(model)
-    return _ENCODERS.get_or_make(str(path), lambda: DenseEncoder(path, None))
+    return _ENCODERS.get_or_make((str(path), backend),
+                                 lambda: DenseEncoder(path, None, backend=backend))
 
 
 def cross_encoder(path: str):

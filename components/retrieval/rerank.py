@@ -45,9 +45,10 @@ Signal = Callable[[SignalContext, Question, list[Chunk], np.ndarray], np.ndarray
 SIGNALS: Registry[Signal] = Registry("rerank signal", config_field="rerank.weights")
 
 
-@SIGNALS.register("semantic", reads=("retrieval.dense_model",), model_bound=True)
+@SIGNALS.register("semantic", reads=("retrieval.dense_model",), model_bound=True,
+                  uses={"retrieval.dense_backend": "dense backend"})
 def semantic(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
-    enc = ctx.res.encoder(ctx.cfg.retrieval.dense_model)
+    enc = ctx.res.encoder(ctx.cfg.retrieval.dense_model, ctx.cfg.retrieval.dense_backend)
     vecs = enc.encode([q.question] + [c.text for c in cands])
     return (vecs[1:] @ vecs[0]).astype(np.float64)
 

@@ -12,20 +12,21 @@ from components.retrieval.dense import DenseEncoder
 
 
 class Resources:
-    def __init__(self, make_encoder: Callable[[str], DenseEncoder] | None = None) -> None:
+    def __init__(self, make_encoder: Callable[[str, str], DenseEncoder] | None = None) -> None:
         self._make_encoder = make_encoder
 
-    def encoder(self, model: str) -> DenseEncoder:
-        """The dense encoder of `retrieval.dense_model` `model`."""
+    def encoder(self, model: str, backend: str = "torch") -> DenseEncoder:
+        """The dense encoder of `retrieval.dense_model` `model` on `retrieval.dense_backend`
+        `backend`."""
         if self._make_encoder is not None:
-            return self._make_encoder(model)
+            return self._make_encoder(model, backend)
         from components.retrieval import indexes
-        return indexes.default_encoder(model)
+        return indexes.default_encoder(model, backend)
 
     @classmethod
     def fixed(cls, encoder: DenseEncoder) -> "Resources":
-        """Resources that answer every model with `encoder` (tests, benchmarks)."""
-        return cls(lambda model: encoder)
+        """Resources that answer every model and backend with `encoder` (tests, benchmarks)."""
+        return cls(lambda model, backend="torch": encoder)
 
 
 DEFAULT = Resources()

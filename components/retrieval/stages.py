@@ -48,9 +48,10 @@ def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
 
 
 @PATHS.register("dense", reads=("retrieval.depth", "retrieval.dense_model"), model_bound=True,
+                uses={"retrieval.dense_backend": "dense backend"},
                 latency="batch_mean")  # queries are encoded together: per-question = batch / n
 def _dense(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
-    encoder = res.encoder(cfg.retrieval.dense_model)
+    encoder = res.encoder(cfg.retrieval.dense_model, cfg.retrieval.dense_backend)
     index = DenseIndex([c.chunk_id for c in chunks], encoder.encode([c.text for c in chunks]))
     t0 = time.perf_counter()
     qvecs = encoder.encode([q.question for q in questions])

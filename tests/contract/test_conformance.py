@@ -258,12 +258,31 @@ def _check_normalization(d):
     assert out.shape == (3,) and np.isfinite(out).all() and out[0] > out[2] > out[1]
 
 
+def _check_dense_backend(d):
+    """A backend's runtime embeds like SentenceTransformer.encode: float32 L2-normalised
+    rows in input order, each a function of its text alone (what the cache assumes)."""
+    from components.models import minilm_path
+    from components.retrieval.dense import DenseEncoder
+    missing = d.missing_requirement()
+    if missing is not None:
+        pytest.skip(f"needs {missing[0]} (pip install 'ablate[{missing[1]}]')")
+    enc = DenseEncoder(minilm_path(), None, batch_size=2, backend=d.name)
+    texts = [DOC.text, QUESTIONS[0].question, "今天天气很好。The weather is fine today."]
+    vecs = enc.encode(texts)
+    assert vecs.dtype == np.float32 and vecs.shape == (3, enc.dim)
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    again = enc.model.encode(texts[::-1], batch_size=3, normalize_embeddings=True,
+                             convert_to_numpy=True, show_progress_bar=False)
+    np.testing.assert_allclose(again[::-1], vecs, atol=1e-5)  # order, batch mates
+    assert float(vecs[1] @ vecs[0]) > float(vecs[1] @ vecs[2])  # the question is about DOC
+
+
 CONTRACTS = {
     "chunker": _check_chunker, "analyzer": _check_analyzer, "retrieval path": _check_path,
     "fuser": _check_fuser, "rerank signal": _check_signal, "reranker": _check_reranker,
     "generator": _check_generator, "metric": _check_metric, "statistical test": _check_test,
     "correction": _check_correction, "score normalization": _check_normalization,
-    "judge": _check_judge,
+    "judge": _check_judge, "dense backend": _check_dense_backend,
 }
 
 
