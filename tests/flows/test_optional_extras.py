@@ -64,3 +64,29 @@ def test_declaration_sees_the_module_when_installed():
     pytest.importorskip("llama_cpp")
     from components.registry import registry
     assert registry("generator").declaration("smollm2").missing_requirement() is None
+
+
+ONNX_SPEC = """\
+name: extras-onnx
+dataset: {{path: {data}, format: squad}}
+baseline:
+  retrieval: {{paths: [dense]}}
+  generator: {{name: none}}
+sweeps:
+  - variable: retrieval.dense_backend
+    values: [{backend}]
+"""
+
+
+def test_onnx_backend_without_the_extra_is_one_line_naming_it(tmp_path, monkeypatch, run_cli,
+                                                              capsys):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    spec = tmp_path / "e.yaml"
+    spec.write_text(ONNX_SPEC.format(data=FIXTURES / "squad_tiny.json", backend="onnx-int8"))
+    code = run_cli("run", str(spec), "--no-mlflow", "--cache-dir", str(tmp_path / "c"),
+                   "--out", str(tmp_path / "runs"))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "ablate[onnx]" in err and "onnx-int8" in err and "onnxruntime" in err
+    assert f"{spec}:8" in err  # the sweep value's line
+    assert not (tmp_path / "runs").exists()
