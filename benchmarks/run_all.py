@@ -29,6 +29,8 @@ BENCHMARKS: dict[str, tuple[str, list[str], list[str]]] = {
     "bm25-200k": ("bm25.py", ["--chunks", "200000", "--k", "10", "--rank-sample", "20"],
                   ["--chunks", "200000", "--queries", "200", "--rank-sample", "5", "--k", "10"]),
     "dense": ("dense.py", [], ["--texts", "128", "--rounds", "1"]),
+    "dense-backends": ("dense_backends.py", [], ["--texts", "100", "--questions", "20",
+                                                 "--rounds", "1"]),
     "stats": ("stats.py", [], ["--questions", "200", "--variants", "5", "--resamples", "2000"]),
     "sharing": ("sweep_sharing.py", [], []),
     "overhead": ("overhead.py", [], []),

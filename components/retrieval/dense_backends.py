@@ -6,7 +6,7 @@
 
 Each entry loads a runtime object with SentenceTransformer's `encode(texts, batch_size=...,
 normalize_embeddings=..., convert_to_numpy=..., show_progress_bar=...)` and
-`get_sentence_embedding_dimension()`, which the DenseEncoder drives through its embedding
+`get_embedding_dimension()`, which the DenseEncoder drives through its embedding
 cache. The backends give different vectors, so the cache keeps one id per backend
 (`cache_id`); which one ran is a config field like any other, read by every component
 that embeds (the dense path and the `semantic` rerank signal), so changing it changes
