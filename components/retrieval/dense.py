@@ -21,8 +21,8 @@ from typing import Sequence
 import numpy as np
 
 from components.progress import Progress
-from components.retrieval.dense_backends import BACKENDS, cache_id
 from components.records import Ranking
+from components.retrieval.dense_backends import BACKENDS, cache_id
 from components.retrieval.embed_cache import EmbeddingCache, text_key
 from components.retrieval.topk import merge_topk
 
