@@ -49,7 +49,8 @@ def sweep(tmp_path_factory):
 
 def test_only_the_dense_path_and_after_run_again(sweep):
     ctx, _ = sweep
-    base, var = ctx.plan.by_variant["baseline"], ctx.plan.by_variant["retrieval.dense_backend=onnx-int8"]
+    base = ctx.plan.by_variant["baseline"]
+    var = ctx.plan.by_variant["retrieval.dense_backend=onnx-int8"]
     for stage in ("chunk", "label", "retrieve:bm25"):
         assert base[stage] == var[stage], stage
     for stage in ("retrieve:dense", "fuse", "rerank", "score"):

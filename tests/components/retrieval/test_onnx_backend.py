@@ -156,14 +156,15 @@ def test_unknown_backend_is_an_input_error():
 
 def test_a_pipeline_the_onnx_backends_cannot_reproduce_says_so(tmp_path):
     from components.retrieval.onnx_encoder import read_pipeline
+    st = "sentence_transformers.models."
     (tmp_path / "modules.json").write_text(json.dumps([
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}]))
+        {"idx": 0, "name": "0", "path": "", "type": st + "Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": st + "Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Dense", "type": st + "Dense"}]))
     with pytest.raises(InputError, match="Dense"):
         read_pipeline(tmp_path)
     (tmp_path / "modules.json").write_text(json.dumps([
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": st + "Pooling"}]))
     (tmp_path / "1_Pooling").mkdir()
     (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(
         {"pooling_mode_max_tokens": True, "pooling_mode_mean_tokens": False}))
