@@ -35,7 +35,8 @@ from components.stats.factorial import design_from_records, factorial_effects
 from flows.context import RunContext
 from flows.design import design_labels
 from flows.judging import judge_manifest
-from flows.stages import chunks_of, frame_answers
+from flows.frames import frame_answers
+from flows.stages import chunks_of
 from components.config import format_value
 from components.vocab import BASELINE
 

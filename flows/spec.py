@@ -8,10 +8,8 @@ under each field is its entry in the reference `docs/experiment-file.md`, genera
 
 from __future__ import annotations
 
-import difflib
-import re
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import yaml
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
@@ -23,14 +21,7 @@ from components.errors import InputError
 from components.registry import registry
 from components.vocab import (ANSWER_NORMALIZERS, CI_METHODS, DEFAULT_KEY_METRICS, DESIGN_KINDS,
                               FAMILIES, FRACTIONS, LABEL_MODES, NDCG_GAINS, SPLITS, TIERS)
-
-
-def did_you_mean(word: object, known: Any) -> str:
-    """'; did you mean X?' for the closest of `known` to `word`, or ''."""
-    if not isinstance(word, str):
-        return ""
-    near = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6)
-    return f"; did you mean {near[0]}?" if near else ""
+from flows.spec_errors import did_you_mean, error_message
 
 
 def _registered(kind: str, name: str) -> str:
@@ -383,45 +374,6 @@ def load_spec(path: str | Path) -> LoadedSpec:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        raise InputError(error_message(err, loc), path=str(path), line=line_of(node, loc),
-                         field=".".join(str(p) for p in loc)) from None
+        raise InputError(error_message(err, loc, ExperimentSpec), path=str(path),
+                         line=line_of(node, loc), field=".".join(str(p) for p in loc)) from None
     return LoadedSpec(spec=spec, path=path, node=node)
-
-
-def error_message(err: dict[str, Any], loc: tuple[Any, ...], root: type[BaseModel] | None = None) -> str:
-    """A pydantic error (at `loc` of a `root` model, default the experiment file) as a short
-    message, with a suggestion for near-misses."""
-    kind, msg = err["type"], err["msg"]
-    if kind == "extra_forbidden":
-        parent = model_at(root or ExperimentSpec, loc[:-1])
-        known = list(parent.model_fields) if parent is not None else []
-        hint = did_you_mean(loc[-1], known)
-        return "unknown field" + (hint or (f" (known: {', '.join(known)})" if known else ""))
-    if kind == "missing":
-        return "required field is missing"
-    if kind == "literal_error":
-        expected = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
-        return msg + did_you_mean(err.get("input"), expected)
-    return msg.removeprefix("Value error, ")
-
-
-def model_at(model: Any, loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The pydantic model class that holds the fields at `loc` (list indexes skipped)."""
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
-            return None
-        model = _inner_model(model.model_fields[part].annotation)
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
-
-
-def _inner_model(annotation: Any) -> Any:
-    """The model inside an annotation (`X`, `X | None`, `list[X]`), else None."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _inner_model(arg)
-        if found is not None:
-            return found
-    return None

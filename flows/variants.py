@@ -15,7 +15,8 @@ from pydantic import ValidationError
 
 from components.config import PipelineConfig, flatten, format_value, has_dotted
 from components.vocab import BASELINE
-from flows.spec import LoadedSpec, did_you_mean, error_message
+from flows.spec import LoadedSpec
+from flows.spec_errors import did_you_mean, error_message
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,10 @@ keeps its own embedding cache, and the outputs record which backend ran."""
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.flows.direct import run_direct
 
 pytest.importorskip("onnxruntime")
 
@@ -35,16 +34,8 @@ sweeps:
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from flows.context import RunOptions, build_context
-    from flows.outputs import write_outputs
-    from flows.stages import run_stage
-    tmp = tmp_path_factory.mktemp("dense-backend")
-    spec = tmp / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
-    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
-    for node in ctx.plan.nodes.values():
-        run_stage(ctx, node)
-    return ctx, write_outputs(ctx, tmp / "runs", ctx.started, {})
+    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("dense-backend"), SPEC)
+    return ctx, folder
 
 
 def test_only_the_dense_path_and_after_run_again(sweep):

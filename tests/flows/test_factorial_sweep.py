@@ -6,12 +6,11 @@ the interaction section and plots."""
 from __future__ import annotations
 
 import json
-import textwrap
 
 import polars as pl
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.flows.direct import run_direct
 
 SPEC = """
 name: factorial
@@ -39,16 +38,8 @@ CELLS = ["baseline", "chunking.size=96", "context.budget=40",
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from flows.context import RunOptions, build_context
-    from flows.outputs import write_outputs
-    from flows.stages import run_stage
-    tmp = tmp_path_factory.mktemp("factorial")
-    spec = tmp / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
-    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
-    for node in ctx.plan.nodes.values():
-        run_stage(ctx, node)
-    return ctx, write_outputs(ctx, tmp / "runs", ctx.started, {})
+    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("factorial"), SPEC)
+    return ctx, folder
 
 
 def test_cells_share_stages_like_one_factor_variants(sweep):

@@ -6,12 +6,11 @@ no MLflow), BM25 only: a few seconds."""
 from __future__ import annotations
 
 import json
-import textwrap
 
 import polars as pl
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.flows.direct import run_direct
 
 SPEC = """
 name: retrieval-only
@@ -38,16 +37,8 @@ sweeps:
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from flows.context import RunOptions, build_context
-    from flows.outputs import write_outputs
-    from flows.stages import run_stage
-    tmp = tmp_path_factory.mktemp("retrieval-only")
-    spec = tmp / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
-    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
-    for node in ctx.plan.nodes.values():
-        run_stage(ctx, node)
-    return ctx, write_outputs(ctx, tmp / "runs", ctx.started, {})
+    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("retrieval-only"), SPEC)
+    return ctx, folder
 
 
 def test_plan_has_no_generation_stages(sweep):

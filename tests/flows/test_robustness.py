@@ -6,13 +6,12 @@ paired tests. Stages run directly (no Prefect, no MLflow), BM25 + extractive."""
 from __future__ import annotations
 
 import math
-import textwrap
 
 import polars as pl
 import pytest
 
 from components.metrics.consistency import COLUMN, with_consistency
-from tests.conftest import FIXTURES
+from tests.flows.direct import run_direct
 
 SPEC = """
 name: robustness
@@ -37,16 +36,8 @@ sweeps:
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from flows.context import RunOptions, build_context
-    from flows.outputs import write_outputs
-    from flows.stages import run_stage
-    tmp = tmp_path_factory.mktemp("robustness")
-    spec = tmp / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
-    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
-    for node in ctx.plan.nodes.values():
-        run_stage(ctx, node)
-    return ctx, write_outputs(ctx, tmp / "runs", ctx.started, {})
+    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("robustness"), SPEC)
+    return ctx, folder
 
 
 def test_the_perturbed_query_reaches_retrieval_not_the_labels(sweep):

@@ -5,12 +5,11 @@ runs to its full sample, and the outputs record the looks and decide by them."""
 from __future__ import annotations
 
 import json
-import textwrap
 
 import polars as pl
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.flows.direct import write_spec
 
 SPEC = """
 name: sequential
@@ -41,8 +40,7 @@ def sweep(tmp_path_factory):
     from flows.sequential import run_sequential
     from flows.stages import run_stage
     tmp = tmp_path_factory.mktemp("sequential")
-    spec = tmp / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    spec = write_spec(tmp, SPEC)
     cache = str(tmp / "cache")
     ctx = build_context(str(spec), RunOptions(cache_dir=cache))
     full = {v.name: len(ctx.questions_of(v.name)) for v in ctx.variants if not v.is_baseline}
@@ -98,8 +96,7 @@ def test_the_prefect_flow_runs_the_looks(prefect_server, tmp_path, shared_cache)
     """The same sweep through the real flow: each look's sizes reach the stage tasks."""
     from flows.context import forget_contexts
     from flows.sweep import run_sweep
-    spec = tmp_path / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    spec = write_spec(tmp_path, SPEC)
     forget_contexts()
     result = run_sweep(str(spec), out=str(tmp_path / "runs"), cache_dir=str(shared_cache),
                        mlflow=False)
@@ -111,11 +108,9 @@ def test_the_prefect_flow_runs_the_looks(prefect_server, tmp_path, shared_cache)
 def test_sequential_with_a_factorial_design_is_a_spec_error(tmp_path):
     from components.errors import InputError
     from flows.context import RunOptions, build_context
-    spec = tmp_path / "exp.yaml"
-    text = textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json"))
-    text = text.split("sweeps:")[0] + ("design:\n  kind: factorial\n  variables:\n"
-                                        "    context.budget: [200, 4]\n    fusion.rrf_k: [60, 10]\n")
-    spec.write_text(text)
+    spec = write_spec(tmp_path, SPEC.split("sweeps:")[0] + (
+        "design:\n  kind: factorial\n  variables:\n"
+        "    context.budget: [200, 4]\n    fusion.rrf_k: [60, 10]\n"))
     with pytest.raises(InputError) as err:
         build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "c")))
     assert "cannot be combined with a factorial design" in str(err.value)

@@ -6,13 +6,12 @@ directly (no Prefect, no MLflow), BM25 + extractive: a few seconds."""
 from __future__ import annotations
 
 import json
-import textwrap
 
 import polars as pl
 import pytest
 
 from components.errors import InputError
-from tests.conftest import FIXTURES
+from tests.flows.direct import run_direct, write_spec
 
 SPEC = """
 name: samples
@@ -40,16 +39,7 @@ sweeps:
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from flows.context import RunOptions, build_context
-    from flows.outputs import write_outputs
-    from flows.stages import run_stage
-    tmp = tmp_path_factory.mktemp("samples")
-    spec = tmp / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
-    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
-    for node in ctx.plan.nodes.values():
-        run_stage(ctx, node)
-    return ctx, write_outputs(ctx, tmp / "runs", ctx.started, {}), spec
+    return run_direct(tmp_path_factory.mktemp("samples"), SPEC)
 
 
 def _qids(ctx, name):
@@ -124,9 +114,8 @@ def test_a_command_line_tier_puts_every_variant_on_it(sweep):
 
 def test_tier_and_n_together_is_a_spec_error(tmp_path):
     from flows.spec import load_spec
-    spec = tmp_path / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json"))
-                    .replace("    n: 30", "    n: 30\n    tier: smoke"))
+    spec = write_spec(tmp_path, SPEC.replace("    n: 30", "    n: 30\n    tier: smoke"))
     with pytest.raises(InputError) as err:
         load_spec(spec)
-    assert "set `tier` or `n`, not both" in str(err.value) and "exp.yaml:17: field 'sweeps.0'" in str(err.value)
+    assert "set `tier` or `n`, not both" in str(err.value)
+    assert "exp.yaml:17: field 'sweeps.0'" in str(err.value)
