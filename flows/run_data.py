@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from components.report.markdown import E2E, with_end_to_end
 from components.report.sweep_data import SweepResults
 
 COMPARISONS = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_adjusted": "p_adj",
@@ -54,9 +55,9 @@ def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.Da
                 if m is not None:
                     out[col] = float(m)
         if lat and t.height:
-            total = t.select(pl.sum_horizontal([pl.col(c).cast(pl.Float64).fill_nan(None)
-                                                for c in lat]))
-            out["latency/total"] = float(total.to_series().mean())
+            total = with_end_to_end(t.with_columns(pl.col(lat).cast(pl.Float64)))[f"latency/{E2E}"]
+            if total.drop_nulls().len():
+                out["latency/total"] = float(total.mean())
     key = None if key_metrics is None else set(key_metrics)
     for r in stats.filter(pl.col("variant") == name).iter_rows(named=True):
         if key is not None and r["metric"] not in key:

@@ -16,14 +16,8 @@ import polars as pl
 
 from components.report.sweep_data import present_key
 from components.stats.sequential import METHOD, boundaries, look_sizes, paired_z
+from components.stats.table_prep import differences
 from components.vocab import BASELINE
-
-
-def _diffs(per_query: pl.DataFrame, variant: str, metric: str) -> list[float]:
-    base = per_query.filter(pl.col("variant") == BASELINE).select("qid", metric)
-    var = per_query.filter(pl.col("variant") == variant).select("qid", metric)
-    joined = var.join(base, on="qid", suffix="_b").drop_nans().drop_nulls()
-    return (joined[metric] - joined[f"{metric}_b"]).to_list()
 
 
 def run_sequential(full: dict[str, int], batch: int, alpha: float, key: list[str],
@@ -53,7 +47,7 @@ def run_sequential(full: dict[str, int], batch: int, alpha: float, key: list[str
             for m in metrics:
                 if decided.get((name, m)):
                     continue
-                z = paired_z(_diffs(per_query, name, m))
+                z = paired_z(differences(per_query, BASELINE, name, m))
                 looks[name].setdefault(m, []).append(
                     {"n": sizes[name], "z": round(z, 4), "boundary": round(c, 4)})
                 decided[(name, m)] = abs(z) >= c

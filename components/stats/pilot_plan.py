@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
 import polars as pl
 
 from components.stats.sample_size import SampleSize, planning_alpha, sample_size
+from components.stats.table_prep import differences
 
 LATENCY = "latency/"
 
@@ -32,16 +32,6 @@ class PlanRow:
 def metric_columns(per_query: pl.DataFrame) -> list[str]:
     """The per-question metric columns a sweep compares (flows.outputs.compute_stats)."""
     return [c for c in per_query.columns if "/" in c]
-
-
-def differences(per_query: pl.DataFrame, baseline: str, variant: str,
-                metric: str) -> np.ndarray:
-    """variant - baseline per question, paired on qid (NaN where either is undefined)."""
-    def scores(name: str) -> pl.DataFrame:
-        return (per_query.filter(pl.col("variant") == name)
-                .select("qid", pl.col(metric).cast(pl.Float64).fill_null(float("nan"))))
-    both = scores(variant).join(scores(baseline), on="qid", how="inner", suffix="_b")
-    return (both[metric] - both[f"{metric}_b"]).to_numpy()
 
 
 def seconds_per_question(timings: pl.DataFrame | None) -> dict[str, float]:

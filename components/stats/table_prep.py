@@ -97,3 +97,14 @@ def prepare_wide(table: pl.DataFrame, *, metrics: Sequence[str], variant_col: st
     present[vcodes, qcodes] = True
     clusters = _cluster_codes(table, cluster_col, qcodes, nq)
     return WideTable(variants, qids, metrics, values, present, clusters)
+
+
+def differences(per_query: pl.DataFrame, baseline: str, variant: str,
+                metric: str) -> np.ndarray:
+    """variant - baseline per question of a long per-query table (a `variant` and a `qid`
+    column), paired on qid (NaN where either is undefined)."""
+    def scores(name: str) -> pl.DataFrame:
+        return (per_query.filter(pl.col("variant") == name)
+                .select("qid", pl.col(metric).cast(pl.Float64).fill_null(float("nan"))))
+    both = scores(variant).join(scores(baseline), on="qid", how="inner", suffix="_b")
+    return (both[metric] - both[f"{metric}_b"]).to_numpy()
