@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
                        + ("; MLflow already logged" if result.get("mlflow_skipped") else ""))
         typer.echo((sweep_dir / "summary.txt").read_text())
         if result.get("mlflow"):
-            from flows.tracking import ui_lines
+            from flows.mlflow_links import ui_lines
             typer.echo(f"MLflow: parent run {result['mlflow']['parent']} in {uri}")
             typer.echo("\n".join(ui_lines(uri, result["mlflow"])))
         elif result.get("mlflow_error"):

@@ -12,11 +12,9 @@ import polars as pl
 import typer
 
 from components.errors import InputError
-from components.stats.bootstrap import FLAG_BCA_UNDEFINED
-from components.stats.compare import (FLAG_FEW_UNTIED, FLAG_FEW_UNTIED_UNBOUNDED,
-                                      MIN_UNTIED_FOR_BOOTSTRAP)
-from components.stats import (CI_METHODS, CORRECTIONS, FAMILIES, TESTS, compare_variants,
-                              load_per_query)
+from components.stats.correction import CORRECTIONS
+from components.stats.paired_tests import TESTS
+from components.vocab import CI_METHODS, FAMILIES
 
 
 _OPTION_FIELDS = {"test", "correction", "ci_method", "family", "alpha", "resamples"}
@@ -30,6 +28,9 @@ def _fmt(x: float, digits: int = 4) -> str:
 
 def format_stats(df: pl.DataFrame) -> str:
     """A readable fixed-width text table of a compare_variants result, plus notes."""
+    from components.stats.bootstrap import FLAG_BCA_UNDEFINED
+    from components.stats.compare import (FLAG_FEW_UNTIED, FLAG_FEW_UNTIED_UNBOUNDED,
+                                          MIN_UNTIED_FOR_BOOTSTRAP)
     head = ["metric", "variant", "n", "delta", "CI", "p", "p_adj", "sig", "d_z",
             "W/T/L", "MDE"]
     show_undef = df.height > 0 and bool((df["n_undefined"] + df["n_missing"]).sum() > 0)
@@ -85,6 +86,7 @@ def run_stats(path: Path, *, baseline: str, metrics: list[str] | None = None,
               qid_column: str | None = None, cluster_column: str | None = None,
               **options) -> pl.DataFrame:
     """Load, compare, optionally write; InputErrors name the file."""
+    from components.stats import compare_variants, load_per_query  # scipy.stats: only here
     pq = load_per_query(path, variant_col=variant_column, qid_col=qid_column,
                         cluster_col=cluster_column)
     chosen = metrics or pq.metrics

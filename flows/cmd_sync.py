@@ -28,7 +28,8 @@ def register(app: typer.Typer) -> None:
         uri = env.tracking_uri(tracking_uri_opt, root)
         if uri.startswith("sqlite:"):
             (root / env.STATE_DIR).mkdir(exist_ok=True)
-        from flows.tracking import log_sweep, ui_lines
+        from flows.mlflow_links import ui_lines
+        from flows.tracking import log_sweep
         try:
             out = log_sweep(sweep_dir, uri, artifact_root or env.default_artifact_root(root))
         except Exception as exc:  # unreachable server, permissions: say so, keep exit 1

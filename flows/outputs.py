@@ -27,7 +27,6 @@ from flows.sequential import apply_decisions
 from components.cjk import script_counts
 from components.model_identity import resolved_models
 from components.models import ENGLISH_ONLY_MODELS, dense_model_path
-from components.report.build import build_report, write_files
 from components.retrieval.dense import DenseEncoder
 from components.report.sweep_data import FACTORIAL_FILE, SweepResults
 from components.stats import compare_variants
@@ -349,6 +348,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         (tmp / "variants.json").write_text(json.dumps(variants, indent=2, default=str) + "\n")
         results = SweepResults(man, variants, per_query, stats, timings, tuple(no_effect),
                                factorial)
+        from components.report.build import build_report, write_files  # matplotlib: only here
         write_files(tmp, build_report(results, ctx.spec.metrics.key))
         if final.exists():
             old = out_root / f".{sid}.old-{os.getpid()}"

@@ -34,6 +34,7 @@ from mlflow.tracking import MlflowClient
 from components.vocab import BASELINE
 from components.config import flatten
 from components.model_identity import flat_models
+from flows.mlflow_links import runs_page
 from flows.run_data import comparison_table, created_ms, judge_run_data, run_times, variant_metrics
 from flows.run_names import run_names
 from components.report.findings import findings
@@ -259,26 +260,6 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
     client.set_terminated(pid, end_time=end or None)
     return {"experiment_id": exp_id, "parent": pid, "children": children,
             "url_path": runs_page(exp_id)}
-
-
-def runs_page(exp_id: str) -> str:
-    """The experiment's runs table in the MLflow UI, relative to the server's root.
-
-    MLflow 3.17's UI ignores the `mlflow.experimentKind` tag: it picks the GenAI or the
-    classic view from the URL's `workflowType`, else the browser's stored choice
-    (localStorage `mlflow.workflowType`), else GenAI. This link asks for the classic view.
-    """
-    return f"#/experiments/{exp_id}/runs?workflowType=machine_learning"
-
-
-def ui_lines(tracking_uri: str, logged: dict[str, Any]) -> list[str]:
-    """How to open the sweep's runs table: the URL itself for a server, else the command
-    that starts the UI and the page to open in it."""
-    page = logged.get("url_path") or runs_page(logged["experiment_id"])
-    if tracking_uri.startswith(("http://", "https://")):
-        return [f"  runs table: {tracking_uri.rstrip('/')}/{page}"]
-    return [f"  open the UI with: mlflow ui --backend-store-uri {tracking_uri}",
-            f"  then its runs table: http://127.0.0.1:5000/{page}"]
 
 
 def fetch_reference(run_id: str, tracking_uri: str):  # type: ignore[no-untyped-def]

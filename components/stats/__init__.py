@@ -5,12 +5,22 @@ Sign-flip randomisation test (exact when cheap), paired t and Wilcoxon, bootstra
 corrections as R's p.adjust. Plain numpy/scipy/polars: no prefect, no mlflow.
 """
 
-from components.stats.compare import OUTPUT_SCHEMA, STATS_COLUMNS, compare_variants
-from components.stats.correction import CORRECTIONS, adjust_pvalues
-from components.stats.paired_tests import TESTS
-from components.vocab import CI_METHODS, FAMILIES
-from components.stats.table_io import PerQueryTable, load_per_query, read_table
+from importlib import import_module
+from typing import Any
+
+# name -> module: loaded on first use, so that importing a submodule (the registries the
+# experiment file is checked against) does not pay for scipy.stats (about 1 s).
+_EXPORTS = {"compare_variants": "compare", "STATS_COLUMNS": "compare", "OUTPUT_SCHEMA": "compare",
+            "adjust_pvalues": "correction", "CORRECTIONS": "correction", "TESTS": "paired_tests",
+            "PerQueryTable": "table_io", "load_per_query": "table_io", "read_table": "table_io"}
+from components.vocab import CI_METHODS, FAMILIES  # noqa: E402
 
 __all__ = ["compare_variants", "adjust_pvalues", "STATS_COLUMNS", "OUTPUT_SCHEMA",
            "TESTS", "CI_METHODS", "FAMILIES", "CORRECTIONS", "PerQueryTable",
            "load_per_query", "read_table"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(f"components.stats.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'components.stats' has no attribute {name!r}")

@@ -11,12 +11,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy import optimize
-from scipy import stats as sps
 
 
 def ttest_power(dz: float, n: int, alpha: float) -> float:
     """Power of the two-sided paired t-test at standardised effect dz with n pairs."""
+    from scipy import stats as sps  # lazily: importing scipy.stats takes ~1 s
     df = n - 1
     crit = sps.t.ppf(1.0 - alpha / 2.0, df)
     nc = dz * np.sqrt(n)
@@ -30,6 +29,7 @@ def ttest_power(dz: float, n: int, alpha: float) -> float:
 @lru_cache(maxsize=4096)
 def mde_dz(n: int, alpha: float, power: float = 0.8) -> float:
     """Smallest d_z detected with the given power (NaN when n < 2)."""
+    from scipy import optimize
     if n < 2:
         return float("nan")
     hi = 1.0

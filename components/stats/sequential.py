@@ -27,8 +27,6 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
-from scipy import optimize
-from scipy import stats as sps
 
 METHOD = ("group-sequential: Lan-DeMets alpha spending, O'Brien-Fleming-type "
           "(Lan & DeMets 1983; Jennison & Turnbull 2000)")
@@ -38,6 +36,7 @@ _GRID = 801  # points of the continuation region per look
 def spent(t: float, alpha: float) -> float:
     """Two-sided alpha spent by information fraction t: the O'Brien–Fleming-type function
     applied to alpha/2 on each side (symmetric bounds, as gsDesign and rpact do)."""
+    from scipy import stats as sps  # lazily: importing scipy.stats takes ~1 s
     if t <= 0:
         return 0.0
     side = 2.0 - 2.0 * sps.norm.cdf(sps.norm.ppf(1.0 - alpha / 4.0) / math.sqrt(min(t, 1.0)))
@@ -48,6 +47,8 @@ def spent(t: float, alpha: float) -> float:
 def boundaries(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
     """z boundaries c_1..c_K for looks at increasing information `fractions` (last <= 1):
     reject at look k when |z_k| >= c_k."""
+    from scipy import optimize
+    from scipy import stats as sps
     ts = [float(t) for t in fractions]
     if not ts or any(b <= a for a, b in zip(ts, ts[1:])) or ts[0] <= 0 or ts[-1] > 1 + 1e-12:
         raise ValueError(f"information fractions must increase within (0, 1]: {fractions}")

@@ -23,7 +23,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy import stats as sps
 
 EXACT_MAX_PATTERNS = 2**16      # enumerate when 2^n_nonzero is at most this (or B)
 GRID_MAX_DENOMINATOR = 10_000   # largest grid denominator tried (lcm of all of them)
@@ -64,6 +63,7 @@ def grid_pvalue(k_signed: np.ndarray) -> float | None:
     The sum of m copies of +-k is k*(2X - m), X ~ Binomial(m, 1/2); groups of equal |k|
     are convolved by shifted adds. Returns None when the work exceeds GRID_WORK_BUDGET.
     """
+    from scipy import stats as sps  # lazily: importing scipy.stats takes ~1 s
     nz = k_signed[k_signed != 0]
     if nz.size == 0:
         return 1.0

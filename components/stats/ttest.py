@@ -9,7 +9,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import stats as sps
 
 
 def paired_moments(D: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -29,6 +28,7 @@ def paired_ttest(D: np.ndarray, M: np.ndarray, alpha: float
 
     Zero variance: t = +-inf and p = 0 when the mean is non-zero, NaN when it is zero.
     """
+    from scipy import stats as sps  # lazily: importing scipy.stats takes ~1 s
     n, mean, sd = paired_moments(D, M)
     df = n - 1
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -45,6 +45,7 @@ def paired_ttest(D: np.ndarray, M: np.ndarray, alpha: float
 
 def wilcoxon_pvalues(D: np.ndarray, M: np.ndarray) -> np.ndarray:
     """Two-sided Wilcoxon signed-rank p per column (scipy defaults; NaN if all ties)."""
+    from scipy import stats as sps
     out = np.full(D.shape[1], np.nan)
     for j in range(D.shape[1]):
         d = D[M[:, j], j]
