@@ -44,8 +44,9 @@ DENSE_SHARE = 0.1  # terms in more than this share of the documents get a dense 
 class BM25Index:
     """An immutable BM25 index of tokenised documents identified by unique string ids."""
 
-    # numpy path: queries per block = BLOCK_BYTES / (8 * n_docs) (at least 1); a block that
-    # stays in the CPU's cache was fastest (2 MiB: ~2x the per-query speed of 32 MiB)
+    # numpy path: queries per block = BLOCK_BYTES / (8 * n_docs), at least 1. A block that
+    # stays in the CPU's cache was fastest on benchmarks/bm25.py's corpus (2 MiB: ~10k
+    # queries/s; 32 MiB: 6-9k)
     BLOCK_BYTES = 2 << 20
 
     def __init__(self, ids: Sequence[str], docs: Sequence[Sequence[str]],

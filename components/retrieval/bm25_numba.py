@@ -3,9 +3,10 @@
 Used when numba is installed (the `fast-bm25` extra); otherwise BM25Index falls back to
 its numpy blocks, which give the same rankings. Per query: the scores are summed in the
 numpy path's order (dense-row terms, then posting terms, each in term order, each weight
-times the term's count), so they are bitwise the same; the top-k rule is
-topk_by_position's (rounded scores, ties by position). JIT: compiled on first use and
-cached on disk next to this file (numba's cache=True), so later processes load it.
+times the term's count) with the same operations (numba fuses no multiply-add without
+fastmath), so they are bitwise the same; the top-k rule is topk_by_position's (rounded
+scores, ties by position). JIT: compiled on first use and kept in numba's disk cache
+(__pycache__ beside this file, or NUMBA_CACHE_DIR), so later processes load it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import threading
 import numpy as np
 
 # BM25Index uses the kernel when True (tests switch it off to check the numpy path).
-# numba itself is imported on first use only: importing it costs ~0.5 s.
+# numba itself is imported on first use only (its import took 0.35 s here).
 ENABLED = importlib.util.find_spec("numba") is not None
 _LOCK = threading.Lock()
 _kernel = None  # _search, compiled
@@ -147,7 +148,8 @@ def _rows(scores, k, scale, pos, val):
 
 
 def _compiled():
-    """The kernel: compiled on first use (~5 s), later loaded from numba's disk cache."""
+    """The kernel: compiled on first use (measured 5.3 s with numba's import), later
+    loaded from numba's disk cache (0.5 s)."""
     global _kth_largest, _score, _top, _buffers, _rows, _kernel
     with _LOCK:
         if _kernel is None:
