@@ -2,6 +2,7 @@
 # Install ablate into ./.venv from scratch (idempotent).
 #   bash scripts/install.sh                   everything the demo needs, with the local
 #                                             GGUF generator (compiles llama-cpp-python once)
+#                                             and the compiled BM25 search (numba)
 #   bash scripts/install.sh --test            the same plus what the tests need (CI)
 #   bash scripts/install.sh --retrieval-only  retrieval-only studies (generator none,
 #                                             extractive or openai): no compiler needed
@@ -12,8 +13,8 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 mode=${1:-}
 case "$mode" in
-  "") extras="[local-llm]" ;;
-  --test) extras="[local-llm,test]" ;;
+  "") extras="[local-llm,fast-bm25]" ;;
+  --test) extras="[local-llm,fast-bm25,test]" ;;
   --retrieval-only) extras="" ;;
   *) echo "install.sh: unknown option '$mode' (--test | --retrieval-only)" >&2; exit 2 ;;
 esac

@@ -90,9 +90,15 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
                        "compare those means with care.")
     batch = (manifest or {}).get("latency_batch_means") or []
     if batch:
-        out.append(f"Latency of {', '.join(batch)} is the batch time split evenly over the "
-                   "questions (they are processed together), so its p50 equals its p95: read "
-                   "it as a mean per question, not as a distribution.")
+        if len(batch) == 1:
+            out.append(f"Latency of {batch[0]} is the batch time split evenly over the "
+                       "questions (they are processed together), so its p50 equals its p95: "
+                       "read it as a mean per question, not as a distribution.")
+        else:
+            out.append(f"Latencies of {', '.join(batch[:-1])} and {batch[-1]} are batch times "
+                       "split evenly over the questions (they are processed together), so "
+                       "their p50 equals their p95: read them as means per question, not as "
+                       "distributions.")
     for name, rep in ((manifest or {}).get("repeats") or {}).items():
         spread = [f"{m} {rep['mean_sd'][m]:.3f}" for m in key_metrics if m in rep["mean_sd"]]
         out.append(f"Repeats: {name} generated {rep['repeats']} answers per question (seeds "

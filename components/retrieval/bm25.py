@@ -4,18 +4,25 @@ Reference semantics are rank-bm25's `BM25Okapi(k1, b, epsilon)`:
 idf(t) = ln(N - df + 0.5) - ln(df + 0.5), and terms with a negative idf get the floor
 epsilon * mean(idf over the vocabulary). The per-(term, document) weight
 idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) is precomputed once, so a
-query's scores are a sum of a few sparse rows (np.bincount over their slices): no
-Python loop over documents. A query term repeated n times counts n times, as in
-rank-bm25; unknown terms score 0.
+query's scores are a sum of a few rows: no Python loop over documents. Terms in more
+than DENSE_SHARE of the documents also keep a dense row (adding a row beats scattering a
+long posting list; each costs 8 bytes per document). A query term repeated n times counts
+n times, as in rank-bm25; unknown terms score 0.
 
 Scores are rounded to 9 decimals (see SCORE_DECIMALS) so ties are exact.
 Documents are held in chunk-id order, so "ties broken by chunk id ascending" is just
 "ties broken by position", which keeps top-K selection cheap and exact.
+
+`search_many` answers a list of queries at once: with numba installed, in one compiled
+call (bm25_numba); otherwise in numpy blocks of queries (one score matrix per block,
+topk_rows on it). Both sum each document's weights in the same order (dense-row terms,
+then posting terms, each in term order), so `search`, `search_many` and `scores` agree
+exactly whichever path runs.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from itertools import chain, repeat
 from typing import Sequence
 
 import numpy as np
@@ -23,17 +30,24 @@ import numpy as np
 from components.records import Ranking
 from scipy import sparse
 
-from components.retrieval.topk import topk_by_position
+from components.retrieval import bm25_numba
+from components.retrieval.topk import topk_rows
 
 
 # Scores are rounded to 1e-9: sums that are equal in exact arithmetic (e.g. overlapping
 # chunks with the same term counts) can differ in the last bits depending on summation
 # order; rounding makes them true ties, broken by id, whatever the implementation.
 SCORE_DECIMALS = 9
+DENSE_SHARE = 0.1  # terms in more than this share of the documents get a dense row
 
 
 class BM25Index:
     """An immutable BM25 index of tokenised documents identified by unique string ids."""
+
+    # numpy path: queries per block = BLOCK_BYTES / (8 * n_docs), at least 1. A block that
+    # stays in the CPU's cache was fastest on benchmarks/bm25.py's corpus (2 MiB: ~10k
+    # queries/s; 32 MiB: 6-9k)
+    BLOCK_BYTES = 2 << 20
 
     def __init__(self, ids: Sequence[str], docs: Sequence[Sequence[str]],
                  k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
@@ -71,6 +85,12 @@ class BM25Index:
         # (term x doc) CSR: row t holds the documents containing t and their weights
         self.matrix = sparse.csr_matrix((weight, (term, doc)), shape=(n_terms, n))
         self.matrix.sort_indices()
+        frequent = np.flatnonzero(df > DENSE_SHARE * n)
+        self._dense = self.matrix[frequent].toarray()
+        self._dense_rows = list(self._dense)
+        self._dense_slot = np.full(n_terms, -1, dtype=np.int64)
+        self._dense_slot[frequent] = np.arange(frequent.size)
+        self._ids = np.array(self.ids, dtype=object)
 
     @staticmethod
     def _idf(df: np.ndarray, n: int, epsilon: float) -> np.ndarray:
@@ -81,22 +101,54 @@ class BM25Index:
         eps = epsilon * float(idf.sum() / idf.size)
         return np.where(idf < 0, eps, idf)
 
-    def _term_counts(self, query: Sequence[str]) -> list[tuple[int, int]]:
-        counts = Counter(self.vocab[t] for t in query if t in self.vocab)
-        return sorted(counts.items())
+    def _pairs(self, queries: Sequence[Sequence[str]]) -> tuple[np.ndarray, ...]:
+        """(query, term, count) of every distinct known term of each query, sorted by
+        (query, term); a term repeated n times in a query counts n."""
+        get, nt = self.vocab.get, max(len(self.vocab), 1)
+        lens = np.fromiter(map(len, queries), dtype=np.int64, count=len(queries))
+        tids = np.fromiter(map(get, chain.from_iterable(queries), repeat(-1)),
+                           dtype=np.int64, count=int(lens.sum()))
+        qi = np.repeat(np.arange(len(queries), dtype=np.int64), lens)
+        key, count = np.unique(qi[tids >= 0] * nt + tids[tids >= 0], return_counts=True)
+        return key // nt, key % nt, count
+
+    def _score_block(self, qi: np.ndarray, term: np.ndarray, count: np.ndarray,
+                     out: np.ndarray) -> np.ndarray:
+        """Unrounded scores of the queries whose pairs are given (qi from 0), written to
+        `out` (queries x n_docs). Per document: its dense-row terms, then its posting terms,
+        each in term order, so a query's scores do not depend on the other queries."""
+        slot = self._dense_slot[term]
+        dense = slot >= 0
+        # term-major, so each dense row is read once per block; each query still adds its
+        # terms in term order
+        order = np.lexsort((qi[dense], slot[dense]))
+        rows, dense_rows, seen = list(out), self._dense_rows, [False] * out.shape[0]
+        for r, j, c in zip(qi[dense][order].tolist(), slot[dense][order].tolist(),
+                           count[dense][order].tolist()):
+            src = dense_rows[j] if c == 1 else dense_rows[j] * c
+            if seen[r]:
+                np.add(rows[r], src, out=rows[r])
+            else:
+                np.copyto(rows[r], src)
+                seen[r] = True
+        for r in (r for r, x in enumerate(seen) if not x):
+            rows[r].fill(0.0)
+        qi, term, count = qi[~dense], term[~dense], count[~dense]
+        m = self.matrix
+        lo = m.indptr[term]
+        lens = m.indptr[term + 1] - lo
+        total = int(lens.sum())
+        if total:
+            at = np.arange(total, dtype=np.int64) + np.repeat(lo - (np.cumsum(lens) - lens), lens)
+            w = m.data[at]
+            if (count != 1).any():
+                w = w * np.repeat(count, lens)
+            np.add.at(out.reshape(-1), m.indices[at] + np.repeat(qi * self.n_docs, lens), w)
+        return out
 
     def raw_scores(self, query: Sequence[str]) -> np.ndarray:
         """Unrounded BM25 score of every document (in `self.ids` order)."""
-        m = self.matrix
-        idx_parts, w_parts = [], []
-        for t, c in self._term_counts(query):
-            lo, hi = m.indptr[t], m.indptr[t + 1]
-            idx_parts.append(m.indices[lo:hi])
-            w_parts.append(m.data[lo:hi] * c if c != 1 else m.data[lo:hi])
-        if not idx_parts:
-            return np.zeros(self.n_docs, dtype=np.float64)
-        return np.bincount(np.concatenate(idx_parts), weights=np.concatenate(w_parts),
-                           minlength=self.n_docs)
+        return self._score_block(*self._pairs([query]), np.empty((1, self.n_docs)))[0]
 
     def scores(self, query: Sequence[str]) -> np.ndarray:
         """BM25 score of every document (in `self.ids` order), rounded to SCORE_DECIMALS."""
@@ -104,9 +156,30 @@ class BM25Index:
 
     def search(self, query: Sequence[str], k: int) -> Ranking:
         """Top-k (id, score), best first, ties by id; exactly min(k, n_docs) entries."""
-        pos, vals = topk_by_position(self.raw_scores(query), k, decimals=SCORE_DECIMALS)
-        ids = self.ids
-        return [(ids[p], float(v)) for p, v in zip(pos, vals)]
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: Sequence[Sequence[str]], k: int) -> list[Ranking]:
+        """`search` of each query (the same rankings), scored a block of queries at a time."""
+        if not self.n_docs or k <= 0:
+            return [[] for _ in queries]
+        qi, term, count = self._pairs(queries)
+        ids, out = self._ids, []
+        if bm25_numba.ENABLED:
+            m = self.matrix
+            qptr = np.searchsorted(qi, np.arange(len(queries) + 1))
+            pos, vals = bm25_numba.search(qptr, term, count, self._dense_slot, self._dense,
+                                          m.indptr, m.indices, m.data, self.n_docs, k,
+                                          SCORE_DECIMALS)
+            return [list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos, vals)]
+        block = max(1, self.BLOCK_BYTES // (8 * self.n_docs))
+        buf = np.empty((min(block, len(queries)), self.n_docs), dtype=np.float64)
+        for a in range(0, len(queries), block):
+            b = min(a + block, len(queries))
+            lo, hi = np.searchsorted(qi, [a, b])
+            scores = self._score_block(qi[lo:hi] - a, term[lo:hi], count[lo:hi], buf[:b - a])
+            pos, vals = topk_rows(scores, k, SCORE_DECIMALS)
+            out.extend(list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos, vals))
+        return out
 
     def scores_for(self, query: Sequence[str], ids: Sequence[str]) -> np.ndarray:
         """Scores of the given documents only (for the `lexical` rerank signal)."""

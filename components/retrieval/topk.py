@@ -49,3 +49,46 @@ def merge_topk(scores: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.nd
     order = np.lexsort((positions, -scores), axis=-1)[:, :k]
     return (np.take_along_axis(scores, order, axis=1),
             np.take_along_axis(positions, order, axis=1))
+
+
+def topk_rows(scores: np.ndarray, k: int, decimals: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise `topk_by_position(row, k, decimals)` of a (rows x n) matrix, vectorised:
+    (positions, rounded values), each rows x min(k, n), best first, ties by position.
+
+    A row's candidates are the items >= its threshold: the k-th largest of a strided
+    subsample (at most the row's true k-th largest, so every item whose rounded value
+    reaches the k-th rounded value passes), less one rounding step. One stable sort of all
+    rows' candidates by (row, -rounded value) keeps positions ascending within ties; the
+    first k per row are the answer. A row with very many candidates (e.g. mostly equal
+    scores) is done alone by topk_by_position, so the sort stays small.
+    """
+    rows, n = scores.shape
+    k = min(int(k), n)
+    pos = np.zeros((rows, max(k, 0)), dtype=np.int64)
+    vals = np.zeros((rows, max(k, 0)), dtype=np.float64)
+    if k <= 0 or rows == 0:
+        return pos, vals
+    if k < n:
+        step = max(1, min(n // k, int(np.sqrt(n / (8.0 * k)))))
+        sub = scores[:, ::step]
+        thr = np.partition(sub, sub.shape[1] - k, axis=1)[:, sub.shape[1] - k] - 10.0 ** -decimals
+        flat = np.flatnonzero(scores >= thr[:, None])
+        cap = max(8 * k * step, 512)
+    else:
+        flat, cap = np.arange(rows * n), n
+    row = flat // n
+    counts = np.bincount(row, minlength=rows)
+    heavy = counts > cap
+    if heavy.any():
+        for r in np.flatnonzero(heavy).tolist():
+            pos[r], vals[r] = topk_by_position(scores[r], k, decimals)
+        keep = ~heavy[row]
+        flat, row, counts = flat[keep], row[keep], np.where(heavy, 0, counts)
+    v = np.round(scores.reshape(-1)[flat], decimals)
+    order = np.lexsort((-v, row))  # stable: equal (row, value) stay in position order
+    rank = np.arange(flat.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    take = order[rank < k]
+    light = ~heavy
+    pos[light] = (flat[take] - row[take] * n).reshape(-1, k)
+    vals[light] = v[take].reshape(-1, k)
+    return pos, vals

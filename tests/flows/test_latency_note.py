@@ -1,5 +1,6 @@
-"""Dense retrieval encodes the questions together, so its per-question latency is a batch
-mean (p50 = p95): the component declares it and the report says so."""
+"""Dense retrieval encodes the questions together and BM25 searches them together, so their
+per-question latency is a batch mean (p50 = p95): the components declare it and the report
+says so."""
 
 from __future__ import annotations
 
@@ -27,10 +28,14 @@ def _ctx(tmp_path, paths):
 
 def test_batch_mean_latency_is_declared_and_reported(tmp_path):
     from flows.outputs import batch_mean_latencies
-    assert batch_mean_latencies(_ctx(tmp_path, "bm25, dense")) == ["retrieve_dense"]
-    assert batch_mean_latencies(_ctx(tmp_path, "bm25")) == []
+    assert batch_mean_latencies(_ctx(tmp_path, "bm25, dense")) == ["retrieve_bm25",
+                                                                    "retrieve_dense"]
+    assert batch_mean_latencies(_ctx(tmp_path, "bm25")) == ["retrieve_bm25"]  # not fuse/rerank
     empty = pl.DataFrame(schema={"metric": pl.Utf8, "variant": pl.Utf8, "significant": pl.Boolean,
                                  "mde": pl.Float64, "delta": pl.Float64, "wins": pl.Int64,
                                  "losses": pl.Int64})
     lines = warnings(empty, [], [], {"latency_batch_means": ["retrieve_dense"]})
-    assert any("retrieve_dense is the batch time split evenly" in x for x in lines)
+    assert any("Latency of retrieve_dense is the batch time split evenly" in x for x in lines)
+    lines = warnings(empty, [], [], {"latency_batch_means": ["retrieve_bm25", "retrieve_dense"]})
+    assert any("Latencies of retrieve_bm25 and retrieve_dense are batch times split evenly"
+               in x for x in lines)

@@ -1,4 +1,5 @@
-"""BM25: parity with rank-bm25's BM25Okapi (scores within 1e-6, same top-K, ties by id)."""
+"""BM25: parity with rank-bm25's BM25Okapi (scores within 1e-6, same top-K, ties by id),
+on both search paths (numba kernel, numpy blocks)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from rank_bm25 import BM25Okapi
 
 from components.retrieval.analyzer import get_analyzer
 from components.retrieval.bm25 import BM25Index
+from bm25_paths import bm25_path  # noqa: F401 (fixture)
 from retrieval_helpers import TEXTS, random_corpus
+
+
+@pytest.fixture(autouse=True)
+def _both_search_paths(bm25_path):  # noqa: F811
+    """Every test here runs with the numba kernel (when installed) and with numpy."""
 
 
 def _expected_top(ref_scores, ids, k):

@@ -11,6 +11,7 @@ from components.errors import InputError
 from components.models import minilm_path
 from components.records import Chunk
 from components.retrieval.analyzer import get_analyzer
+from components.retrieval.bm25 import BM25Index
 from components.retrieval.dense import DenseEncoder
 from components.retrieval.resources import Resources
 from components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
@@ -75,6 +76,19 @@ def test_bm25_path_matches_rank_bm25_top_k():
         exp = sorted(range(len(chunks)), key=lambda i: (-round(s[i], 9), chunks[i].chunk_id))[:4]
         assert [d for d, _ in out[q.qid]] == [chunks[i].chunk_id for i in exp]
         np.testing.assert_allclose([v for _, v in out[q.qid]], s[exp], atol=1e-6)
+
+
+def test_bm25_path_searches_the_questions_together():
+    """One search_many call for all questions; latency: that batch's time split evenly."""
+    chunks, qs = make_chunks(), make_questions()
+    cfg = RetrievalConfig(paths=("bm25",), depth=3, analyzer="english")
+    lat: dict[str, float] = {}
+    out = retrieve_path("bm25", chunks, qs, P(cfg), latency=lat)
+    an = get_analyzer("english")
+    index = BM25Index([c.chunk_id for c in chunks], [an(c.text) for c in chunks])
+    assert out == {q.qid: index.search(an(q.question), 3) for q in qs}
+    assert set(lat) == {q.qid for q in qs}
+    assert len(set(lat.values())) == 1 and next(iter(lat.values())) > 0
 
 
 def test_dense_path_finds_the_semantic_match(encoder):
