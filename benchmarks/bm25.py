@@ -9,7 +9,9 @@ Queries: the dataset's questions. All three engines get the same token lists fro
 project's analyzer (tokenization is not timed). Timed per engine (best of --repeats):
 - project: BM25Index.search_many(queries, k) -> each query's top-k with ids (scoring +
   exact top-k, all queries in one call: the numba kernel when numba is installed, its
-  compile or cache load done by an untimed first call whose time is printed). Printed as
+  compile or cache load done by an untimed first call whose time is printed; the kernel
+  is timed even where search_many would keep to numpy, below bm25_numba.MIN_WORK query x
+  document pairs, and the path it would pick is printed). Printed as
   information, not in the ratios: the numpy path of search_many (numba switched off),
   and BM25Index.search(query, k) called once per query;
 - rank-bm25: BM25Okapi.get_scores(query) (scoring only, once, on a --rank-sample of
@@ -142,6 +144,8 @@ def main() -> None:
     b25n.index(docs, show_progress=False)
     b25n.retrieve(queries[:5], k=args.k, show_progress=False)  # JIT warm-up
 
+    auto = bm25_numba.worth(len(queries), len(docs))
+    bm25_numba.MIN_WORK = 0  # time the kernel itself, whatever the batch size
     t0 = time.perf_counter()
     ours.search_many(queries[:1], args.k)  # numba: compiles, or loads its disk cache
     t_first = time.perf_counter() - t0
@@ -161,7 +165,8 @@ def main() -> None:
     print(f"index build (s): project {t_ours_build:.2f}  rank-bm25 {t_ref_build:.2f}  "
           f"bm25s {t_b25_build:.2f}")
     path = "numba kernel" if fast else "numpy blocks (numba not installed)"
-    print(f"project = search_many via {path}; its first call took {t_first:.2f} s")
+    print(f"project = search_many via {path}; its first call took {t_first:.2f} s; for this "
+          f"batch search_many would pick the {'kernel' if auto else 'numpy path'} by itself")
     for name, v in qps.items():
         print(f"  {name:12s} {v:10.1f} queries/s")
     print(f"  (info) project search_many, numpy path: {len(queries) / t_numpy:10.1f} queries/s")

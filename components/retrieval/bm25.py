@@ -164,7 +164,7 @@ class BM25Index:
             return [[] for _ in queries]
         qi, term, count = self._pairs(queries)
         ids, out = self._ids, []
-        if bm25_numba.ENABLED:
+        if bm25_numba.worth(len(queries), self.n_docs):
             m = self.matrix
             qptr = np.searchsorted(qi, np.arange(len(queries) + 1))
             pos, vals = bm25_numba.search(qptr, term, count, self._dense_slot, self._dense,
@@ -180,6 +180,12 @@ class BM25Index:
             pos, vals = topk_rows(scores, k, SCORE_DECIMALS)
             out.extend(list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos, vals))
         return out
+
+    def prepare(self, n_queries: int) -> None:
+        """Load the numba kernel now if search_many will use it for `n_queries` queries
+        (so a timed batch does not pay its compile or cache load)."""
+        if bm25_numba.worth(n_queries, self.n_docs):
+            bm25_numba.load()
 
     def scores_for(self, query: Sequence[str], ids: Sequence[str]) -> np.ndarray:
         """Scores of the given documents only (for the `lexical` rerank signal)."""

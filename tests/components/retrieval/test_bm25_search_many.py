@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from components.retrieval import bm25 as bm25_mod
+from components.retrieval import bm25_numba
 from components.retrieval.analyzer import get_analyzer
 from components.retrieval.bm25 import BM25Index
 from bm25_paths import bm25_path  # noqa: F401 (fixture)
@@ -107,3 +108,17 @@ def test_edge_cases(bm25_path):
     assert top[0][0][0] == "c" and top[1][0][0] == "b"  # y: the shorter doc "b" scores higher
     np.testing.assert_allclose(top[1][0][1], idx.scores(["y", "y"])[1])
     assert top[1][0][1] > 0
+
+
+def test_kernel_only_for_large_batches(monkeypatch):
+    """Below MIN_WORK query x document pairs search_many keeps to numpy (loading numba costs
+    more than the work), unless the kernel is loaded already."""
+    monkeypatch.setattr(bm25_numba, "ENABLED", True)
+    monkeypatch.setattr(bm25_numba, "MIN_WORK", 1000)
+    monkeypatch.setattr(bm25_numba, "_kernel", None)
+    assert not bm25_numba.worth(10, 99)
+    assert bm25_numba.worth(10, 100)
+    monkeypatch.setattr(bm25_numba, "_kernel", object())
+    assert bm25_numba.worth(1, 1)
+    monkeypatch.setattr(bm25_numba, "ENABLED", False)
+    assert not bm25_numba.worth(10**6, 10**6)
