@@ -72,6 +72,14 @@ def encoder(ctx: RunContext, model: str, backend: str = "torch") -> DenseEncoder
         return ctx.memo[memo_key]
 
 
+def release_models(ctx: RunContext) -> None:
+    """After the stages: unload this process's encoders, so that the analysis, report and
+    MLflow logging run without their weights and buffers resident."""
+    for value in list(ctx.memo.values()):
+        if isinstance(value, DenseEncoder):
+            value.unload()
+
+
 def resources(ctx: RunContext) -> Resources:
     return Resources(functools.partial(encoder, ctx))
 

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,7 @@ from components.atomic import atomic_write
 from flows import console, env
 from flows.context import RunOptions, get_context
 from flows.outputs import outputs_in_place, write_outputs
-from flows.stages import run_stage, timing_key
+from flows.stages import release_models, run_stage, timing_key
 
 
 def _options(opts: dict[str, Any]) -> RunOptions:
@@ -180,6 +183,42 @@ def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: floa
     return {"passed": True, "metrics": [r.metric for r in results]}
 
 
+def _new_store_in_background(tracking_uri: str | None) -> subprocess.Popen | None:
+    """For a SQLite tracking store that does not exist yet, create it in a short-lived
+    child process while the stages run: MLflow's import and schema migrations take ~5 s
+    here, otherwise paid after the stages, and done in this process they would keep
+    MLflow's ~100 MB resident while the encoder runs. None when there is nothing to
+    prepare (an existing store costs little to open)."""
+    prefix = "sqlite:///"
+    if not tracking_uri or not tracking_uri.startswith(prefix) \
+            or Path(tracking_uri[len(prefix):]).exists():
+        return None
+    root = str(Path(__file__).resolve().parents[1])  # where `flows` is importable from
+    env_ = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    return subprocess.Popen(
+        [sys.executable, "-c", "import sys; from flows.tracking import prepare_store; "
+         "prepare_store(sys.argv[1])", tracking_uri],
+        env=env_, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _open_store_in_background(tracking_uri: str, child: subprocess.Popen | None
+                              ) -> threading.Thread:
+    """Import MLflow and open the store on a side thread while the analysis runs (after
+    the stages, so its ~160 MB are not resident beside the encoder)."""
+    def work() -> None:
+        if child is not None:
+            child.wait()
+        try:
+            from flows.tracking import open_store
+            open_store(tracking_uri)
+        except Exception:  # noqa: BLE001 - log_sweep meets and reports the same problem
+            pass
+    thread = threading.Thread(target=work, name="ablate-mlflow-store", daemon=True)
+    thread.start()
+    return thread
+
+
 @flow(name="ablate-sweep", log_prints=True)
 def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
                split: str | None = None, cache_dir: str | None = None,
@@ -197,15 +236,22 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     logger.info("%d variants, %d questions, %d unique stages (%s)", len(ctx.variants),
                 len(ctx.questions), len(ctx.plan.nodes),
                 ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if mlflow and tracking_uri is None:  # deployments: the same defaults as `ablate run`
+        tracking_uri = env.tracking_uri(None, Path.cwd())
+        artifact_root = artifact_root or env.default_artifact_root(Path.cwd())
+    store_ready = _new_store_in_background(tracking_uri) if mlflow else None
     sequential = None
     if ctx.spec.stats.sequential and tier is None:
         opts, ctx, results, sequential = _sequential(experiment, opts, ctx, started)
     else:
         results = _run_plan(experiment, opts, ctx, started)
+    release_models(ctx)
     ctx.stage_times.update({r["key"]: (round(r["start"], 3), round(r["end"], 3))
                             for r in results if r["computed"]})
     out_root = Path(out or ctx.spec.out)
     unchanged = None if any(r["computed"] for r in results) else outputs_in_place(ctx, out_root)
+    if mlflow and tracking_uri and unchanged is None:
+        store_ready = _open_store_in_background(tracking_uri, store_ready)
     if unchanged is not None:
         sweep_dir = str(unchanged)
         logger.info("nothing changed: every stage reused and the outputs are in place in %s; "
@@ -214,15 +260,16 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started, sequential)
     result: dict[str, Any] = {"sweep_dir": sweep_dir, "mlflow": None, "unchanged": unchanged is not None,
                               "stage_pids": sorted({r["pid"] for r in results})}
-    if mlflow and tracking_uri is None:  # deployments: the same defaults as `ablate run`
-        tracking_uri = env.tracking_uri(None, Path.cwd())
-        artifact_root = artifact_root or env.default_artifact_root(Path.cwd())
     if mlflow and tracking_uri and unchanged is not None and logged_to(unchanged, tracking_uri):
         result["mlflow"] = logged_to(unchanged, tracking_uri)
         result["mlflow_skipped"] = True
         logger.info("MLflow: this sweep folder is logged to %s already (%s); skipped",
                     tracking_uri, result["mlflow"].get("parent"))
     elif mlflow and tracking_uri:
+        if isinstance(store_ready, threading.Thread):
+            store_ready.join()  # whatever it did, log_sweep opens (or creates) the store
+        elif store_ready is not None:
+            store_ready.wait()
         try:
             result["mlflow"] = track_task(sweep_dir, tracking_uri, artifact_root)
         except Exception as exc:  # results are safe on disk; say so and carry on

@@ -20,6 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
+from components.memory import release_freed_memory
 from components.progress import Progress
 from components.records import Ranking
 from components.retrieval.dense_backends import BACKENDS, cache_id
@@ -93,6 +94,14 @@ class DenseEncoder:
                                                  self.export_dir)
             return self._model
 
+    def unload(self) -> None:
+        """Drop the loaded runtime (the next use loads it again) and hand its memory back."""
+        import gc
+        with self._load_lock:
+            self._model = None
+        gc.collect()
+        release_freed_memory()
+
     def _embed(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
         """Embeddings of `texts`, encoded in slices of `progress_slice` texts so that a long
         encoding reports its progress (count, rate, ETA) as it goes."""
@@ -106,6 +115,7 @@ class DenseEncoder:
                     convert_to_numpy=True, show_progress_bar=False), dtype=np.float32))
                 if progress is not None:
                     progress.step(len(part))
+                release_freed_memory()
         return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -1,6 +1,8 @@
 """The runtimes a dense encoder embeds with (`retrieval.dense_backend`).
 
-- `torch`: sentence-transformers' own `SentenceTransformer.encode` on torch (the reference).
+- `torch`: `SentenceTransformer.encode` on torch (the reference); for a BERT folder with
+  mean pooling (all-MiniLM-L6-v2) the same computation in plain torch (bert_torch.py,
+  bitwise the same vectors) without importing sentence-transformers and transformers.
 - `onnx`: the same model exported locally to ONNX and run by onnxruntime.
 - `onnx-int8`: that export with dynamically quantised int8 weights.
 
@@ -28,6 +30,9 @@ _ONNX = {"onnxruntime": "onnx", "onnx": "onnx"}  # module -> the pip extra that 
 
 @BACKENDS.register("torch")
 def _torch(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
+    from components.retrieval.bert_torch import BertEncoder, supported
+    if supported(model_path):
+        return BertEncoder(model_path)
     from sentence_transformers import SentenceTransformer
     return SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
 
