@@ -2,12 +2,13 @@
 model step, in one fresh process, in the order a sweep meets them.
 
 Steps: Python alone; polars + numpy + scipy; the planning core (flows.context: data
-loaders, tokenizer); prefect; mlflow; the MiniLM model loaded (sentence-transformers on
-torch); encoding --texts chunk-sized texts (about 200 word pieces each) at batch 64 and
-then at batch 16 (the DenseEncoder default since 2026-12-01). Printed: current RSS and the process's peak
-(ru_maxrss) after each step, in MB. Encoding peaks come from the activations (attention
-scores grow with batch x heads x length^2), so the peak after the batch-64 step, minus
-the model's resident size, is what a smaller batch could save.
+loaders, tokenizer); prefect; MiniLM loaded by the torch backend (components/retrieval/
+bert_torch.py: torch and the weights, no sentence-transformers); --texts chunk-sized texts
+(about 200 word pieces each) encoded by the DenseEncoder at its default batch (16); the
+encoder unloaded, as the sweep does after its stages; then what the analysis and logging
+add (mlflow, matplotlib). Last, for comparison only, what importing sentence-transformers
+(and with it transformers) would add. Printed: current RSS and the process's peak
+(ru_maxrss) after each step, in MB.
 
     python benchmarks/memory.py [--texts 256]
 """
@@ -53,22 +54,27 @@ def main() -> None:
     import prefect  # noqa: F401
     import prefect.flows  # noqa: F401
     step("+ prefect")
-    import mlflow  # noqa: F401
-    from mlflow.tracking import MlflowClient  # noqa: F401
-    step("+ mlflow")
     from components.data import load_dataset
     from components.models import minilm_path
-    from sentence_transformers import SentenceTransformer
-    model = SentenceTransformer(str(minilm_path()), device="cpu", local_files_only=True)
-    step("+ MiniLM loaded (torch)")
+    from components.retrieval.dense import DenseEncoder
+    enc = DenseEncoder(minilm_path(), None)
+    enc.model  # noqa: B018 - loads it
+    step(f"+ MiniLM loaded ({type(enc.model).__name__} on torch)")
     ds = load_dataset(ROOT / "experiments/data/squad2-dev-half/dev-v2.0.json", format="squad")
     words = [w for d in ds.documents for w in d.text.split()]
     texts = [" ".join(words[i * 150:(i + 1) * 150]) for i in range(args.texts)]
     step(f"+ data set and {len(texts)} texts")
-    model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
-    step("+ encoded at batch 64")
-    model.encode(texts, batch_size=16, normalize_embeddings=True, show_progress_bar=False)
-    step("+ encoded at batch 16 (peak unchanged if lower)")
+    enc.encode(texts)
+    step(f"+ encoded at batch {enc.batch_size}")
+    enc.unload()
+    step("+ encoder unloaded")
+    import mlflow  # noqa: F401
+    from mlflow.tracking import MlflowClient  # noqa: F401
+    step("+ mlflow")
+    import matplotlib.pyplot  # noqa: F401
+    step("+ matplotlib")
+    import sentence_transformers  # noqa: F401
+    step("(comparison) + sentence-transformers, transformers")
 
 
 if __name__ == "__main__":

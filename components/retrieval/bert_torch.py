@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from components.retrieval.onnx_encoder import _tokenizer, read_pipeline
+from components.retrieval.onnx_encoder import folder_tokenizer, read_pipeline
 
 
 def supported(model_path: Path) -> bool:
@@ -68,7 +68,7 @@ class BertEncoder:
         cfg = json.loads((self.model_path / "config.json").read_text())
         self.pipeline = read_pipeline(self.model_path)
         self.normalize_module = bool(_normalises(self.model_path))
-        self.tokenizer = _tokenizer(Tokenizer, self.model_path, self.pipeline["max_seq_length"])
+        self.tokenizer = folder_tokenizer(Tokenizer, self.model_path, self.pipeline["max_seq_length"])
         self.tokenizer.enable_padding(pad_id=int(cfg.get("pad_token_id", 0)))  # to the longest
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])

@@ -192,7 +192,7 @@ class OnnxEmbedder:
         from tokenizers import Tokenizer
         self.model_path = Path(model_path)
         self.pipeline = read_pipeline(self.model_path)
-        self.tokenizer = _tokenizer(Tokenizer, self.model_path, self.pipeline["max_seq_length"])
+        self.tokenizer = folder_tokenizer(Tokenizer, self.model_path, self.pipeline["max_seq_length"])
         model = exported_model(self.model_path, fingerprint, backend, export_dir)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1  # parallel over texts instead (see the class doc)
@@ -248,7 +248,7 @@ def pool(hidden: np.ndarray, mask: np.ndarray, mode: str, normalize: bool = True
     return vec.astype(np.float32)
 
 
-def _tokenizer(cls, model_path: Path, window: int):  # type: ignore[no-untyped-def]
+def folder_tokenizer(cls, model_path: Path, window: int):  # type: ignore[no-untyped-def]
     """The folder's tokenizer.json, truncating at the model's window, never padding (the
     file itself may pad every text to a fixed length; a text runs alone here)."""
     path = model_path / "tokenizer.json"
