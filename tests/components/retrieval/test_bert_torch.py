@@ -57,7 +57,7 @@ def test_torch_backend_imports_neither_library():
 
 def _copy(tmp_path: Path, edit_modules=None, edit_config=None) -> Path:
     src, dst = minilm_path(), tmp_path / "model"
-    dst.mkdir()
+    dst.mkdir(parents=True)
     for p in src.rglob("*"):
         if p.is_file():
             (dst / p.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
