@@ -8,7 +8,7 @@ bert_torch.py: torch and the weights, no sentence-transformers); --texts chunk-s
 encoder unloaded, as the sweep does after its stages; then what the analysis and logging
 add (mlflow, matplotlib). Last, for comparison only, what importing sentence-transformers
 (and with it transformers) would add. Printed: current RSS and the process's peak
-(ru_maxrss) after each step, in MB.
+(ru_maxrss) after each step, in MB, and the step's seconds.
 
     python benchmarks/memory.py [--texts 256]
 """
@@ -19,6 +19,7 @@ import argparse
 import os
 import resource
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,8 +35,14 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+_last = [time.perf_counter()]
+
+
 def step(name: str) -> None:
-    print(f"{name:44s} rss {rss_mb():7.0f} MB   peak {peak_mb():7.0f} MB", flush=True)
+    now = time.perf_counter()
+    print(f"{name:52s} rss {rss_mb():7.0f} MB   peak {peak_mb():7.0f} MB   {now - _last[0]:6.2f} s",
+          flush=True)
+    _last[0] = now
 
 
 def main() -> None:

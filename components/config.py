@@ -78,7 +78,8 @@ class RetrievalConfig(_Frozen):
     """Sentence-transformers model: the bundled `all-MiniLM-L6-v2`, or a local model folder."""
     dense_backend: Literal["torch", "onnx", "onnx-int8"] = "torch"
     """Runtime of the dense model (dense path and `semantic` signal): `torch`
-    (sentence-transformers, the reference), `onnx` (the model exported locally to ONNX, run
+    (sentence-transformers' vectors, the reference; BERT folders with mean pooling such as
+    MiniLM run without importing it, bitwise the same), `onnx` (the model exported locally to ONNX, run
     by onnxruntime) or `onnx-int8` (that export with int8 weights); the ONNX ones need the
     extra `ablate[onnx]`. Their vectors differ slightly, so sweep it to measure the effect."""
 

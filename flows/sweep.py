@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -183,32 +181,11 @@ def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: floa
     return {"passed": True, "metrics": [r.metric for r in results]}
 
 
-def _new_store_in_background(tracking_uri: str | None) -> subprocess.Popen | None:
-    """For a SQLite tracking store that does not exist yet, create it in a short-lived
-    child process while the stages run: MLflow's import and schema migrations take ~5 s
-    here, otherwise paid after the stages, and done in this process they would keep
-    MLflow's ~100 MB resident while the encoder runs. None when there is nothing to
-    prepare (an existing store costs little to open)."""
-    prefix = "sqlite:///"
-    if not tracking_uri or not tracking_uri.startswith(prefix) \
-            or Path(tracking_uri[len(prefix):]).exists():
-        return None
-    root = str(Path(__file__).resolve().parents[1])  # where `flows` is importable from
-    env_ = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    return subprocess.Popen(
-        [sys.executable, "-c", "import sys; from flows.tracking import prepare_store; "
-         "prepare_store(sys.argv[1])", tracking_uri],
-        env=env_, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _open_store_in_background(tracking_uri: str, child: subprocess.Popen | None
-                              ) -> threading.Thread:
-    """Import MLflow and open the store on a side thread while the analysis runs (after
-    the stages, so its ~160 MB are not resident beside the encoder)."""
+def _open_store_in_background(tracking_uri: str) -> threading.Thread:
+    """Import MLflow and open (for a new SQLite file, create: schema migrations, ~3 s here)
+    the store on a side thread while the analysis runs: after the stages, so MLflow's
+    ~160 MB are never resident beside the encoder."""
     def work() -> None:
-        if child is not None:
-            child.wait()
         try:
             from flows.tracking import open_store
             open_store(tracking_uri)
@@ -239,7 +216,6 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     if mlflow and tracking_uri is None:  # deployments: the same defaults as `ablate run`
         tracking_uri = env.tracking_uri(None, Path.cwd())
         artifact_root = artifact_root or env.default_artifact_root(Path.cwd())
-    store_ready = _new_store_in_background(tracking_uri) if mlflow else None
     sequential = None
     if ctx.spec.stats.sequential and tier is None:
         opts, ctx, results, sequential = _sequential(experiment, opts, ctx, started)
@@ -250,8 +226,8 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
                             for r in results if r["computed"]})
     out_root = Path(out or ctx.spec.out)
     unchanged = None if any(r["computed"] for r in results) else outputs_in_place(ctx, out_root)
-    if mlflow and tracking_uri and unchanged is None:
-        store_ready = _open_store_in_background(tracking_uri, store_ready)
+    store_ready = _open_store_in_background(tracking_uri) \
+        if mlflow and tracking_uri and unchanged is None else None
     if unchanged is not None:
         sweep_dir = str(unchanged)
         logger.info("nothing changed: every stage reused and the outputs are in place in %s; "
@@ -266,10 +242,8 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         logger.info("MLflow: this sweep folder is logged to %s already (%s); skipped",
                     tracking_uri, result["mlflow"].get("parent"))
     elif mlflow and tracking_uri:
-        if isinstance(store_ready, threading.Thread):
+        if store_ready is not None:
             store_ready.join()  # whatever it did, log_sweep opens (or creates) the store
-        elif store_ready is not None:
-            store_ready.wait()
         try:
             result["mlflow"] = track_task(sweep_dir, tracking_uri, artifact_root)
         except Exception as exc:  # results are safe on disk; say so and carry on

@@ -1,5 +1,5 @@
 """The MLflow store made ready off the critical path: created complete or not at all,
-in a child process while the stages run; and the CLI's start imports no MLflow,
+on a side thread during the analysis; and the CLI's start imports no MLflow,
 matplotlib or scipy.stats (they load only when an analysis, report or logging runs)."""
 
 from __future__ import annotations
@@ -42,14 +42,13 @@ def test_prepare_store_failing_midway_leaves_nothing(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db.lock"]
 
 
-def test_new_store_is_made_by_a_child_process(tmp_path):
+def test_store_opened_on_a_side_thread(tmp_path):
     db = tmp_path / "mlflow.db"
-    assert sweep._new_store_in_background("http://127.0.0.1:5000") is None
-    assert sweep._new_store_in_background(None) is None
-    child = sweep._new_store_in_background(f"sqlite:///{db.as_posix()}")
-    assert child is not None and child.pid != os.getpid()
-    assert child.wait(timeout=300) == 0 and db.is_file()
-    assert sweep._new_store_in_background(f"sqlite:///{db.as_posix()}") is None  # exists
+    uri = f"sqlite:///{db.as_posix()}"
+    thread = sweep._open_store_in_background(uri)
+    thread.join(timeout=300)
+    assert not thread.is_alive() and db.is_file()
+    sweep._open_store_in_background("http://127.0.0.1:9").join(timeout=60)  # nothing to open
 
 
 def test_cli_start_imports_no_heavy_libraries():
