@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -213,7 +214,9 @@ def compute_factorial(ctx: RunContext, per_query: pl.DataFrame,
                              seed=ctx.spec.seed, cluster_col=cluster, family=s.family)
 
 
-def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]) -> dict[str, Any]:
+def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any],
+             chunkings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The sweep's manifest; `chunkings`: chunking_stats(ctx) if already computed."""
     q = ctx.questions
     sha, dirty = git_state(ctx.loaded.path)
     return {
@@ -247,7 +250,7 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
                                     for k, (n, v) in sorted(ctx.timings_by.items())},
                    "times": {k: list(v) for k, v in sorted(ctx.stage_times.items())}},
         "counters": counters,
-        "chunkings": chunking_stats(ctx),
+        "chunkings": chunking_stats(ctx) if chunkings is None else chunkings,
         "settings": ctx.spec.model_dump(mode="json"),
         "design": design_record(ctx),
     }
@@ -325,12 +328,16 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
     tmp = out_root / f".{sid}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    pool = ThreadPoolExecutor(1)
     try:
+        # the chunkings' word-piece counts (~1 s of tokenizing, which runs without the GIL)
+        # are made beside the statistics
+        chunkings = pool.submit(chunking_stats, ctx)
         per_query, timings = collect_per_query(ctx)
         stats = compute_stats(ctx, per_query)
         variants = variant_records(ctx)
         factorial = compute_factorial(ctx, per_query, variants)
-        man = manifest(ctx, sid, started, counters)
+        man = manifest(ctx, sid, started, counters, chunkings.result())
         if sequential is not None:  # a sequential run: its key decisions are the looks'
             stats = apply_decisions(stats, sequential)
             man["sequential"] = sequential
@@ -360,4 +367,6 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        pool.shutdown(wait=True)
     return final

@@ -187,7 +187,7 @@ def _open_store_in_background(tracking_uri: str) -> threading.Thread:
     ~160 MB are never resident beside the encoder."""
     def work() -> None:
         try:
-            from flows.tracking import open_store
+            from flows.mlflow_store import open_store
             open_store(tracking_uri)
         except Exception:  # noqa: BLE001 - log_sweep meets and reports the same problem
             pass

@@ -17,14 +17,11 @@ and MLflow's own source tags (`mlflow.source.git.commit`, `mlflow.source.name`).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
-import os
 import tempfile
 import urllib.error
 import urllib.request
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -36,6 +33,7 @@ from components.vocab import BASELINE
 from components.config import flatten
 from components.model_identity import flat_models
 from flows.mlflow_links import runs_page
+from flows.mlflow_store import store_lock
 from flows.run_data import comparison_table, created_ms, judge_run_data, run_times, variant_metrics
 from flows.run_names import run_names
 from components.report.findings import findings
@@ -191,51 +189,6 @@ def _log_comparison(client: MlflowClient, pid: str, res: SweepResults) -> None:
         p = Path(tmp) / "comparison.parquet"
         table.write_parquet(p)
         client.log_artifact(pid, str(p))
-
-
-@contextmanager
-def store_lock(tracking_uri: str) -> Iterator[None]:
-    """For a local SQLite store, one writer at a time across processes: two sweeps that
-    create a fresh store together would otherwise race in MLflow's schema migrations."""
-    if not tracking_uri.startswith("sqlite:///"):
-        yield
-        return
-    db = Path(tracking_uri[len("sqlite:///"):])
-    db.parent.mkdir(parents=True, exist_ok=True)
-    with open(db.with_name(db.name + ".lock"), "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def prepare_store(tracking_uri: str) -> None:
-    """Create a new local SQLite store (MLflow's schema migrations: ~3 s here) so that a
-    later log_sweep finds it ready. Built under a temporary name and renamed into place
-    once complete, so a killed preparation never leaves a half-migrated store."""
-    prefix = "sqlite:///"
-    if not tracking_uri.startswith(prefix):
-        return
-    db = Path(tracking_uri[len(prefix):])
-    with store_lock(tracking_uri):
-        if db.exists():
-            return
-        tmp = db.with_name(f".{db.name}.new-{os.getpid()}")
-        tmp.unlink(missing_ok=True)
-        try:
-            MlflowClient(tracking_uri=prefix + tmp.as_posix()).search_experiments(max_results=1)
-            os.replace(tmp, db)
-        finally:
-            tmp.unlink(missing_ok=True)
-
-
-def open_store(tracking_uri: str) -> None:
-    """Create a local store if needed, then open it: MLflow keeps the opened store per
-    URI, so a log_sweep that follows skips the ~1 s of opening it."""
-    if tracking_uri.startswith("sqlite:///"):
-        prepare_store(tracking_uri)
-        MlflowClient(tracking_uri=tracking_uri).search_experiments(max_results=1)
 
 
 def log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None = None,

@@ -11,38 +11,74 @@ from pathlib import Path
 
 import pytest
 
-from flows import sweep, tracking
+from flows import mlflow_store, sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_prepare_store_creates_a_complete_store_once(tmp_path):
-    db = tmp_path / "state" / "mlflow.db"
-    uri = f"sqlite:///{db.as_posix()}"
-    tracking.prepare_store(uri)
-    assert db.is_file()
-    assert sorted(p.name for p in db.parent.iterdir()) == ["mlflow.db", "mlflow.db.lock"]
+def _rows(db: Path) -> list:
+    import sqlite3
+    con = sqlite3.connect(db)
+    try:
+        return sorted(r for t, in con.execute("select name from sqlite_master where type='table'")
+                      for r in con.execute(f"select '{t}', * from '{t}'"))
+    finally:
+        con.close()
+
+
+def _schema(db: Path) -> list:
+    import sqlite3
+    con = sqlite3.connect(db)
+    try:
+        return sorted(con.execute("select type, name, sql from sqlite_master"))
+    finally:
+        con.close()
+
+
+def test_new_store_is_what_mlflow_makes(tmp_path, monkeypatch):
+    """A store copied from the machine's template has MLflow's own schema and rows, the
+    Default experiment's location and times set as MLflow sets them."""
+    monkeypatch.setenv("ABLATE_STATE_HOME", str(tmp_path / "state"))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the template is made from another project
+    first, second = tmp_path / "a" / "mlflow.db", tmp_path / "b" / "mlflow.db"
+    mlflow_store.prepare_store(f"sqlite:///{first.as_posix()}")  # makes the template
+    assert len(list((tmp_path / "state" / "mlflow-store").glob("mlflow-*.db"))) == 1
+    monkeypatch.chdir(tmp_path)
+    made = tmp_path / "by-mlflow.db"
+    mlflow_store._migrate(made)
+    mlflow_store.prepare_store(f"sqlite:///{second.as_posix()}")  # a copy of it
+    assert sorted(p.name for p in second.parent.iterdir()) == ["mlflow.db", "mlflow.db.lock"]
+    for db in (second,):
+        assert _schema(db) == _schema(made)
+        strip = [[v for i, v in enumerate(r) if not (r[0] == "experiments" and i in (5, 6))]
+                 for r in _rows(db)]
+        assert strip == [[v for i, v in enumerate(r)
+                          if not (r[0] == "experiments" and i in (5, 6))] for r in _rows(made)]
     from mlflow.tracking import MlflowClient
-    assert [e.name for e in MlflowClient(uri).search_experiments()] == ["Default"]
-    before = db.stat().st_mtime_ns
-    tracking.prepare_store(uri)  # exists: left alone
-    assert db.stat().st_mtime_ns == before
+    exp = MlflowClient(f"sqlite:///{second.as_posix()}").get_experiment("0")
+    assert exp.name == "Default" and exp.artifact_location == str(tmp_path / "mlruns" / "0")
+    before = second.stat().st_mtime_ns
+    mlflow_store.prepare_store(f"sqlite:///{second.as_posix()}")  # exists: left alone
+    assert second.stat().st_mtime_ns == before
 
 
 def test_prepare_store_failing_midway_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("ABLATE_STATE_HOME", str(tmp_path / "state"))
     db = tmp_path / "mlflow.db"
 
-    class Broken:
-        def __init__(self, tracking_uri):
-            Path(tracking_uri[len("sqlite:///"):]).write_bytes(b"half a schema")
-            raise RuntimeError("killed during the migrations")
-    monkeypatch.setattr(tracking, "MlflowClient", Broken)
+    def broken(path):
+        Path(path).write_bytes(b"half a schema")
+        raise RuntimeError("killed during the migrations")
+    monkeypatch.setattr(mlflow_store, "_migrate", broken)
     with pytest.raises(RuntimeError):
-        tracking.prepare_store(f"sqlite:///{db.as_posix()}")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db.lock"]
+        mlflow_store.prepare_store(f"sqlite:///{db.as_posix()}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow.db.lock", "state"]
+    assert [p.name for p in (tmp_path / "state" / "mlflow-store").iterdir()] == [".lock"]
 
 
-def test_store_opened_on_a_side_thread(tmp_path):
+def test_store_opened_on_a_side_thread(tmp_path, monkeypatch):
+    monkeypatch.setenv("ABLATE_STATE_HOME", str(tmp_path / "state"))
     db = tmp_path / "mlflow.db"
     uri = f"sqlite:///{db.as_posix()}"
     thread = sweep._open_store_in_background(uri)
