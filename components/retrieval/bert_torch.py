@@ -2,7 +2,7 @@
 
 The `torch` dense backend runs a sentence-transformers folder whose pipeline is a BERT
 Transformer + mean Pooling (+ Normalize) with this module instead of importing
-sentence-transformers and transformers, which cost ~260 MB resident and ~5 s of import
+sentence-transformers and transformers, which cost ~170 MB resident and ~4 s of import
 here (benchmarks/memory.py). It computes what `SentenceTransformer.encode` computes with
 the same torch operations in the same order, on the same batches, so the vectors are
 bitwise the same (tests/components/retrieval/test_bert_torch.py checks it against

@@ -1,7 +1,8 @@
 """Dense retrieval: a cached sentence-transformers encoder and exact blocked top-K search.
 
 The encoder runs on the backend `retrieval.dense_backend` names (dense_backends.py):
-sentence-transformers on torch by default, or the model exported to ONNX (float or int8).
+torch by default (sentence-transformers' vectors; for BERT folders such as MiniLM its
+forward in plain torch, bert_torch.py), or the model exported to ONNX (float or int8).
 
 Embeddings are L2-normalised, so cosine similarity is a dot product. Search is exact
 (no ANN): the corpus is scanned in blocks of rows and each block's candidates are
@@ -86,8 +87,9 @@ class DenseEncoder:
 
     @property
     def model(self):
-        """The backend's runtime, loaded on first use (CPU, offline): the SentenceTransformer
-        for torch, an OnnxEmbedder (same `encode`) for the ONNX backends."""
+        """The backend's runtime, loaded on first use (CPU, offline): for torch a BertEncoder
+        (BERT folders) or a SentenceTransformer, for the ONNX backends an OnnxEmbedder; all
+        with SentenceTransformer's `encode`."""
         with self._load_lock:
             if self._model is None:
                 self._model = self._load_backend(self.model_path, self.fingerprint,
