@@ -182,9 +182,9 @@ def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: floa
 
 
 def _open_store_in_background(tracking_uri: str) -> threading.Thread:
-    """Import MLflow and open (for a new SQLite file, create: schema migrations, ~3 s here)
-    the store on a side thread while the analysis runs: after the stages, so MLflow's
-    ~160 MB are never resident beside the encoder."""
+    """Import MLflow and open the store (a new SQLite one made first: flows/mlflow_store.py)
+    on a side thread while the analysis runs: after the stages, so MLflow's ~100 MB
+    (benchmarks/memory.py) are never resident beside the encoder."""
     def work() -> None:
         try:
             from flows.mlflow_store import open_store
