@@ -5,10 +5,33 @@ Call `prepare()` before prefect or mlflow is imported. Values already set by the
 
 from __future__ import annotations
 
+import fcntl
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 STATE_DIR = ".ablate"  # run state under the project root: MLflow store, cache
+
+
+def machine_state_dir(name: str) -> Path:
+    """State kept once per machine (the Prefect server, the MLflow store template):
+    `$ABLATE_STATE_HOME/<name>`, else `${XDG_CACHE_HOME:-~/.cache}/ablate/<name>`."""
+    base = os.environ.get("ABLATE_STATE_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ablate")
+    return Path(base) / name
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (created if missing) across processes, held inside."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def prepare(root: Path | None = None) -> Path:

@@ -12,13 +12,14 @@ once complete, so a killed preparation never leaves a half-migrated store.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from flows import env
 
 PREFIX = "sqlite:///"
 
@@ -31,25 +32,12 @@ def store_lock(tracking_uri: str) -> Iterator[None]:
         yield
         return
     db = Path(tracking_uri[len(PREFIX):])
-    db.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(db.with_name(db.name + ".lock")):
+    with env.file_lock(db.with_name(db.name + ".lock")):
         yield
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def template_dir() -> Path:
-    base = os.environ.get("ABLATE_STATE_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ablate")
-    return Path(base) / "mlflow-store"
+    return env.machine_state_dir("mlflow-store")
 
 
 def _migrate(db: Path) -> None:
@@ -62,9 +50,8 @@ def _template() -> Path:
     """This machine's empty store for the installed MLflow version, made once."""
     import mlflow
     folder = template_dir()
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"mlflow-{mlflow.__version__}.db"
-    with _locked(folder / ".lock"):
+    with env.file_lock(folder / ".lock"):
         if not path.is_file():
             tmp = path.with_name(f".{path.name}.new-{os.getpid()}")
             tmp.unlink(missing_ok=True)

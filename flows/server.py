@@ -23,7 +23,6 @@ it is stopped and a new one started. No prefect import here: this only manages a
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import signal
@@ -39,14 +38,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Iterator
 
+from flows.env import file_lock, machine_state_dir
+
 MODE_ENV = "ABLATE_PREFECT_SERVER"  # machine (default) | ephemeral
 START_TIMEOUT_S = 180.0
 
 
 def state_dir() -> Path:
-    base = os.environ.get("ABLATE_STATE_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ablate")
-    return Path(base) / "prefect-server"
+    return machine_state_dir("prefect-server")
 
 
 @dataclass(frozen=True)
@@ -100,14 +99,8 @@ def read_info() -> ServerInfo | None:
 @contextlib.contextmanager
 def _locked() -> Iterator[None]:
     """One process at a time decides whether to start the server."""
-    folder = state_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "server.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with file_lock(state_dir() / "server.lock"):
+        yield
 
 
 def _free_port() -> int:

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from components.retrieval.onnx_encoder import folder_tokenizer, read_pipeline
+from components.retrieval.onnx_encoder import FolderEmbedder, read_pipeline
 
 
 def supported(model_path: Path) -> bool:
@@ -57,34 +57,22 @@ def _normalises(model_path: Path) -> bool | None:
     return types[-1].endswith(".Normalize")
 
 
-class BertEncoder:
+class BertEncoder(FolderEmbedder):
     """SentenceTransformer's `encode` for a BERT folder (see the module doc), on CPU."""
 
     def __init__(self, model_path: Path) -> None:
         import torch
         from safetensors.torch import load_file
-        from tokenizers import Tokenizer
-        self.model_path = Path(model_path)
+        super().__init__(model_path)
         cfg = json.loads((self.model_path / "config.json").read_text())
-        self.pipeline = read_pipeline(self.model_path)
         self.normalize_module = bool(_normalises(self.model_path))
-        self.tokenizer = folder_tokenizer(Tokenizer, self.model_path, self.pipeline["max_seq_length"])
         self.tokenizer.enable_padding(pad_id=int(cfg.get("pad_token_id", 0)))  # to the longest
         self.heads = int(cfg["num_attention_heads"])
         self.layers = int(cfg["num_hidden_layers"])
-        self.hidden = int(cfg["hidden_size"])
+        self.hidden = self.dim = int(cfg["hidden_size"])
         self.eps = float(cfg["layer_norm_eps"])
         self.w = {k: v.contiguous() for k, v in load_file(str(self.model_path / "model.safetensors")).items()}
         self.torch = torch
-
-    @property
-    def max_seq_length(self) -> int:
-        return int(self.pipeline["max_seq_length"])
-
-    def get_embedding_dimension(self) -> int:
-        return self.hidden
-
-    get_sentence_embedding_dimension = get_embedding_dimension
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, normalize_embeddings: bool = False,
                convert_to_numpy: bool = True, show_progress_bar: bool = False) -> np.ndarray:

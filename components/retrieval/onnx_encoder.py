@@ -174,7 +174,31 @@ def exported_model(model_path: Path, fingerprint: str, backend: str,
     return target
 
 
-class OnnxEmbedder:
+class FolderEmbedder:
+    """What the in-project runtimes share: a sentence-transformers folder's pipeline
+    (read_pipeline) and tokenizer (truncating at its window, never padding), and the
+    parts of SentenceTransformer's interface the DenseEncoder reads. Subclasses set
+    `dim` and implement `encode`."""
+
+    dim: int
+
+    def __init__(self, model_path: Path) -> None:
+        from tokenizers import Tokenizer
+        self.model_path = Path(model_path)
+        self.pipeline = read_pipeline(self.model_path)
+        self.tokenizer = folder_tokenizer(Tokenizer, self.model_path, self.pipeline["max_seq_length"])
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self.pipeline["max_seq_length"])
+
+    def get_embedding_dimension(self) -> int:
+        return self.dim
+
+    get_sentence_embedding_dimension = get_embedding_dimension
+
+
+class OnnxEmbedder(FolderEmbedder):
     """L2-normalised sentence embeddings from an exported model on onnxruntime (CPU).
 
     Each text runs alone (no padding, no batch mates), on `workers` threads (default: the
@@ -189,10 +213,7 @@ class OnnxEmbedder:
         from components.retrieval.dense_backends import check_installed
         check_installed(backend)
         import onnxruntime as ort
-        from tokenizers import Tokenizer
-        self.model_path = Path(model_path)
-        self.pipeline = read_pipeline(self.model_path)
-        self.tokenizer = folder_tokenizer(Tokenizer, self.model_path, self.pipeline["max_seq_length"])
+        super().__init__(model_path)
         model = exported_model(self.model_path, fingerprint, backend, export_dir)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1  # parallel over texts instead (see the class doc)
@@ -203,15 +224,6 @@ class OnnxEmbedder:
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.dim = int(self.session.get_outputs()[0].shape[-1])
         self.workers = max(int(workers or os.cpu_count() or 1), 1)
-
-    @property
-    def max_seq_length(self) -> int:
-        return int(self.pipeline["max_seq_length"])
-
-    def get_embedding_dimension(self) -> int:
-        return self.dim
-
-    get_sentence_embedding_dimension = get_embedding_dimension
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, normalize_embeddings: bool = True,
                convert_to_numpy: bool = True, show_progress_bar: bool = False) -> np.ndarray:

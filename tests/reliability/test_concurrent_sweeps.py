@@ -26,7 +26,7 @@ def test_two_sweeps_at_once_share_cache_and_mlflow(clean_run, tmp_path):
     specs = {"a": SPEC, "b": SPEC.replace("name: rel-tiny", "name: rel-tiny-paths").replace(
         "variable: fusion.rrf_k\n    values: [5]", "variable: retrieval.paths\n    values: [[bm25]]")}
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    # No store yet: both processes create it at once (tracking.store_lock serialises them).
+    # No store yet: both processes create it at once (mlflow_store.store_lock serialises them).
     assert not (tmp_path / "mlflow.db").exists()
     procs = {}
     for name, text in specs.items():
