@@ -27,7 +27,7 @@ from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from components.atomic import atomic_write
-from flows import console, env, mlflow_child
+from flows import console, env
 from flows.context import RunOptions, get_context
 from flows.outputs import outputs_in_place, write_outputs
 from flows.stages import release_models, run_stage, timing_key
@@ -148,20 +148,8 @@ def logged_to(sweep_dir: Path, tracking_uri: str) -> dict[str, Any] | None:
 
 @task(name="mlflow", cache_policy=NO_CACHE, persist_result=False)
 def track_task(sweep_dir: str, tracking_uri: str, artifact_root: str | None) -> dict[str, Any]:
-    """Log the sweep folder: by the child started for this URI when there is one
-    (flows/mlflow_child.py), else here (and here too when that child broke)."""
-    runs = None
-    child = mlflow_child.take(tracking_uri)
-    if child is not None:
-        try:
-            runs = child.log(sweep_dir)
-            get_run_logger().info("MLflow: logged by a child process (pid %d)", child.pid)
-        except (OSError, ValueError) as exc:
-            get_run_logger().info("MLflow child gave no answer (%s); logging here", exc)
-    if runs is None:
-        from flows.tracking import log_sweep
-        runs = log_sweep(Path(sweep_dir), tracking_uri, artifact_root,
-                         flow_run_id=flow_run.get_id())
+    from flows.tracking import log_sweep
+    runs = log_sweep(Path(sweep_dir), tracking_uri, artifact_root, flow_run_id=flow_run.get_id())
     atomic_write(Path(sweep_dir) / MLFLOW_MARKER,
                  json.dumps({"tracking_uri": tracking_uri, "runs": runs}, indent=2) + "\n")
     return runs
@@ -193,14 +181,10 @@ def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: floa
     return {"passed": True, "metrics": [r.metric for r in results]}
 
 
-def _prepare_mlflow(tracking_uri: str, artifact_root: str | None) -> threading.Thread | None:
+def _open_store_in_background(tracking_uri: str) -> threading.Thread:
     """Import MLflow and open the store (a new SQLite one made first: flows/mlflow_store.py)
-    while the analysis runs, after the stages, so MLflow's ~100 MB (benchmarks/memory.py)
-    are never resident beside the encoder: in a child process that then logs the sweep
-    (flows/mlflow_child.py), or, where MLflow is imported already, on a side thread."""
-    if mlflow_child.start(tracking_uri, artifact_root, flow_run.get_id()):
-        return None
-
+    on a side thread while the analysis runs: after the stages, so MLflow's ~100 MB
+    (benchmarks/memory.py) are never resident beside the encoder."""
     def work() -> None:
         try:
             from flows.mlflow_store import open_store
@@ -242,21 +226,14 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
                             for r in results if r["computed"]})
     out_root = Path(out or ctx.spec.out)
     unchanged = None if any(r["computed"] for r in results) else outputs_in_place(ctx, out_root)
-    store_ready = _prepare_mlflow(tracking_uri, artifact_root) \
+    store_ready = _open_store_in_background(tracking_uri) \
         if mlflow and tracking_uri and unchanged is None else None
     if unchanged is not None:
         sweep_dir = str(unchanged)
         logger.info("nothing changed: every stage reused and the outputs are in place in %s; "
                     "analysis and report skipped", sweep_dir)
     else:
-        try:
-            sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started,
-                                     sequential)
-        except BaseException:
-            child = mlflow_child.take(tracking_uri) if tracking_uri else None
-            if child is not None:
-                child.stop()
-            raise
+        sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started, sequential)
     result: dict[str, Any] = {"sweep_dir": sweep_dir, "mlflow": None, "unchanged": unchanged is not None,
                               "stage_pids": sorted({r["pid"] for r in results})}
     if mlflow and tracking_uri and unchanged is not None and logged_to(unchanged, tracking_uri):
@@ -270,11 +247,10 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         try:
             result["mlflow"] = track_task(sweep_dir, tracking_uri, artifact_root)
         except Exception as exc:  # results are safe on disk; say so and carry on
-            kind = getattr(exc, "kind", type(exc).__name__)  # the child's exception type
             logger.warning("MLflow logging failed (%s: %s); results are in %s; "
-                           "log them later with: ablate sync %s", kind, exc,
+                           "log them later with: ablate sync %s", type(exc).__name__, exc,
                            sweep_dir, sweep_dir)
-            result["mlflow_error"] = f"{kind}: {exc}"
+            result["mlflow_error"] = f"{type(exc).__name__}: {exc}"
     if gate_reference:
         metrics = list(gate_metrics or ctx.spec.metrics.key)
         result["gate"] = gate_task(sweep_dir, gate_reference, metrics, gate_max_drop,
