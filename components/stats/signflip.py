@@ -57,13 +57,19 @@ def grid_steps(d: np.ndarray) -> np.ndarray | None:
     return k.astype(np.int64)
 
 
+def _half_binomial(m: int) -> np.ndarray:
+    """P(X = j), j = 0..m, X ~ Binomial(m, 1/2): comb(m, j) / 2**m in exact integers,
+    correctly rounded (Python's int / int)."""
+    whole = 2 ** m
+    return np.array([math.comb(m, j) / whole for j in range(m + 1)])
+
+
 def grid_pvalue(k_signed: np.ndarray) -> float | None:
     """Exact p = P(|sum s_i k_i| >= |sum k_i|) for integer k, s_i = +-1 with prob 1/2.
 
     The sum of m copies of +-k is k*(2X - m), X ~ Binomial(m, 1/2); groups of equal |k|
     are convolved by shifted adds. Returns None when the work exceeds GRID_WORK_BUDGET.
     """
-    from scipy import stats as sps  # lazily: importing scipy.stats takes ~1 s
     nz = k_signed[k_signed != 0]
     if nz.size == 0:
         return 1.0
@@ -77,11 +83,11 @@ def grid_pvalue(k_signed: np.ndarray) -> float | None:
     pmf = np.zeros(2 * total + 1)
     k0, m0 = int(values[0]), int(counts[0])
     pos = k0 * (2 * np.arange(m0 + 1) - m0) + total
-    pmf[pos] = sps.binom.pmf(np.arange(m0 + 1), m0, 0.5)
+    pmf[pos] = _half_binomial(m0)
     span = k0 * m0
     for kv, mv in zip(values[1:], counts[1:]):
         kv, mv = int(kv), int(mv)
-        weights = sps.binom.pmf(np.arange(mv + 1), mv, 0.5)
+        weights = _half_binomial(mv)
         new = np.zeros_like(pmf)
         lo, hi = total - span, total + span + 1
         for j, w in enumerate(weights):

@@ -28,14 +28,16 @@ def paired_ttest(D: np.ndarray, M: np.ndarray, alpha: float
 
     Zero variance: t = +-inf and p = 0 when the mean is non-zero, NaN when it is zero.
     """
-    from scipy import stats as sps  # lazily: importing scipy.stats takes ~1 s
+    # Student's t from scipy.special, as scipy.stats.t computes it (sf(x) = stdtr(df, -x),
+    # ppf(q) = stdtrit(df, q)), without importing scipy.stats
+    from scipy.special import stdtr, stdtrit
     n, mean, sd = paired_moments(D, M)
     df = n - 1
     with np.errstate(invalid="ignore", divide="ignore"):
         se = sd / np.sqrt(n)
         t = mean / se
-        p = 2.0 * sps.t.sf(np.abs(t), df)
-        half = sps.t.ppf(1.0 - alpha / 2.0, df) * se
+        p = 2.0 * stdtr(df, -np.abs(t))
+        half = stdtrit(df, 1.0 - alpha / 2.0) * se
     bad = df < 1
     t[bad] = p[bad] = np.nan
     low, high = mean - half, mean + half

@@ -28,3 +28,27 @@ def test_power_stays_finite_for_large_effects():
     for n in (116, 500, 2000):
         assert np.isfinite(ttest_power(0.79, n, 0.05))
         assert np.isfinite(mde_dz(n, 0.05))
+
+
+def test_default_comparison_imports_no_scipy_stats():
+    """The permutation test's analysis (t CIs, exact sign-flip grid, MDE) uses scipy.special
+    only: importing scipy.stats costs the analysis ~1 s on this machine."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[3]
+    code = ("import sys, numpy as np, polars as pl\n"
+            "from components.stats import compare_variants\n"
+            "rng = np.random.default_rng(0)\n"
+            "t = pl.DataFrame({'variant': ['baseline'] * 40 + ['v'] * 40,\n"
+            "                  'qid': [str(i) for i in range(40)] * 2,\n"
+            "                  'm': np.r_[rng.random(40), rng.integers(0, 2, 40)]})\n"
+            "out = compare_variants(t, baseline='baseline', metrics=['m'], resamples=200,\n"
+            "                       bootstrap_resamples=200)\n"
+            "assert out['p_value'].is_not_null().all() and out['mde'].is_not_null().all()\n"
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
