@@ -18,7 +18,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
@@ -66,10 +66,35 @@ def _replay_remote(ctx: Any, results: list[dict[str, Any]]) -> None:
                 ctx.note_timing(r["timing_key"], r["seconds"])
 
 
-def _report_progress(futures: dict[str, Any], plan: Any, started: float) -> None:
+class AfterModels:
+    """Calls `then(any stage computed so far)` once, as soon as no model-bound stage (dense
+    retrieval, semantic rerank, a local LLM: they run a model) of `keys` is left."""
+
+    def __init__(self, plan: Any, keys: Any, then: Callable[[bool], None] | None) -> None:
+        self.waiting = {k for k in keys if plan.nodes[k].model_bound}
+        self.then, self.computed = then, False
+        if not self.waiting:
+            self._fire()
+
+    def finished(self, key: str, computed: bool) -> None:
+        self.computed = self.computed or computed
+        self.waiting.discard(key)
+        if not self.waiting:
+            self._fire()
+
+    def _fire(self) -> None:
+        then, self.then = self.then, None
+        if then is not None:
+            then(self.computed)
+
+
+def _report_progress(futures: dict[str, Any], plan: Any, started: float,
+                     models_done: Callable[[bool], None] | None = None) -> None:
     """Wait for every stage, printing one compact console line per stage as it finishes
-    (quiet mode; the task's own log line goes to Prefect either way)."""
+    (quiet mode; the task's own log line goes to Prefect either way); `models_done` is
+    called while the light stages still run (AfterModels)."""
     keys = {id(fut): key for key, fut in futures.items()}
+    after = AfterModels(plan, futures, models_done)
     for done, fut in enumerate(as_completed(list(futures.values())), start=1):
         node = plan.nodes[keys[id(fut)]]
         try:
@@ -79,15 +104,17 @@ def _report_progress(futures: dict[str, Any], plan: Any, started: float) -> None
         console.stage_line(done, len(futures), node.label, node.key,
                            r["computed"] if isinstance(r, dict) else None,
                            r["seconds"] if isinstance(r, dict) else 0.0, time.time() - started)
+        after.finished(node.key, isinstance(r, dict) and r["computed"])
 
 
-def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float) -> list[dict[str, Any]]:
+def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
+              models_done: Callable[[bool], None] | None = None) -> list[dict[str, Any]]:
     """Every stage of the context's plan as a Prefect task, in dependency order."""
     futures: dict[str, Any] = {}
     for key, node in ctx.plan.nodes.items():
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
             experiment, opts, key, wait_for=[futures[d] for d in node.deps])
-    _report_progress(futures, ctx.plan, started)
+    _report_progress(futures, ctx.plan, started, models_done)
     results = [fut.result() for fut in futures.values()]  # raises the first stage failure
     _replay_remote(ctx, results)
     return results
@@ -183,8 +210,8 @@ def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: floa
 
 def _open_store_in_background(tracking_uri: str) -> threading.Thread:
     """Import MLflow and open the store (a new SQLite one made first: flows/mlflow_store.py)
-    on a side thread while the analysis runs: after the stages, so MLflow's ~100 MB
-    (benchmarks/memory.py) are never resident beside the encoder."""
+    on a side thread: once the model-bound stages are done (or after the stages), so
+    MLflow's ~100 MB (benchmarks/memory.py) are never resident beside the encoder."""
     def work() -> None:
         try:
             from flows.mlflow_store import open_store
@@ -217,17 +244,31 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         tracking_uri = env.tracking_uri(None, Path.cwd())
         artifact_root = artifact_root or env.default_artifact_root(Path.cwd())
     sequential = None
+    store_ready: threading.Thread | None = None
+    timeline: dict[str, float] = {}
+
+    def models_done(computed: bool) -> None:
+        """No model-bound stage left: unload the encoders and, when this run computed
+        something (so it analyses and logs), import MLflow and open its store on a side
+        thread while the light stages finish."""
+        nonlocal store_ready
+        release_models(ctx)
+        timeline["models_released"] = time.time()
+        if computed and mlflow and tracking_uri:
+            store_ready = _open_store_in_background(tracking_uri)
+
     if ctx.spec.stats.sequential and tier is None:
         opts, ctx, results, sequential = _sequential(experiment, opts, ctx, started)
     else:
-        results = _run_plan(experiment, opts, ctx, started)
+        results = _run_plan(experiment, opts, ctx, started, models_done)
+    timeline["stages_done"] = time.time()
     release_models(ctx)
     ctx.stage_times.update({r["key"]: (round(r["start"], 3), round(r["end"], 3))
                             for r in results if r["computed"]})
     out_root = Path(out or ctx.spec.out)
     unchanged = None if any(r["computed"] for r in results) else outputs_in_place(ctx, out_root)
-    store_ready = _open_store_in_background(tracking_uri) \
-        if mlflow and tracking_uri and unchanged is None else None
+    if store_ready is None and mlflow and tracking_uri and unchanged is None:
+        store_ready = _open_store_in_background(tracking_uri)
     if unchanged is not None:
         sweep_dir = str(unchanged)
         logger.info("nothing changed: every stage reused and the outputs are in place in %s; "
@@ -235,7 +276,8 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     else:
         sweep_dir = analyse_task(experiment, opts, str(out_root.resolve()), started, sequential)
     result: dict[str, Any] = {"sweep_dir": sweep_dir, "mlflow": None, "unchanged": unchanged is not None,
-                              "stage_pids": sorted({r["pid"] for r in results})}
+                              "stage_pids": sorted({r["pid"] for r in results}),
+                              "timeline": timeline}
     if mlflow and tracking_uri and unchanged is not None and logged_to(unchanged, tracking_uri):
         result["mlflow"] = logged_to(unchanged, tracking_uri)
         result["mlflow_skipped"] = True

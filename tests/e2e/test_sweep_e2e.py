@@ -67,6 +67,14 @@ def test_outputs_written(sweep):
     assert man["stages"]["planned"]["retrieve"] == 2  # bm25 + dense, shared by all variants
 
 
+def test_models_released_while_the_light_stages_run(sweep):
+    """The encoder is unloaded (and MLflow opened) once the dense stage is done, before the
+    fuse/rerank/generate/score stages that follow it have all finished."""
+    result, _ = sweep
+    times = result["timeline"]
+    assert times["models_released"] < times["stages_done"], times
+
+
 def test_mlflow_parent_and_children(sweep):
     from mlflow.tracking import MlflowClient
     result, uri = sweep
