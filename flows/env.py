@@ -24,14 +24,18 @@ def machine_state_dir(name: str) -> Path:
 
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` (created if missing) across processes, held inside."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    """An exclusive lock on `path` across processes, held inside: a folder (locked as it
+    is, no file added to it) or a file (created if missing)."""
+    if path.is_dir():
+        fd = os.open(path, os.O_RDONLY)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def prepare(root: Path | None = None) -> Path:

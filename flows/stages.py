@@ -306,7 +306,7 @@ def _complete(ctx: RunContext, node: StageNode, frame: pl.DataFrame) -> bool:
     the per-prompt generation cache makes only the failed questions run again."""
     if "error" in frame.columns and frame["error"].null_count() < frame.height:
         return False
-    return all(ctx.store.has(ctx.plan.nodes[d].stage, d) for d in node.deps)
+    return all(ctx.store.stored_complete(ctx.plan.nodes[d].stage, d) for d in node.deps)
 
 
 def run_stage(ctx: RunContext, node: StageNode) -> bool:

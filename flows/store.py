@@ -20,6 +20,7 @@ from typing import Iterable, Iterator
 import polars as pl
 
 from components.atomic import atomic_write
+from flows.env import file_lock
 
 SIDE_FOLDERS = ("embeddings", "generations", "judgments", "onnx")  # caches beside the stages
 STALE_TMP_SECONDS = 3600  # a temporary file this old belongs to no live writer
@@ -76,6 +77,13 @@ class Store:
             _touch(check)  # the sidecar's mtime is the entry's last use (for `cache prune`)
         return True
 
+    def stored_complete(self, stage: str, key: str) -> bool:
+        """True when the entry was stored complete: data with its checksum sidecar. Unlike
+        `has`, the checksum is not compared: another process may be rewriting the entry
+        (its data replaced, its checksum not yet); an incomplete writer removes the sidecar."""
+        data = self.path(stage, key)
+        return data.exists() and data.with_suffix(".sha256").exists()
+
     def read(self, stage: str, key: str) -> pl.DataFrame:
         return pl.read_parquet(self.path(stage, key))
 
@@ -83,11 +91,16 @@ class Store:
         """Store a result. An incomplete one (failed generations, or computed from an
         incomplete input) gets no checksum sidecar: this run reads it, the next recomputes it."""
         data = self.path(stage, key)
-        atomic_write(data, writer=lambda f: frame.write_parquet(f, statistics=False))
-        if complete:
-            atomic_write(data.with_suffix(".sha256"), (_sha256(data) + "\n").encode())
-        else:
-            data.with_suffix(".sha256").unlink(missing_ok=True)
+        # Two sweeps sharing the cache may compute the same entry (with their own latencies):
+        # each writes its data and checksum under a lock on the entry's folder, so neither
+        # ends up with the other's checksum.
+        data.parent.mkdir(parents=True, exist_ok=True)
+        with file_lock(data.parent):
+            atomic_write(data, writer=lambda f: frame.write_parquet(f, statistics=False))
+            if complete:
+                atomic_write(data.with_suffix(".sha256"), (_sha256(data) + "\n").encode())
+            else:
+                data.with_suffix(".sha256").unlink(missing_ok=True)
         return data
 
     def note(self, stage: str, computed: bool) -> None:

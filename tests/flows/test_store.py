@@ -61,3 +61,24 @@ def test_stage_key_depends_on_everything_it_reads():
     assert a != stage_key("fuse", "1", fusion={"rrf_k": 10}, inputs={"bm25": "x"})
     assert a != stage_key("fuse", "2", fusion={"rrf_k": 60}, inputs={"bm25": "x"})
     assert a != stage_key("fuse", "1", fusion={"rrf_k": 60}, inputs={"bm25": "y"})
+
+
+def test_write_holds_the_entry_folders_lock(tmp_path):
+    """Data and checksum are written under a lock on the entry's folder, so two processes
+    writing the same entry cannot leave one's data with the other's checksum."""
+    import threading
+
+    from flows.env import file_lock
+    store = Store(tmp_path)
+    path = store.write("fuse", "k9", frame())
+    before = path.read_bytes()
+    done = threading.Event()
+    other = pl.DataFrame({"qid": ["a", "b"], "score": [0.75, 0.5]})
+    with file_lock(path.parent):  # another writer holds it
+        writer = threading.Thread(target=lambda: (store.write("fuse", "k9", other), done.set()))
+        writer.start()
+        assert not done.wait(0.5)
+        assert path.read_bytes() == before
+    writer.join(30)
+    assert done.is_set() and store.has("fuse", "k9") and store.read("fuse", "k9").equals(other)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["k9.parquet", "k9.sha256"]
