@@ -208,17 +208,26 @@ def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: floa
     return {"passed": True, "metrics": [r.metric for r in results]}
 
 
-def _open_store_in_background(tracking_uri: str) -> threading.Thread:
-    """Import MLflow and open the store (a new SQLite one made first: flows/mlflow_store.py)
-    on a side thread: once the model-bound stages are done (or after the stages), so
-    MLflow's ~100 MB (benchmarks/memory.py) are never resident beside the encoder."""
+def _prepare_in_background(tracking_uri: str | None) -> threading.Thread:
+    """On a side thread, import what the analysis and the report use (scipy.special,
+    matplotlib), then MLflow, opening its store (a new SQLite one made first:
+    flows/mlflow_store.py): from the moment the model-bound stages are done (or after the
+    stages), so MLflow's ~100 MB (benchmarks/memory.py) are never resident beside the
+    encoder, and the imports run while the light stages leave the interpreter idle."""
     def work() -> None:
+        try:
+            import scipy.special  # noqa: F401 - the statistics
+            import components.report.build  # noqa: F401 - matplotlib and the report
+        except Exception:  # noqa: BLE001 - the analysis imports them again and says why
+            pass
+        if not tracking_uri:
+            return
         try:
             from flows.mlflow_store import open_store
             open_store(tracking_uri)
         except Exception:  # noqa: BLE001 - log_sweep meets and reports the same problem
             pass
-    thread = threading.Thread(target=work, name="ablate-mlflow-store", daemon=True)
+    thread = threading.Thread(target=work, name="ablate-prepare", daemon=True)
     thread.start()
     return thread
 
@@ -244,18 +253,18 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         tracking_uri = env.tracking_uri(None, Path.cwd())
         artifact_root = artifact_root or env.default_artifact_root(Path.cwd())
     sequential = None
-    store_ready: threading.Thread | None = None
+    prepared: threading.Thread | None = None
     timeline: dict[str, float] = {}
 
     def models_done(computed: bool) -> None:
         """No model-bound stage left: unload the encoders and, when this run computed
-        something (so it analyses and logs), import MLflow and open its store on a side
+        something (so it analyses and logs), prepare the analysis and MLflow on a side
         thread while the light stages finish."""
-        nonlocal store_ready
+        nonlocal prepared
         release_models(ctx)
         timeline["models_released"] = time.time()
-        if computed and mlflow and tracking_uri:
-            store_ready = _open_store_in_background(tracking_uri)
+        if computed:
+            prepared = _prepare_in_background(tracking_uri if mlflow else None)
 
     if ctx.spec.stats.sequential and tier is None:
         opts, ctx, results, sequential = _sequential(experiment, opts, ctx, started)
@@ -267,8 +276,8 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
                             for r in results if r["computed"]})
     out_root = Path(out or ctx.spec.out)
     unchanged = None if any(r["computed"] for r in results) else outputs_in_place(ctx, out_root)
-    if store_ready is None and mlflow and tracking_uri and unchanged is None:
-        store_ready = _open_store_in_background(tracking_uri)
+    if prepared is None and unchanged is None:
+        prepared = _prepare_in_background(tracking_uri if mlflow else None)
     if unchanged is not None:
         sweep_dir = str(unchanged)
         logger.info("nothing changed: every stage reused and the outputs are in place in %s; "
@@ -284,8 +293,8 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         logger.info("MLflow: this sweep folder is logged to %s already (%s); skipped",
                     tracking_uri, result["mlflow"].get("parent"))
     elif mlflow and tracking_uri:
-        if store_ready is not None:
-            store_ready.join()  # whatever it did, log_sweep opens (or creates) the store
+        if prepared is not None:
+            prepared.join()  # whatever it did, log_sweep opens (or creates) the store
         try:
             result["mlflow"] = track_task(sweep_dir, tracking_uri, artifact_root)
         except Exception as exc:  # results are safe on disk; say so and carry on

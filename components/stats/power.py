@@ -28,8 +28,8 @@ def ttest_power(dz: float, n: int, alpha: float) -> float:
 
 @lru_cache(maxsize=4096)
 def mde_dz(n: int, alpha: float, power: float = 0.8) -> float:
-    """Smallest d_z detected with the given power (NaN when n < 2)."""
-    from scipy import optimize
+    """Smallest d_z detected with the given power (NaN when n < 2): power rises with d_z,
+    so bisection on [0, hi] to 1e-12 (no scipy.optimize import on the analysis's path)."""
     if n < 2:
         return float("nan")
     hi = 1.0
@@ -37,8 +37,14 @@ def mde_dz(n: int, alpha: float, power: float = 0.8) -> float:
         hi *= 2.0
         if hi > 1e6:
             return float("nan")
-    return float(optimize.brentq(lambda x: ttest_power(x, n, alpha) - power, 0.0, hi,
-                                 xtol=1e-10, rtol=1e-12))
+    lo = 0.0
+    while hi - lo > 1e-12 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if ttest_power(mid, n, alpha) < power:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 def mde(n_used: np.ndarray, sd: np.ndarray, alpha: float, power: float = 0.8) -> np.ndarray:

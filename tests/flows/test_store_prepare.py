@@ -83,14 +83,15 @@ def test_prepare_store_failing_midway_leaves_nothing(tmp_path, monkeypatch):
     assert [p.name for p in (tmp_path / "state" / "mlflow-store").iterdir()] == [".lock"]
 
 
-def test_store_opened_on_a_side_thread(tmp_path, monkeypatch):
+def test_store_opened_on_the_side_thread(tmp_path, monkeypatch):
     monkeypatch.setenv("ABLATE_STATE_HOME", str(tmp_path / "state"))
     db = tmp_path / "mlflow.db"
     uri = f"sqlite:///{db.as_posix()}"
-    thread = sweep._open_store_in_background(uri)
+    thread = sweep._prepare_in_background(uri)
     thread.join(timeout=300)
     assert not thread.is_alive() and db.is_file()
-    sweep._open_store_in_background("http://127.0.0.1:9").join(timeout=60)  # nothing to open
+    sweep._prepare_in_background("http://127.0.0.1:9").join(timeout=60)  # nothing to open
+    sweep._prepare_in_background(None).join(timeout=60)  # --no-mlflow: imports only
 
 
 def test_cli_start_imports_no_heavy_libraries():
@@ -100,3 +101,14 @@ def test_cli_start_imports_no_heavy_libraries():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_side_thread_imports_the_analysis_first():
+    """Without a tracking URI (--no-mlflow) the side thread imports what the statistics and
+    the report use, and no MLflow."""
+    code = ("import sys; from flows import sweep; sweep._prepare_in_background(None).join(300); "
+            "print(sorted(m for m in ('mlflow', 'matplotlib', 'scipy.special', "
+            "'components.report.build') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True).stdout
+    assert out.strip() == "['components.report.build', 'matplotlib', 'scipy.special']"
