@@ -1,19 +1,15 @@
 """The MLflow store made ready off the critical path: created complete or not at all,
-on a side thread during the analysis; and the CLI's start imports no MLflow,
+on a side thread once the model-bound stages are done; and the CLI's start imports no MLflow,
 matplotlib or scipy.stats (they load only when an analysis, report or logging runs)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from flows import mlflow_store, sweep
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fresh import imported_after
 
 
 def _rows(db: Path) -> list:
@@ -95,20 +91,16 @@ def test_store_opened_on_the_side_thread(tmp_path, monkeypatch):
 
 
 def test_cli_start_imports_no_heavy_libraries():
-    code = ("import sys; from flows.cli import build_app; import flows.sweep, flows.mlflow_links; "
-            "build_app(); print(sorted(m for m in ('mlflow', 'matplotlib', 'scipy.stats', "
-            "'torch', 'sentence_transformers') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True).stdout
-    assert out.strip() == "[]"
+    code = ("from flows.cli import build_app; import flows.sweep, flows.mlflow_links; "
+            "build_app()")
+    assert imported_after(code, ("mlflow", "matplotlib", "scipy.stats", "torch",
+                                 "sentence_transformers")) == []
 
 
 def test_side_thread_imports_the_analysis_first():
     """Without a tracking URI (--no-mlflow) the side thread imports what the statistics and
     the report use, and no MLflow."""
-    code = ("import sys; from flows import sweep; sweep._prepare_in_background(None).join(300); "
-            "print(sorted(m for m in ('mlflow', 'matplotlib', 'scipy.special', "
-            "'components.report.build') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True).stdout
-    assert out.strip() == "['components.report.build', 'matplotlib', 'scipy.special']"
+    code = "from flows import sweep; sweep._prepare_in_background(None).join(300)"
+    assert imported_after(code, ("mlflow", "matplotlib", "scipy.special",
+                                 "components.report.build")) == [
+        "components.report.build", "matplotlib", "scipy.special"]
