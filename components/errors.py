@@ -1,6 +1,6 @@
-"""One error type for bad input: it knows the file, line and field it is about.
-
-The CLI turns an InputError into one line on stderr and exit code 2.
+"""The two errors the CLI reports in one line, never a traceback: InputError (bad input:
+it knows the file, line and field it is about; exit code 2) and RunFailed (a run that
+stopped after it started: the cause and the command that continues it; exit code 1).
 """
 
 from __future__ import annotations
@@ -26,3 +26,27 @@ class InputError(ValueError):
             where += ": "
         field = f"field '{self.field}': " if self.field else ""
         return f"{where}{field}{self.message}".replace("\n", " ")
+
+
+class RunFailed(Exception):
+    """A run that could not finish (a stage crashed, the analysis, the report or MLflow
+    failed): `message` names the cause and what is on disk, `hint` the command that
+    rebuilds or continues the rest."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(self.one_line())
+
+    def __reduce__(self):  # pickled by Prefect (and Dask): rebuilt from both fields
+        return type(self), (self.message, self.hint)
+
+    def one_line(self) -> str:
+        hint = f"; to continue: {self.hint}" if self.hint else ""
+        return f"{self.message}{hint}".replace("\n", " ")
+
+
+def cause(exc: BaseException) -> str:
+    """An exception as `Type: message` on one line (a RunFailed's message names the cause)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,8 +1,9 @@
 """The `ablate` command line.
 
 Each sub-command lives in its own module `flows/cmd_<name>.py` exposing
-`register(app)`; this module only assembles them and turns bad input into one line on
-stderr with exit code 2 (never a traceback).
+`register(app)`; this module only assembles them and turns bad input (InputError) into
+one line on stderr with exit code 2, a run that failed after it started (RunFailed: its
+cause and the command that continues) into one line with exit code 1: never a traceback.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 
 import typer
 
-from components.errors import InputError
+from components.errors import InputError, RunFailed
 
 HELP = "ablate: ablation studies of RAG pipelines."
 
@@ -38,9 +39,9 @@ def main(argv: list[str] | None = None) -> None:
     env.prepare()
     try:
         build_app()(args=argv, standalone_mode=True)
-    except InputError as exc:
+    except (InputError, RunFailed) as exc:
         print(f"ablate: error: {exc.one_line()}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(2 if isinstance(exc, InputError) else 1)
     finally:
         # The interpreter's last garbage collection walks every object that torch,
         # Prefect and MLflow left behind (about 1 s after a sweep); objects frozen here

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -29,8 +30,10 @@ def register(app: typer.Typer) -> None:
         """Run an ablation sweep and write its report.
 
         The console shows a header, one line per stage and the summary; `--verbose` adds
-        Prefect's and MLflow's own log lines (the Prefect UI keeps them either way)."""
-        from components.errors import InputError
+        Prefect's and MLflow's own log lines (the Prefect UI keeps them either way). A run
+        that fails after it started (a stage, the analysis, the report, MLflow) ends with
+        one line naming the cause and the command that continues, and exit code 1."""
+        from components.errors import InputError, RunFailed
         from flows import server
         from flows.context import RunOptions, get_context
 
@@ -72,7 +75,9 @@ def register(app: typer.Typer) -> None:
             from flows.mlflow_links import ui_lines
             typer.echo(f"MLflow: parent run {result['mlflow']['parent']} in {uri}")
             typer.echo("\n".join(ui_lines(uri, result["mlflow"])))
-        elif result.get("mlflow_error"):
-            typer.echo(f"MLflow logging FAILED ({result['mlflow_error']}); results are safe on disk; "
-                       f"log them later with: ablate sync {sweep_dir}", err=True)
         typer.echo(f"Report: {sweep_dir / 'report.md'}")
+        if result.get("mlflow_error"):
+            sync = ["ablate", "sync", str(sweep_dir)]
+            raise RunFailed(f"MLflow logging failed ({result['mlflow_error']}); the results "
+                            f"are in {sweep_dir}", hint=shlex.join(
+                                sync + (["--tracking-uri", tracking_uri] if tracking_uri else [])))

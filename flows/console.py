@@ -2,10 +2,11 @@
 
 Quiet: a header, one compact line per stage as it finishes (and a few progress lines,
 count, rate and ETA, inside a long one: encoding, generation, judging), then the
-summary. Prefect's
-and MLflow's own log lines are kept off the console (warnings and errors still show);
-they still reach the Prefect API, so the Prefect UI keeps the full logs of every flow
-and task run. Verbose: the console shows them all, as Prefect and MLflow print them.
+summary. Prefect's and MLflow's own log lines are kept off the console (warnings and
+errors still show, without tracebacks, Prefect's failed-state lines and what the CLI says
+itself: a failed run says why in one line of its own, flows/cli.py); they still reach
+the Prefect API, so the Prefect UI keeps the full logs of every flow and task run.
+Verbose: the console shows them all, as Prefect and MLflow print them.
 """
 
 from __future__ import annotations
@@ -39,15 +40,29 @@ def hidden_warnings() -> int:
 
 
 def _console_handlers() -> list[logging.Handler]:
-    """Prefect's console handlers, on whatever loggers they are attached to."""
+    """Prefect's console handlers (its logging set up first, with the quiet levels when
+    they are set), on whatever loggers they are attached to."""
     try:
+        from prefect.logging.configuration import ensure_logging_setup
         from prefect.logging.handlers import PrefectConsoleHandler
     except ImportError:  # pragma: no cover - prefect is a dependency
         return []
+    ensure_logging_setup()
     loggers = [logging.getLogger()] + [logging.getLogger(n) for n in
                                        list(logging.Logger.manager.loggerDict)]
     return [h for lg in loggers for h in getattr(lg, "handlers", [])
             if isinstance(h, PrefectConsoleHandler)]
+
+
+# `extra` of a log record that `ablate run` prints as a line of its own (quiet: not twice)
+SAID_BY_CLI = {"ablate_said_by_cli": True}
+
+
+def _no_failure_detail(record: logging.LogRecord) -> bool:
+    """Quiet console filter: no traceback, no failed-state line, no record the CLI prints
+    itself (SAID_BY_CLI): a failed run ends with one line of the CLI's own."""
+    return not (record.exc_info or getattr(record, "ablate_said_by_cli", False)
+                or record.getMessage().startswith("Finished in state "))
 
 
 PROGRESS_LOGGER = "ablate.progress"
@@ -64,9 +79,10 @@ class _ProgressLine(logging.Handler):
 
 @contextmanager
 def quiet(enabled: bool = True) -> Iterator[None]:
-    """Within the block, keep Prefect and MLflow INFO lines off the console and print one
-    progress line per stage instead; Python warnings from libraries are counted, not
-    printed. Restores every level, variable and hook afterwards."""
+    """Within the block, keep Prefect and MLflow INFO lines, and Prefect's tracebacks and
+    failed-state lines, off the console and print one progress line per stage instead;
+    Python warnings from libraries are counted, not printed. Restores every level,
+    variable, filter and hook afterwards."""
     _hidden["warnings"] = 0
     if not enabled:
         yield
@@ -77,6 +93,7 @@ def quiet(enabled: bool = True) -> Iterator[None]:
     handlers = {h: h.level for h in _console_handlers()}
     for h in handlers:
         h.setLevel(max(h.level, logging.WARNING))
+        h.addFilter(_no_failure_detail)
     levels = {n: logging.getLogger(n).level for n in QUIET_LOGGERS
               if n in logging.Logger.manager.loggerDict}
     for n, level in levels.items():
@@ -100,6 +117,7 @@ def quiet(enabled: bool = True) -> Iterator[None]:
         plog.setLevel(plevel)
         for h, level in handlers.items():
             h.setLevel(level)
+            h.removeFilter(_no_failure_detail)
         for n, level in levels.items():
             logging.getLogger(n).setLevel(level)
         for k, v in saved_env.items():

@@ -2,6 +2,9 @@
 variants, reports. The folder is written beside its final place and renamed into it, so a
 killed run never leaves half-written output. Replacing an existing folder takes two
 renames (old aside, new in): between them the folder is briefly absent, never mixed.
+When the statistics, the manifest or the report fail, the folder still lands with what
+was made, its manifest's `incomplete` naming the parts missing, and RunFailed says why
+and which command makes the rest.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -26,6 +30,7 @@ from components.metrics.answer import resolve_normalizer
 from components.metrics.consistency import with_consistency
 from flows.sequential import apply_decisions
 from components.cjk import script_counts
+from components.errors import RunFailed, cause
 from components.model_identity import resolved_models
 from components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from components.retrieval.dense import DenseEncoder
@@ -188,10 +193,15 @@ def no_effect_variants(ctx: RunContext) -> list[str]:
     return [v.name for v in ctx.variants if not v.is_baseline and signature(v.name) == base]
 
 
+def tested(per_query: pl.DataFrame) -> tuple[list[str], str | None]:
+    """(the metric columns the statistics test, the cluster column or None)."""
+    metrics = [c for c in per_query.columns if "/" in c]
+    return metrics, "cluster" if per_query["cluster"].null_count() < per_query.height else None
+
+
 def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:
     s = ctx.spec.stats
-    metrics = [c for c in per_query.columns if "/" in c]
-    cluster = "cluster" if per_query["cluster"].null_count() < per_query.height else None
+    metrics, cluster = tested(per_query)
     return compare_variants(per_query, baseline=BASELINE, metrics=metrics, test=s.test,
                             correction=s.correction, alpha=s.alpha, resamples=s.resamples,
                             bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method,
@@ -206,8 +216,7 @@ def compute_factorial(ctx: RunContext, per_query: pl.DataFrame,
     if design is None:
         return None
     s = ctx.spec.stats
-    metrics = [c for c in per_query.columns if "/" in c]
-    cluster = "cluster" if per_query["cluster"].null_count() < per_query.height else None
+    metrics, cluster = tested(per_query)
     return factorial_effects(per_query, design, metrics=metrics, test=s.test,
                              correction=s.correction, alpha=s.alpha, resamples=s.resamples,
                              bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method,
@@ -300,8 +309,9 @@ OUTPUT_FILES = ("manifest.json", "variants.json", "per_query.parquet", "stats.pa
 
 def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
     """The sweep folder when it already holds this sweep's complete outputs: the same
-    sweep id (same spec, options, data and questions), every output file, and every
-    variant with the stage keys this plan gives it (so the same code and components).
+    sweep id (same spec, options, data and questions), every output file, no part
+    recorded `incomplete` (an analysis that failed is retried), and every variant with
+    the stage keys this plan gives it (so the same code and components).
     Else None. With no stage computed, such a folder is what a new analysis would write
     again (the numbers are a function of the stage results and the seed)."""
     folder = Path(out_root) / sweep_id(ctx)
@@ -312,7 +322,7 @@ def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
         records = json.loads((folder / "variants.json").read_text())
     except (OSError, ValueError):
         return None
-    if man.get("sweep_id") != folder.name:
+    if man.get("sweep_id") != folder.name or man.get("incomplete"):
         return None
     if ctx.spec.design is not None and not (folder / FACTORIAL_FILE).is_file():
         return None
@@ -320,53 +330,139 @@ def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
     return folder if keys == ctx.plan.by_variant else None
 
 
+def rerun_hint(ctx: RunContext) -> str:
+    """How to run the analysis again: every stage is reused from the cache."""
+    return (f"ablate run {shlex.quote(str(ctx.loaded.path))} with the same options "
+            "(every stage is reused)")
+
+
+def stats_hint(ctx: RunContext, folder: Path, per_query: pl.DataFrame) -> str:
+    """The commands that make stats.parquet from per_query.parquet with the experiment's
+    statistics settings (`ablate stats`; not a sequential run's decisions nor a design's
+    factorial effects), then the report (`ablate report`)."""
+    s = ctx.spec.stats
+    metrics, cluster = tested(per_query)
+    args = ["ablate", "stats", str(folder / "per_query.parquet"), "--baseline", BASELINE,
+            "--metrics", ",".join(metrics), "--test", s.test, "--correction", s.correction,
+            "--alpha", str(s.alpha), "--resamples", str(s.resamples),
+            "--bootstrap-resamples", str(s.bootstrap_resamples), "--ci-method", s.ci_method,
+            "--family", s.family, "--seed", str(ctx.spec.seed),
+            *(["--cluster-column", cluster] if cluster else []),
+            "--out", str(folder / "stats.parquet")]
+    return f"{shlex.join(args)}, then {shlex.join(['ablate', 'report', str(folder)])}"
+
+
+def _statistics(ctx: RunContext, per_query: pl.DataFrame, variants: list[dict[str, Any]],
+                sequential: dict[str, Any] | None) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """(stats, factorial effects or None); a sequential run's key decisions are the looks'."""
+    stats = compute_stats(ctx, per_query)
+    factorial = compute_factorial(ctx, per_query, variants)
+    if sequential is not None:
+        stats = apply_decisions(stats, sequential)
+    return stats, factorial
+
+
+def _manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any],
+              chunkings: dict[str, Any], sequential: dict[str, Any] | None) -> dict[str, Any]:
+    """manifest() with what only the sweep folder records: the sequential looks, the
+    variants without effect, repeat spreads, batch-mean latencies and the judge."""
+    man = manifest(ctx, sid, started, counters, chunkings)
+    if sequential is not None:
+        man["sequential"] = sequential
+    man["no_effect"] = no_effect_variants(ctx)
+    man["repeats"] = repeat_spread(ctx)
+    man["latency_batch_means"] = batch_mean_latencies(ctx)
+    man["judge"] = judge_manifest(ctx)
+    return man
+
+
+def _failure(ctx: RunContext, folder: Path, failed: dict[str, Exception],
+             per_query: pl.DataFrame) -> RunFailed:
+    """The RunFailed of a folder that landed without the parts in `failed` (by name)."""
+    if "stats" in failed:
+        return RunFailed(f"statistics failed ({cause(failed['stats'])}); per_query.parquet "
+                         f"is in {folder}", hint=stats_hint(ctx, folder, per_query))
+    if "manifest" in failed:
+        return RunFailed(f"manifest failed ({cause(failed['manifest'])}); per_query.parquet "
+                         f"and stats.parquet are in {folder}", hint=rerun_hint(ctx))
+    return RunFailed(f"report failed ({cause(failed['report'])}); per_query.parquet and "
+                     f"stats.parquet are in {folder}",
+                     hint=shlex.join(["ablate", "report", str(folder)]))
+
+
+def _put_in_place(tmp: Path, final: Path) -> None:
+    """Rename the written folder into place (the old one aside first, then removed)."""
+    if final.exists():
+        old = final.parent / f".{final.name}.old-{os.getpid()}"
+        os.replace(final, old)
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, final)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n")
+
+
 def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dict[str, Any],
                   sequential: dict[str, Any] | None = None) -> Path:
-    """Write the sweep folder (complete before it is renamed into place); return its path."""
+    """Write the sweep folder (complete before it is renamed into place); return its path.
+    A failed part (statistics, manifest, report) leaves the folder in place with the
+    others, its manifest's `incomplete` naming what is missing, and raises RunFailed;
+    any other failure leaves nothing and raises RunFailed too."""
     sid = sweep_id(ctx)
     final = out_root / sid
     tmp = out_root / f".{sid}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     pool = ThreadPoolExecutor(1)
+    failed: dict[str, Exception] = {}
     try:
         # the chunkings' word-piece counts (~1 s of tokenizing, which runs without the GIL)
         # are made beside the statistics
         chunkings = pool.submit(chunking_stats, ctx)
         per_query, timings = collect_per_query(ctx)
-        stats = compute_stats(ctx, per_query)
         variants = variant_records(ctx)
-        factorial = compute_factorial(ctx, per_query, variants)
-        man = manifest(ctx, sid, started, counters, chunkings.result())
-        if sequential is not None:  # a sequential run: its key decisions are the looks'
-            stats = apply_decisions(stats, sequential)
-            man["sequential"] = sequential
-        no_effect = no_effect_variants(ctx)
-        man["no_effect"] = no_effect
-        man["repeats"] = repeat_spread(ctx)
-        man["latency_batch_means"] = batch_mean_latencies(ctx)
-        man["judge"] = judge_manifest(ctx)
         per_query.write_parquet(tmp / "per_query.parquet", statistics=False)
-        stats.write_parquet(tmp / "stats.parquet", statistics=False)
         timings.write_parquet(tmp / "timings.parquet", statistics=False)
-        if factorial is not None:
-            factorial.write_parquet(tmp / FACTORIAL_FILE, statistics=False)
-        (tmp / "manifest.json").write_text(json.dumps(man, indent=2, default=str) + "\n")
-        (tmp / "variants.json").write_text(json.dumps(variants, indent=2, default=str) + "\n")
-        results = SweepResults(man, variants, per_query, stats, timings, tuple(no_effect),
-                               factorial)
-        from components.report.build import build_report, write_files  # matplotlib: only here
-        write_files(tmp, build_report(results, ctx.spec.metrics.key))
-        if final.exists():
-            old = out_root / f".{sid}.old-{os.getpid()}"
-            os.replace(final, old)
-            os.replace(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
+        try:
+            stats, factorial = _statistics(ctx, per_query, variants, sequential)
+        except Exception as exc:  # noqa: BLE001 - the folder lands without them
+            failed["stats"] = exc
+        try:
+            man = _manifest(ctx, sid, started, counters, chunkings.result(), sequential)
+        except Exception as exc:  # noqa: BLE001 - the folder lands with a bare manifest
+            failed["manifest"] = exc
+            man = {"sweep_id": sid, "experiment": ctx.spec.name,
+                   "experiment_file": str(ctx.loaded.path),
+                   "settings": ctx.spec.model_dump(mode="json")}
+        if "stats" not in failed:
+            stats.write_parquet(tmp / "stats.parquet", statistics=False)
+            if factorial is not None:
+                factorial.write_parquet(tmp / FACTORIAL_FILE, statistics=False)
+        if not failed:
+            results = SweepResults(man, variants, per_query, stats, timings,
+                                   tuple(man["no_effect"]), factorial)
+            try:
+                from components.report.build import build_report, write_files  # matplotlib
+                write_files(tmp, build_report(results, ctx.spec.metrics.key))
+            except Exception as exc:  # noqa: BLE001 - `ablate report` rebuilds it
+                failed["report"] = exc
+        if failed:
+            man["incomplete"] = [*failed, *([] if "report" in failed else ["report"])]
+        _write_json(tmp / "manifest.json", man)
+        _write_json(tmp / "variants.json", variants)
+        _put_in_place(tmp, final)
+    except Exception as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RunFailed(f"analysis failed ({cause(exc)}); nothing new written",
+                        hint=rerun_hint(ctx)) from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
         pool.shutdown(wait=True)
+    if failed:
+        raise _failure(ctx, final, failed, per_query) from next(iter(failed.values()))
     return final

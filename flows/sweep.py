@@ -9,6 +9,12 @@ skipped and the flow says so: those outputs are what it would write again. MLflo
 skipped only when `mlflow.json` in the sweep folder records a logging of this folder to
 the same tracking URI (written after a successful logging; a re-analysis replaces the
 folder and so removes it).
+
+A RunFailed (a stage crashed, the analysis or the report failed: flows/outputs.py leaves
+what it made on disk) ends the flow run Failed, with a Markdown artifact that says why
+and which command continues (publish_failure). MLflow failing does not: the run
+completes, says so and records it in its result (`mlflow_error`; `ablate run` then
+exits 1 after the summary).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from prefect.runtime import flow_run
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from components.atomic import atomic_write
+from components.errors import RunFailed, cause
 from flows import console, env
 from flows.context import RunOptions, get_context
 from flows.outputs import outputs_in_place, write_outputs
@@ -232,13 +239,40 @@ def _prepare_in_background(tracking_uri: str | None) -> threading.Thread:
     return thread
 
 
-@flow(name="ablate-sweep", log_prints=True)
+def publish_failure(flow: Any, run: Any, state: Any) -> None:
+    """The sweep flow's on_failure hook: a RunFailed that ended the run (a stage crashed,
+    the analysis or the report failed) is published on it as a Markdown artifact (key
+    `ablate-<experiment>-failure`): the cause, what is on disk and the command that
+    continues. The flow run stays Failed and the exception reaches the caller."""
+    try:
+        exc = state.result(raise_on_failure=False)
+    except Exception:  # noqa: BLE001 - no exception to tell of
+        return
+    if not isinstance(exc, RunFailed):
+        return
+    try:
+        from prefect.artifacts import create_markdown_artifact
+
+        from flows.artifacts import artifact_key
+        params = run.parameters
+        ctx = get_context(params["experiment"], _options(
+            {k: params.get(k) for k in ("tier", "split", "cache_dir")}))
+        hint = f"\n\nTo continue: `{exc.hint}`\n" if exc.hint else "\n"
+        create_markdown_artifact(markdown=f"## Run failed\n\n{exc.message}{hint}",
+                                 key=artifact_key(ctx.spec.name, "failure"),
+                                 description="Why the sweep stopped")
+    except Exception as err:  # noqa: BLE001 - the run's own failure is what matters
+        get_run_logger().warning("failure artifact not published (%s)", cause(err))
+
+
+@flow(name="ablate-sweep", log_prints=True, on_failure=[publish_failure])
 def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
                split: str | None = None, cache_dir: str | None = None,
                tracking_uri: str | None = None, artifact_root: str | None = None,
                mlflow: bool = True, gate_reference: str | None = None,
                gate_metrics: list[str] | None = None, gate_max_drop: float = 0.0) -> dict[str, Any]:
-    """Run every unique stage of the sweep once, then write results and log to MLflow.
+    """Run every unique stage of the sweep once, then write results and log to MLflow
+    (a failed analysis or report raises RunFailed: the run ends Failed).
     With `gate_reference` (a stored sweep folder or MLflow run id), the baseline is then
     gated against it on `gate_metrics` and the run ends Failed when one fell."""
     started = time.time()
@@ -298,10 +332,10 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         try:
             result["mlflow"] = track_task(sweep_dir, tracking_uri, artifact_root)
         except Exception as exc:  # results are safe on disk; say so and carry on
-            logger.warning("MLflow logging failed (%s: %s); results are in %s; "
-                           "log them later with: ablate sync %s", type(exc).__name__, exc,
-                           sweep_dir, sweep_dir)
-            result["mlflow_error"] = f"{type(exc).__name__}: {exc}"
+            logger.warning("MLflow logging failed (%s); results are in %s; "
+                           "log them later with: ablate sync %s", cause(exc), sweep_dir,
+                           sweep_dir, extra=console.SAID_BY_CLI)
+            result["mlflow_error"] = cause(exc)
     if gate_reference:
         metrics = list(gate_metrics or ctx.spec.metrics.key)
         result["gate"] = gate_task(sweep_dir, gate_reference, metrics, gate_max_drop,
