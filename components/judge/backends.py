@@ -76,7 +76,7 @@ class BaseJudge:
         return f"{type(self).__name__}({self.cache_identity})"
 
 
-@JUDGES.register("llama_cpp", model_bound=True)
+@JUDGES.register("llama_cpp", model_bound=True, requires={"llama_cpp": "local-llm"})
 class LlamaJudge(BaseJudge):
     """A GGUF model in this process (the generator's loaded model when the file is the same),
     the schema enforced by a grammar."""

@@ -1,6 +1,7 @@
-"""llama-cpp-python is the optional extra `ablate[local-llm]`: a spec naming a local GGUF
-generator without it stops before any compute with one line naming the extra (exit 2);
-a retrieval-only spec runs without it. The module's absence is faked (sys.modules)."""
+"""llama-cpp-python is the optional extra `ablate[local-llm]`: a spec asking for the local
+GGUF generators' `llama_cpp` backend without it stops before any compute with one line
+naming the extra (exit 2); the default `torch` backend and a retrieval-only spec run
+without it. The module's absence is faked (sys.modules)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ name: extras
 dataset: {{path: {data}, format: squad}}
 baseline:
   retrieval: {{paths: [bm25]}}
-  generator: {{name: {generator}}}
+  generator: {{name: {generator}, backend: {backend}}}
 sweeps:
   - variable: generator.name
     values: [{sweep}]
@@ -28,9 +29,10 @@ def no_llama(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` now fails
 
 
-def _spec(tmp_path, generator, sweep):
+def _spec(tmp_path, generator, sweep, backend="llama_cpp"):
     p = tmp_path / "e.yaml"
-    p.write_text(SPEC.format(data=FIXTURES / "squad_tiny.json", generator=generator, sweep=sweep))
+    p.write_text(SPEC.format(data=FIXTURES / "squad_tiny.json", generator=generator, sweep=sweep,
+                             backend=backend))
     return p
 
 
@@ -52,6 +54,20 @@ def test_baseline_local_model_without_the_extra(tmp_path, no_llama):
         build_context(str(_spec(tmp_path, "smollm2", "extractive")), RunOptions())
     assert "ablate[local-llm]" in info.value.one_line()
     assert info.value.field == "baseline.generator.name"
+
+
+def test_torch_backend_needs_no_llama(tmp_path, no_llama):
+    from flows.context import RunOptions, build_context
+    ctx = build_context(str(_spec(tmp_path, "smollm2", "closed_book", backend="torch")),
+                        RunOptions())
+    assert "generate" in ctx.plan.count()
+
+
+def test_requirement_follows_the_backend():
+    from components.registry import registry
+    decl = registry("generator").declaration("smollm2")
+    assert decl.required_modules({"generator": {"backend": "torch"}}) == ()
+    assert decl.required_modules({"generator": {"backend": "llama_cpp"}}) == ("llama_cpp",)
 
 
 def test_retrieval_only_spec_needs_no_llama(tmp_path, no_llama):

@@ -38,3 +38,10 @@ def test_identity_keeps_what_changes_an_answer(gguf, tmp_path):
     other.write_bytes(b"GGUF" + bytes(range(255, -1, -1)) * 64)
     assert _identity(other) != base
     assert f"n_ctx={llama_local.N_CTX}" in base
+
+
+def test_backend_is_part_of_the_identity(gguf):
+    torch_id, llama_id = _identity(gguf, backend="torch"), _identity(gguf, backend="llama_cpp")
+    assert torch_id != llama_id
+    assert torch_id.startswith("torch/") and "transformers=" in torch_id and "gguf=" in torch_id
+    assert llama_id.startswith("llama_cpp/llama_cpp_python=")

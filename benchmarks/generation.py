@@ -1,0 +1,134 @@
+"""Local generator backends side by side: `torch` (transformers + PyTorch) against
+`llama_cpp` (llama-cpp-python), the bundled SmolLM2-135M-Instruct GGUF on both.
+
+Questions: --questions answerable questions of each bundled data set (SQuAD 2.0 dev half,
+English; DRCD dev, Chinese), smoke-tier order; the context of each is its gold passage
+(the document's text within --window characters around the first evidence span, a third
+of that for Chinese, whose characters carry more and cost SmolLM2's tokenizer more tokens
+each), rendered by the project's prompt. Each backend runs in a process of its own (torch's and llama.cpp's
+OpenMP thread pools in one process wait on each other), where it first loads (timed apart:
+the torch backend's converted copy of the GGUF is made once per machine, so a first run
+prints that cost too), then answers every question through the project's generator with
+no cache, --rounds times, its best round kept; rounds of the two backends alternate, to
+damp noise from other load. Prints per backend: load seconds, seconds per question, generated tokens per second, and
+the ratio torch / llama_cpp; then how often the two backends' answers are identical and
+their exact-match / F1 against the gold answers (the answer normaliser picked per question, as in the product).
+
+    python benchmarks/generation.py [--questions 20] [--rounds 2] [--max-new-tokens 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from components.config import GeneratorConfig, PromptConfig  # noqa: E402
+from components.data import load_dataset  # noqa: E402
+from components.data.tiers import select_questions  # noqa: E402
+from components.generation import make_generator  # noqa: E402
+from components.metrics.answer import exact_match, token_f1  # noqa: E402
+from components.records import PackedContext, Passage  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "experiments/data"
+SETS = {"en": DATA / "squad2-dev-half/dev-v2.0.json", "zh": DATA / "drcd-dev/DRCD_dev.json"}
+BACKENDS = ("torch", "llama_cpp")
+
+
+def items(path: Path, n: int, window: int) -> list:
+    ds = load_dataset(path)
+    docs = ds.doc_by_id()
+    out = []
+    for q in select_questions(ds.questions, tier="regression", split="dev", seed=13):
+        if not q.evidence:
+            continue
+        span = q.evidence[0][0]
+        text = docs[span.doc_id].text
+        lo = max(0, span.start - window // 2)
+        passage = text[lo:lo + window]
+        out.append((q, PackedContext(("c",), (Passage(span.doc_id, lo, lo + len(passage), passage),),
+                                     n_tokens=0, budget=0)))
+        if len(out) == n:
+            break
+    return out
+
+
+def window(lang: str, args: argparse.Namespace) -> int:
+    return args.window if lang == "en" else args.window // 3
+
+
+def child(backend: str, args: argparse.Namespace) -> None:
+    """One backend in this process: load, then one timed round; JSON on stdout."""
+    work = [it for lang, p in SETS.items() for it in items(p, args.questions, window(lang, args))]
+    gen = make_generator(GeneratorConfig(name="smollm2", backend=backend,
+                                         max_new_tokens=args.max_new_tokens), PromptConfig())
+    t0 = time.perf_counter()
+    gen.generate_many(work[:1])  # loads the model (and makes torch's copy once)
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    answers = gen.generate_many(work)
+    print(json.dumps({"load_s": load_s, "seconds": time.perf_counter() - t0,
+                      "texts": [a.text for a in answers],
+                      "tokens": sum(a.tokens_out for a in answers),
+                      "prompt_tokens": [a.tokens_in for a in answers],
+                      "latency": [a.latency_s for a in answers]}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", type=int, default=20, help="per language")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--max-new-tokens", type=int, default=32)
+    ap.add_argument("--window", type=int, default=1200, help="context characters")
+    ap.add_argument("--child", choices=BACKENDS, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.child, args)
+    work = {lang: items(p, args.questions, window(lang, args)) for lang, p in SETS.items()}
+    best: dict[str, dict] = {}
+    for _ in range(args.rounds):
+        for b in BACKENDS:
+            out = subprocess.run([sys.executable, __file__, "--child", b, "--questions",
+                                  str(args.questions), "--max-new-tokens",
+                                  str(args.max_new_tokens), "--window", str(args.window)],
+                                 check=True, capture_output=True, text=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            if b not in best or r["seconds"] < best[b]["seconds"]:
+                best[b] = r
+    n = sum(len(v) for v in work.values())
+    print(f"{n} questions ({args.questions} English, {args.questions} Chinese), "
+          f"max_new_tokens {args.max_new_tokens}, best of {args.rounds} rounds, "
+          f"{os.cpu_count()} cores")
+    print(f"{'backend':<10} {'load s':>7} {'s/question':>11} {'tokens/s':>9}")
+    for b in BACKENDS:
+        r = best[b]
+        print(f"{b:<10} {r['load_s']:7.1f} {r['seconds'] / n:11.3f} {r['tokens'] / r['seconds']:9.1f}")
+    half = len(work["en"])
+    for lang, sl in (("English", slice(0, half)), ("Chinese", slice(half, n))):
+        per = {b: sum(best[b]["latency"][sl]) / len(best[b]["latency"][sl]) for b in BACKENDS}
+        print(f"{lang}: s/question torch {per['torch']:.3f}, llama_cpp {per['llama_cpp']:.3f}, "
+              f"ratio {per['torch'] / per['llama_cpp']:.2f}x")
+    print(f"time ratio torch / llama_cpp: {best['torch']['seconds'] / best['llama_cpp']['seconds']:.2f}x")
+    prompts = best["torch"]["prompt_tokens"]
+    print(f"prompt tokens, mean: English {sum(prompts[:half]) / half:.0f}, "
+          f"Chinese {sum(prompts[half:]) / max(1, len(prompts) - half):.0f}")
+    same = sum(a == b for a, b in zip(best["torch"]["texts"], best["llama_cpp"]["texts"]))
+    print(f"identical answers: {same}/{n}")
+    offset = 0
+    for lang, its in work.items():
+        for b in BACKENDS:
+            texts = best[b]["texts"][offset:offset + len(its)]
+            em = sum(exact_match(t, q.answers) for (q, _), t in zip(its, texts))
+            f1 = sum(token_f1(t, q.answers) for (q, _), t in zip(its, texts))
+            print(f"{lang} {b:<10} EM {em / len(its):.3f}  F1 {f1 / len(its):.3f}")
+        offset += len(its)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""The `torch` backend of the local GGUF generators: the GGUF file read by transformers
+(its weights dequantised to float32, its tokenizer and chat template taken from the file)
+and decoded by PyTorch. Pure Python on top of torch: nothing is compiled on install, and
+it runs wherever torch runs (any x86-64, arm64), unlike a natively built llama.cpp.
+
+Reading a GGUF file through transformers parses its metadata three times (~15 s for the
+bundled SmolLM2), so the converted model (config, tokenizer, float32 weights: the same
+numbers) is saved once per machine (`machine_state_dir("gguf-torch")`, keyed by the
+file's full sha256 and the library versions) and loaded from there in ~1 s afterwards.
+
+Greedy decoding at temperature 0; with a temperature, sampling seeded per call. The model
+is loaded once per process (keyed by path) and calls are serialised by a lock. Decoding
+stops at the end-of-turn token, at the stop text or at `max_new_tokens`; each call starts
+from an empty KV cache, so an answer never depends on the prompt before it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+_LOAD_LOCK = threading.Lock()
+_MODELS: dict[str, tuple[Any, Any, threading.Lock]] = {}
+DTYPE = "float32"  # dequantised weights: exact products of the stored values, any CPU
+LIBRARIES = ("torch", "transformers", "gguf")  # what computes the answers (cache identity)
+
+
+def versions() -> str:
+    """The versions of the libraries that compute the answers, for the cache identity."""
+    out = []
+    for lib in LIBRARIES:
+        try:
+            out.append(f"{lib}={metadata.version(lib)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{lib}=none")
+    return ",".join(out)
+
+
+def _silent(iterable: Any, **_: Any) -> Any:
+    return iterable
+
+
+def converted_dir(path: Path) -> Path:
+    """Where this GGUF file's converted model is kept on this machine."""
+    from components.model_identity import file_sha256
+    from components.models import machine_state_dir
+    digest = hashlib.sha256(f"{file_sha256(path)}/{versions()}/{DTYPE}".encode()).hexdigest()
+    return machine_state_dir("gguf-torch") / f"{path.stem}-{digest[:16]}"
+
+
+def _from_gguf(path: Path) -> tuple[Any, Any]:
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    gguf_utils.tqdm = _silent  # its per-tensor progress bar ignores transformers' switch
+    tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                 dtype=getattr(torch, DTYPE))
+    # dequantised already: a plain float32 model from here on (and so serialisable)
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    return model, tok
+
+
+def _save(folder: Path, model: Any, tok: Any) -> None:
+    """Write the converted model whole or not at all (another process may be writing it)."""
+    tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)
+        os.replace(tmp, folder)
+    except OSError:  # written by another process meanwhile, or no room: load from GGUF next time
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load(path: Path) -> tuple[Any, Any, threading.Lock]:
+    """The process-wide (model, tokenizer, call lock) for this GGUF file, loaded once:
+    from the converted copy when there is one, else from the file (then saved)."""
+    key = str(Path(path).resolve())
+    with _LOAD_LOCK:
+        if key not in _MODELS:
+            folder = converted_dir(Path(key))
+            if folder.is_dir():
+                import torch
+                import transformers
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+                transformers.utils.logging.set_verbosity_error()
+                transformers.utils.logging.disable_progress_bar()
+                tok = AutoTokenizer.from_pretrained(str(folder))
+                model = AutoModelForCausalLM.from_pretrained(str(folder),
+                                                             dtype=getattr(torch, DTYPE))
+            else:
+                model, tok = _from_gguf(Path(key))
+                folder.parent.mkdir(parents=True, exist_ok=True)
+                _save(folder, model, tok)
+            model.eval()
+            _MODELS[key] = (model, tok, threading.Lock())
+        return _MODELS[key]
+
+
+def unload() -> None:
+    """Drop the loaded models and hand their memory back (the sweep calls this when its
+    model-bound stages are done); nothing to do when none is loaded."""
+    import gc
+    from components.memory import release_freed_memory
+    with _LOAD_LOCK:
+        if not _MODELS:
+            return
+        _MODELS.clear()
+    gc.collect()
+    release_freed_memory()
+
+
+def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int, temperature: float,
+         seed: int, stop: list[str], n_ctx: int) -> tuple[str, int, int]:
+    """(reply text cut at the first stop text, prompt tokens, generated tokens).
+    A prompt plus answer longer than `n_ctx` tokens raises ValueError ("context window")."""
+    import torch
+    model, tok, lock = load(path)
+    enc = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
+                                  return_dict=True)
+    ids = enc["input_ids"]
+    n_in = int(ids.shape[1])
+    if n_in + max_new_tokens > n_ctx:
+        raise ValueError(f"Requested tokens ({n_in + max_new_tokens}) exceed context window "
+                         f"of {n_ctx}")
+    sampling = temperature > 0
+    kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=sampling,
+                                  stop_strings=stop, tokenizer=tok,
+                                  eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id)
+    if sampling:
+        kwargs.update(temperature=temperature, top_k=0, top_p=1.0)
+    else:
+        kwargs.update(temperature=None, top_k=None, top_p=None)
+    with lock, torch.inference_mode():
+        if sampling:
+            torch.manual_seed(seed)
+        out = model.generate(ids, attention_mask=enc["attention_mask"], **kwargs)
+    new = out[0, n_in:]
+    if new.shape[0] and int(new[-1]) == tok.eos_token_id:  # the end-of-turn token: not text
+        new = new[:-1]
+    text = tok.decode(new, skip_special_tokens=True)
+    for s in stop:
+        text = text.split(s, 1)[0]
+    return text, n_in, int(new.shape[0])
