@@ -56,14 +56,16 @@ def embedder_identity(name: str, backend: str = "torch") -> dict[str, str]:
 
 
 def generator_identity(cfg: PipelineConfig) -> dict[str, str]:
-    """A model-bound generator's file (name and sha256) or a served model's name and URL;
+    """A model-bound generator's file (name and sha256) and backend, or a served model's
+    name and URL;
     {} for a generator without a model (extractive)."""
     if not GENERATORS.declaration(cfg.generator.name).model_bound and not cfg.generator.model:
         return {}
     gen = make_generator(cfg.generator, cfg.prompt)
     path = getattr(gen, "path", None)
     if path is not None:
-        return {"model_file": Path(path).name, "model_sha256": file_sha256(Path(path))}
+        return {"model_file": Path(path).name, "model_sha256": file_sha256(Path(path)),
+                "backend": str(getattr(cfg.generator, "backend", ""))}
     out = {"model": str(cfg.generator.model)}
     if getattr(cfg.generator, "base_url", None):
         out["base_url"] = str(cfg.generator.base_url)

@@ -20,9 +20,13 @@ def test_smollm2_with_no_model_field_resolves_to_the_bundled_file_and_its_hash()
     path = smollm2_gguf_path()
     got = resolved_models(_cfg(generator__name="smollm2", retrieval__paths=["bm25"]))
     assert got == {"generator": {"model_file": path.name,
-                                 "model_sha256": hashlib.sha256(path.read_bytes()).hexdigest()}}
+                                 "model_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                                 "backend": "torch"}}
     flat = flat_models(got)
     assert flat["resolved.generator.model_file"] == path.name
+    llama = resolved_models(_cfg(generator__name="smollm2", generator__backend="llama_cpp",
+                                 retrieval__paths=["bm25"]))
+    assert llama["generator"]["backend"] == "llama_cpp"
 
 
 def test_extractive_has_no_generator_model_and_dense_names_the_embedder():

@@ -15,13 +15,15 @@ EXPERIMENT = {"data": "d", "questions": "q", "tokenizer": "t", "metrics": {"ks":
               "labels": "span"}
 EVERY_SIGNAL = {"semantic": 0.2, "lexical": 0.2, "fusion": 0.2, "source": 0.2, "cross_encoder": 0.2}
 # Base configs under which each field is in use somewhere (a single path reads no
-# fusion field; only the openai generator reads base_url, only extractive its threshold).
+# fusion field; only the openai generator reads base_url, only extractive its threshold,
+# only the local GGUF generators their backend).
 BASES = [
     {"retrieval": {"paths": ["bm25", "dense"]},
      "rerank": {"method": "composite", "weights": EVERY_SIGNAL, "cross_encoder": "/ce"},
      "generator": {"name": "openai", "base_url": "http://x", "model": "m"}},
     {"retrieval": {"paths": ["bm25", "dense"], "analyzer": "zh"}, "fusion": {"method": "convex"},
      "generator": {"name": "extractive"}},
+    {"generator": {"name": "smollm2"}},  # the local GGUF generators' backend
 ]
 # A changed value for fields whose type alone does not give a valid one.
 CHANGED = {
@@ -31,6 +33,7 @@ CHANGED = {
     "context.policy": "truncate", "generator.name": "smollm2", "generator.model": "other",
     "rerank.cross_encoder": "/other", "retrieval.analyzer_options": {"user_dict": "terms.txt"},
     "prompt.language": "zh", "query.perturbation": "typo", "retrieval.dense_backend": "onnx",
+    "generator.backend": "llama_cpp",
 }
 EXEMPT = {"options"}  # free-form plugin options: read as `options.<component>`
 
