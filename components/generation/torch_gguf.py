@@ -24,6 +24,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from components.errors import InputError
+
 _LOAD_LOCK = threading.Lock()
 _MODELS: dict[str, tuple[Any, Any, threading.Lock]] = {}
 DTYPE = "float32"  # dequantised weights: exact products of the stored values, any CPU
@@ -100,7 +102,13 @@ def load(path: Path) -> tuple[Any, Any, threading.Lock]:
                 model = AutoModelForCausalLM.from_pretrained(str(folder),
                                                              dtype=getattr(torch, DTYPE))
             else:
-                model, tok = _from_gguf(Path(key))
+                try:
+                    model, tok = _from_gguf(Path(key))
+                except (ValueError, KeyError, OSError) as exc:  # not a model transformers reads
+                    raise InputError(f"transformers cannot read {Path(key).name} "
+                                     f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]}); "
+                                     "try generator.backend: llama_cpp",
+                                     field="generator.model") from None
                 folder.parent.mkdir(parents=True, exist_ok=True)
                 _save(folder, model, tok)
             model.eval()

@@ -122,3 +122,15 @@ def test_converted_copy_is_the_same_model(tmp_path, monkeypatch):
                                 return_tensors="pt")["input_ids"], ids)
     with torch.inference_mode():
         assert torch.equal(direct(ids).logits, copy(ids).logits)
+
+
+def test_a_gguf_transformers_cannot_read_is_one_input_error(tmp_path, monkeypatch, normans_ctx,
+                                                            question):
+    monkeypatch.setenv("ABLATE_STATE_HOME", str(tmp_path / "state"))
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + bytes(64))  # a header and nothing else
+    gen = _gen(model=str(bad))
+    with pytest.raises(InputError) as e:
+        gen.generate_many([(question("0", QUESTIONS[0]), normans_ctx)])
+    assert e.value.field == "generator.model" and "broken.gguf" in e.value.one_line()
+    assert "backend: llama_cpp" in e.value.one_line()
