@@ -7,23 +7,14 @@ SIGSEGV, in a probe replaced for the test (the shipped build does not crash here
 from __future__ import annotations
 
 from flows import native_probe
+from tests.e2e.test_console import SPEC as CONSOLE_SPEC
 from tests.flows.direct import write_spec
 
-SPEC = """
-name: native-crash
-dataset: {{path: {data}, format: squad}}
-tier: smoke
-smoke_size: 6
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 5}}
-  context: {{budget: 96}}
-  generator: {{name: smollm2, backend: llama_cpp, max_new_tokens: 4}}
-sweeps:
-  - variable: context.budget
-    values: [64]
-"""
+# the console test's tiny spec, its generator on the llama_cpp backend
+SPEC = (CONSOLE_SPEC.replace("name: console-tiny", "name: native-crash")
+        .replace("generator: {{name: extractive}}",
+                 "generator: {{name: smollm2, backend: llama_cpp, max_new_tokens: 4}}"))
+assert "llama_cpp" in SPEC and "native-crash" in SPEC
 SEGFAULT = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
 
 
