@@ -6,7 +6,8 @@ it runs wherever torch runs (any x86-64, arm64), unlike a natively built llama.c
 Reading a GGUF file through transformers parses its metadata three times (~15 s for the
 bundled SmolLM2), so the converted model (config, tokenizer, float32 weights: the same
 numbers) is saved once per machine (`machine_state_dir("gguf-torch")`, keyed by the
-file's full sha256 and the library versions) and loaded from there in ~1 s afterwards.
+file's full sha256 and the library versions) and loaded from there in about 2 s afterwards
+(benchmarks/generation.py prints the load time).
 
 Greedy decoding at temperature 0; with a temperature, sampling seeded per call. The model
 is loaded once per process (keyed by path) and calls are serialised by a lock. Decoding
@@ -28,7 +29,7 @@ from components.errors import InputError
 
 _LOAD_LOCK = threading.Lock()
 _MODELS: dict[str, tuple[Any, Any, threading.Lock]] = {}
-DTYPE = "float32"  # dequantised weights: exact products of the stored values, any CPU
+DTYPE = "float32"  # the dequantised weights are held exactly in float32
 LIBRARIES = ("torch", "transformers", "gguf")  # what computes the answers (cache identity)
 
 
