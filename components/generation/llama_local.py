@@ -27,11 +27,9 @@ line naming the extra.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from contextlib import contextmanager
-from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
@@ -92,13 +90,13 @@ def _no_extra_buffer_types() -> Iterator[None]:
         lib.llama_model_default_params = defaults
 
 
-@lru_cache(maxsize=None)
 def _file_identity(path: str) -> str:
-    """Name, size and a hash of the first MiB: identifies the weights without reading 100+ MB."""
+    """Name, size and the sha256 of the whole file (the first MiB of a GGUF file is its
+    header and tokenizer: a fine-tune of the same size would share it), hashed once per
+    path, size and modification time in a process (model_identity.file_sha256)."""
+    from components.model_identity import file_sha256
     p = Path(path)
-    with p.open("rb") as f:
-        head = hashlib.sha256(f.read(1 << 20)).hexdigest()[:16]
-    return f"{p.name}:{p.stat().st_size}:{head}"
+    return f"{p.name}:{p.stat().st_size}:{file_sha256(p)[:16]}"
 
 
 def _llama_version() -> str:

@@ -1,6 +1,6 @@
 """The local model's cache identity: what changes an answer is in it, speed settings are not.
 
-Runs without llama.cpp: the identity reads only the GGUF file's name, size and first MiB.
+Runs without llama.cpp: the identity reads the GGUF file's name, size and whole-file sha256.
 """
 
 import pytest
@@ -45,3 +45,25 @@ def test_backend_is_part_of_the_identity(gguf):
     assert torch_id != llama_id
     assert torch_id.startswith("torch/") and "transformers=" in torch_id and "gguf=" in torch_id
     assert llama_id.startswith("llama_cpp/llama_cpp_python=")
+
+
+def test_identity_reads_the_whole_file(tmp_path):
+    """Two GGUF files of one name and size that differ only past the first MiB (a fine-tune
+    keeps the header and tokenizer) are different models: different identities."""
+    head = b"GGUF" + bytes(range(256)) * 4096  # > 1 MiB of identical header
+    a, b = tmp_path / "a" / "m.gguf", tmp_path / "b" / "m.gguf"
+    a.parent.mkdir(), b.parent.mkdir()
+    a.write_bytes(head + b"\x01" * 4096)
+    b.write_bytes(head + b"\x02" * 4096)
+    assert _identity(a) != _identity(b)
+
+
+def test_identity_follows_a_file_rewritten_in_place(gguf):
+    import os
+    before = _identity(gguf)
+    data = bytearray(gguf.read_bytes())
+    data[-1] ^= 0xFF
+    gguf.write_bytes(bytes(data))
+    st = gguf.stat()
+    os.utime(gguf, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert _identity(gguf) != before
