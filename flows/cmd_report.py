@@ -3,11 +3,33 @@ optionally report.tex) from the saved results, without re-running anything."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Optional
 
 import typer
+
+from components.atomic import atomic_write
+
+
+def _mark_made(sweep_dir: Path) -> None:
+    """A folder whose analysis failed part-way lists what it lacks (manifest `incomplete`):
+    the report is made now, and the statistics are there when stats.parquet is."""
+    path = sweep_dir / "manifest.json"
+    try:
+        man = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    if "incomplete" not in man:
+        return
+    left = [part for part in man["incomplete"] if part != "report"
+            and not (part == "stats" and (sweep_dir / "stats.parquet").is_file())]
+    if left:
+        man["incomplete"] = left
+    else:
+        del man["incomplete"]
+    atomic_write(path, json.dumps(man, indent=2, default=str) + "\n")
 
 
 def register(app: typer.Typer) -> None:
@@ -32,6 +54,7 @@ def register(app: typer.Typer) -> None:
                              field="--key-metric")
         files = build_report(res, keys or None, latex=latex, plots=plots)
         written = write_files(sweep_dir, files)
+        _mark_made(sweep_dir)
         typer.echo(f"wrote {len(written)} files in {time.perf_counter() - t0:.1f}s: "
                    f"{sweep_dir / 'report.md'}, {sweep_dir / 'report.html'}"
                    f"{', ' + str(sweep_dir / 'report.tex') if latex else ''}")

@@ -57,6 +57,8 @@ def test_report_failure_keeps_the_tables_and_names_ablate_report(sweep, tmp_path
     monkeypatch.undo()
     assert run_cli("report", str(folder)) == 0  # the hint's command makes the rest
     assert (folder / "report.md").is_file() and (folder / "summary.txt").is_file()
+    assert "incomplete" not in _manifest(folder)  # so an unchanged re-run need not redo it
+    assert outputs_in_place(ctx, tmp_path) == folder
 
 
 def test_rerun_after_a_failed_report_writes_a_complete_folder(sweep, tmp_path, monkeypatch):
@@ -93,7 +95,7 @@ def test_statistics_failure_keeps_per_query_and_names_ablate_stats(sweep, tmp_pa
         assert run_cli(*shlex.split(command)[1:]) == 0
     assert_frame_equal(pl.read_parquet(folder / "stats.parquet"),
                        pl.read_parquet(complete / "stats.parquet"))
-    assert (folder / "report.md").is_file()
+    assert (folder / "report.md").is_file() and "incomplete" not in _manifest(folder)
 
 
 def test_failure_before_the_per_question_table_leaves_nothing(sweep, tmp_path, monkeypatch):
