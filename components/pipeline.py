@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from components.config import PipelineConfig, get_dotted
+from components.digest import content_digest
 from components.registry import Declaration, registry
 
 _MISSING = object()
@@ -147,8 +148,8 @@ def read_values(cfg: PipelineConfig, fields: Sequence[str],
 
 
 def file_digest(path: str) -> str:
-    p = Path(path)
-    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "missing"
+    """The content digest of a declared file or folder (components.digest)."""
+    return content_digest(path)
 
 
 def file_fields(cfg: PipelineConfig) -> set[str]:
@@ -162,12 +163,15 @@ def file_fields(cfg: PipelineConfig) -> set[str]:
 
 
 def with_files_from(cfg: PipelineConfig, folder: Path) -> PipelineConfig:
-    """`cfg` with every relative path in a declared `files` field taken from `folder`."""
+    """`cfg` with every relative path in a declared `files` field taken from `folder` when
+    it names something there (a model field may hold a name, such as a bundled model's, or
+    a path from the working folder)."""
     data = cfg.model_dump(mode="python")
     changed = False
     for f in sorted(file_fields(cfg)):
         value = get_dotted(data, f)
-        if isinstance(value, str) and value and not Path(value).is_absolute():
+        if (isinstance(value, str) and value and not Path(value).is_absolute()
+                and (folder / value).exists()):
             _set_dotted(data, f, str((folder / value).resolve()))
             changed = True
     return PipelineConfig.model_validate(data) if changed else cfg

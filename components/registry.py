@@ -13,9 +13,10 @@ orchestration needs to know about it:
   handed over, never hashed;
 - `uses`: fields whose values name components of another registry (`retrieval.analyzer`
   names an analyzer); their declarations are folded into the stage that uses this one;
-- `files`: fields (or dotted keys inside a read dict) holding paths of files it reads
-  (a user dictionary): their contents, not only their names, are hashed into stage keys,
-  and a relative path is taken from the experiment file's folder;
+- `files`: fields (or dotted keys inside a read dict) holding paths of files or folders
+  it reads (a user dictionary, a GGUF file, a dense model folder): their contents, not
+  only their names, are hashed into stage keys (components.digest), and a relative path
+  that exists in the experiment file's folder is taken from there;
 - `reads_context`: whether it reads the assembled context (generators);
 - `model_bound`: whether it runs a model that already uses every core (one at a time);
 - `version`: bump it when a code change changes its output for the same inputs;

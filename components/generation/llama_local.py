@@ -34,6 +34,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
+from components.digest import file_sha256
 from components.errors import InputError
 from components.generation.base import GENERATORS, BaseGenerator
 from components.generation.prompt import first_answer_line
@@ -93,8 +94,7 @@ def _no_extra_buffer_types() -> Iterator[None]:
 def _file_identity(path: str) -> str:
     """Name, size and the sha256 of the whole file (the first MiB of a GGUF file is its
     header and tokenizer: a fine-tune of the same size would share it), hashed once per
-    path, size and modification time in a process (model_identity.file_sha256)."""
-    from components.model_identity import file_sha256
+    path, size and modification time in a process (components.digest)."""
     p = Path(path)
     return f"{p.name}:{p.stat().st_size}:{file_sha256(p)[:16]}"
 
@@ -120,13 +120,15 @@ _LLM_READS = ("generator.backend", "generator.model", "generator.max_new_tokens"
               "generator.temperature", "generator.seed", "prompt")
 
 
+# another GGUF file's contents are keyed, not only its name (rewritten weights: new answers)
+_FILES = ("generator.model",)
 # llama-cpp-python, the optional extra ablate[local-llm]: only for `backend: llama_cpp`
 _REQUIRES = {"llama_cpp": "local-llm"}
 _REQUIRES_WHEN = ("generator.backend", "llama_cpp")
 
 
 @GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True,
-                     requires=_REQUIRES, requires_when=_REQUIRES_WHEN)
+                     files=_FILES, requires=_REQUIRES, requires_when=_REQUIRES_WHEN)
 class LlamaLocalGenerator(BaseGenerator):
     """A local GGUF chat model with its own chat template, greedy and seeded."""
 
@@ -182,6 +184,6 @@ class LlamaLocalGenerator(BaseGenerator):
 
 
 @GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True,
-                     requires=_REQUIRES, requires_when=_REQUIRES_WHEN)
+                     files=_FILES, requires=_REQUIRES, requires_when=_REQUIRES_WHEN)
 class ClosedBookGenerator(LlamaLocalGenerator):
     """The same model with no context (closed-book prompt): answers from memory."""

@@ -50,7 +50,7 @@ def _silent(iterable: Any, **_: Any) -> Any:
 
 def converted_dir(path: Path) -> Path:
     """Where this GGUF file's converted model is kept on this machine."""
-    from components.model_identity import file_sha256
+    from components.digest import file_sha256
     from components.models import machine_state_dir
     digest = hashlib.sha256(f"{file_sha256(path)}/{versions()}/{DTYPE}".encode()).hexdigest()
     return machine_state_dir("gguf-torch") / f"{path.stem}-{digest[:16]}"

@@ -46,6 +46,7 @@ SIGNALS: Registry[Signal] = Registry("rerank signal", config_field="rerank.weigh
 
 
 @SIGNALS.register("semantic", reads=("retrieval.dense_model",), model_bound=True,
+                  files=("retrieval.dense_model",),
                   uses={"retrieval.dense_backend": "dense backend"})
 def semantic(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
     enc = ctx.res.encoder(ctx.cfg.retrieval.dense_model, ctx.cfg.retrieval.dense_backend)
@@ -78,7 +79,8 @@ def source(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarra
     return np.asarray(vals, dtype=np.float64)
 
 
-@SIGNALS.register("cross_encoder", reads=("rerank.cross_encoder",), model_bound=True)
+@SIGNALS.register("cross_encoder", reads=("rerank.cross_encoder",), model_bound=True,
+                  files=("rerank.cross_encoder",))
 def cross(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
     if not ctx.cfg.rerank.cross_encoder:
         raise InputError("the cross_encoder signal needs rerank.cross_encoder "

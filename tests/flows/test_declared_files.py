@@ -37,3 +37,61 @@ def test_user_dict_relative_to_spec_and_hashed(tmp_path, monkeypatch):
     second = build_context(spec, RunOptions(cache_dir=str(tmp_path / "c"))).plan.by_variant["baseline"]
     assert second["retrieve:bm25"] != keys["retrieve:bm25"]
     assert second["chunk"] == keys["chunk"] and second["label"] == keys["label"]
+
+
+MODELS_SPEC = """
+name: model-files
+dataset: {{path: {data}, format: squad}}
+tier: smoke
+smoke_size: 4
+baseline:
+  retrieval: {{paths: [bm25, dense], dense_model: {dense}}}
+  generator: {{name: smollm2, model: {gguf}}}
+"""
+
+
+def _keys(tmp_path, dense, gguf):
+    from flows.context import RunOptions, build_context
+    spec = tmp_path / "m.yaml"
+    spec.write_text(textwrap.dedent(MODELS_SPEC.format(data=FIXTURES / "squad_tiny.json",
+                                                       dense=dense, gguf=gguf)))
+    ctx = build_context(spec, RunOptions(cache_dir=str(tmp_path / "c")))
+    return ctx.plan.by_variant["baseline"], ctx
+
+
+def test_model_weights_rewritten_in_place_are_new_keys(tmp_path):
+    """A GGUF file and a dense model folder are keyed by their contents, not their names:
+    rewriting the weights under the same name recomputes what reads them, nothing else."""
+    import os
+    import shutil
+
+    from components.models import minilm_path
+    folder = tmp_path / "minilm"
+    shutil.copytree(minilm_path(), folder)
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(range(256)) * 4096 + b"\x01")
+    first, ctx = _keys(tmp_path, "minilm", "model.gguf")  # both relative to the spec's folder
+    node = ctx.plan.nodes[first["generate"]]
+    assert node.config.generator.model == str(gguf.resolve())
+
+    gguf.write_bytes(b"GGUF" + bytes(range(256)) * 4096 + b"\x02")  # same name and size
+    os.utime(gguf, ns=(0, gguf.stat().st_mtime_ns + 1_000_000))
+    second, _ = _keys(tmp_path, "minilm", "model.gguf")
+    assert second["generate"] != first["generate"]
+    assert second["retrieve:dense"] == first["retrieve:dense"]
+
+    weights = next(p for p in sorted(folder.rglob("*")) if p.suffix in (".safetensors", ".bin"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    os.utime(weights, ns=(0, weights.stat().st_mtime_ns + 1_000_000))
+    third, _ = _keys(tmp_path, "minilm", "model.gguf")
+    assert third["retrieve:dense"] != second["retrieve:dense"]
+    assert third["retrieve:bm25"] == second["retrieve:bm25"] and third["chunk"] == second["chunk"]
+
+
+def test_model_names_are_not_taken_for_paths(tmp_path):
+    """The bundled models' names stay names (nothing of that name beside the spec)."""
+    keys, ctx = _keys(tmp_path, "all-MiniLM-L6-v2", "smollm2")
+    cfg = ctx.plan.nodes[keys["generate"]].config
+    assert cfg.generator.model == "smollm2" and cfg.retrieval.dense_model == "all-MiniLM-L6-v2"
