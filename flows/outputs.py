@@ -28,6 +28,7 @@ import polars as pl
 
 from components.metrics.answer import resolve_normalizer
 from components.metrics.consistency import with_consistency
+from components.metrics.registry import metric_directions
 from flows.sequential import apply_decisions
 from components.cjk import script_counts
 from components.errors import RunFailed, cause
@@ -451,6 +452,8 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
                 failed["report"] = exc
         if failed:
             man["incomplete"] = [*failed, *([] if "report" in failed else ["report"])]
+        # a plugin's metric keeps its direction where the plugin is not loaded (report, gate)
+        man["metric_directions"] = metric_directions(per_query.columns)
         _write_json(tmp / "manifest.json", man)
         _write_json(tmp / "variants.json", variants)
         _put_in_place(tmp, final)

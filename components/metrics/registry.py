@@ -180,12 +180,28 @@ def is_metric(col: str) -> bool:
         return False
 
 
+# Directions a sweep recorded in its manifest (`metric_directions`), for metrics whose
+# plugin is not loaded in this process (`ablate report`, `gate`, `stats` on a sweep folder).
+_RECORDED: dict[str, Direction] = {}
+
+
+def remember_directions(recorded: dict[str, str]) -> None:
+    """Take a sweep's recorded metric directions (components.report.sweep_data.load_sweep)."""
+    _RECORDED.update({c: d for c, d in recorded.items() if d in DIRECTIONS})  # type: ignore[misc]
+
+
+def metric_directions(columns: Sequence[str]) -> dict[str, Direction]:
+    """{column: direction} of the metric columns among `columns` (a sweep's manifest)."""
+    return {c: direction(c) for c in columns if is_metric(c)}
+
+
 def direction(col: str) -> Direction:
-    """'higher', 'lower' or 'none' for a metric column (unknown columns: 'higher')."""
+    """'higher', 'lower' or 'none' for a metric column: the registry's, else the one a
+    loaded sweep recorded for it (a plugin's metric), else 'higher'."""
     try:
         return lookup(col)[0].direction
     except InputError:
-        return "higher"
+        return _RECORDED.get(col, "higher")
 
 
 def example_columns(ks: Sequence[int] = (1, 5, 10)) -> list[str]:

@@ -71,6 +71,8 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
         variants = json.loads((sweep_dir / "variants.json").read_text())
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=str(sweep_dir), line=exc.lineno) from None
+    from components.metrics.registry import remember_directions
+    remember_directions(man.get("metric_directions") or {})  # plugins' metrics
     timings = sweep_dir / "timings.parquet"
     factorial = sweep_dir / FACTORIAL_FILE
     return SweepResults(manifest=man, variants=variants,

@@ -1,0 +1,55 @@
+"""A plugin's metric keeps its direction where the plugin is not loaded: the sweep's
+manifest records every metric column's direction, and reading the sweep folder (`ablate
+report`, `gate`, `stats`) takes them, so a lower-is-better plugin metric is never read as
+higher-is-better."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+from tests.flows.direct import run_direct
+
+PLUGIN = '''
+from components.metrics.registry import metric
+
+
+@metric("wrong_words", stages=("answer",), direction="lower", low=0.0, high=100.0)
+def wrong_words(view):
+    return {"answer/wrong_words": float(len(view.answer.text.split()))}
+'''
+SPEC = """
+name: recorded-directions
+dataset: {{path: {data}, format: squad}}
+tier: smoke
+smoke_size: 6
+plugins: [./lowplug.py]
+baseline:
+  chunking: {{size: 48, overlap: 8}}
+  retrieval: {{paths: [bm25], depth: 10}}
+  context: {{budget: 96}}
+  generator: {{name: extractive}}
+sweeps:
+  - variable: context.budget
+    values: [64]
+"""
+# In a fresh interpreter (the plugin never imported): the direction read from the folder.
+CHILD = ("import sys\n"
+         "from components.metrics.registry import direction\n"
+         "before = direction('answer/wrong_words')\n"
+         "from components.report.sweep_data import load_sweep\n"
+         "load_sweep(sys.argv[1])\n"
+         "print(before, direction('answer/wrong_words'))\n")
+
+
+def test_plugin_metric_direction_survives_without_the_plugin(tmp_path):
+    (tmp_path / "lowplug.py").write_text(PLUGIN)
+    _, folder, _ = run_direct(tmp_path, SPEC)
+    man = json.loads((folder / "manifest.json").read_text())
+    assert man["metric_directions"]["answer/wrong_words"] == "lower"
+    assert man["metric_directions"]["final/recall_at_5"] == "higher"
+    out = subprocess.run([sys.executable, "-c", CHILD, str(folder)], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout.split()
+    assert out == ["higher", "lower"]  # unknown before the folder is read, then recorded
