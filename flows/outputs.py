@@ -38,6 +38,7 @@ from components.retrieval.dense import DenseEncoder
 from components.report.sweep_data import FACTORIAL_FILE, SweepResults
 from components.stats import compare_variants
 from components.stats.factorial import design_from_records, factorial_effects
+from flows.analysis_code import analysis_version
 from flows.context import RunContext
 from flows.design import design_labels
 from flows.judging import judge_manifest
@@ -311,7 +312,8 @@ OUTPUT_FILES = ("manifest.json", "variants.json", "per_query.parquet", "stats.pa
 def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
     """The sweep folder when it already holds this sweep's complete outputs: the same
     sweep id (same spec, options, data and questions), every output file, no part
-    recorded `incomplete` (an analysis that failed is retried), and every variant with
+    recorded `incomplete` (an analysis that failed is retried), made by the same analysis
+    code (flows/analysis_code.py), and every variant with
     the stage keys this plan gives it (so the same code and components).
     Else None. With no stage computed, such a folder is what a new analysis would write
     again (the numbers are a function of the stage results and the seed)."""
@@ -324,6 +326,8 @@ def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
     except (OSError, ValueError):
         return None
     if man.get("sweep_id") != folder.name or man.get("incomplete"):
+        return None
+    if man.get("analysis_code") != analysis_version():  # new statistics or report code
         return None
     if ctx.spec.design is not None and not (folder / FACTORIAL_FILE).is_file():
         return None
@@ -454,6 +458,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
             man["incomplete"] = [*failed, *([] if "report" in failed else ["report"])]
         # a plugin's metric keeps its direction where the plugin is not loaded (report, gate)
         man["metric_directions"] = metric_directions(per_query.columns)
+        man["analysis_code"] = analysis_version()
         _write_json(tmp / "manifest.json", man)
         _write_json(tmp / "variants.json", variants)
         _put_in_place(tmp, final)
