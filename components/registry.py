@@ -19,7 +19,8 @@ orchestration needs to know about it:
   that exists in the experiment file's folder is taken from there;
 - `reads_context`: whether it reads the assembled context (generators);
 - `model_bound`: whether it runs a model that already uses every core (one at a time);
-- `version`: bump it when a code change changes its output for the same inputs;
+- `version`: bump it when a code change changes its output for the same inputs (a
+  plugin's components are also keyed by their module's source, `source`);
 - `produces`: False for a component that produces nothing (the `none` generator of a
   retrieval-only study): the stage that would run it is left out of the plan, with the
   stages that exist only to feed it and the metrics that need its output;
@@ -57,6 +58,7 @@ class Declaration:
     produces: bool = True
     requires: tuple[tuple[str, str], ...] = ()  # (module, pip extra)
     requires_when: tuple[str, Any] | None = None  # (config field, value): when requires holds
+    source: str = ""  # a plugin's: sha256 of its module's source (so editing it is a new key)
     info: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def required_modules(self, config: dict[str, Any] | None = None) -> tuple[str, ...]:
@@ -92,8 +94,23 @@ class Declaration:
 
     @property
     def identity(self) -> str:
-        """What a stage key records of this component: kind, name and code version."""
-        return f"{self.kind}:{self.name}@{self.version}"
+        """What a stage key records of this component: kind, name and code version, and
+        for a plugin's the digest of its module's source."""
+        src = f"+src:{self.source}" if self.source else ""
+        return f"{self.kind}:{self.name}@{self.version}{src}"
+
+
+def _plugin_source(module: str) -> str:
+    """sha256 (16 hex) of the source of a module outside ablate (a plugin), else ""."""
+    import hashlib
+    import sys
+    if not module or module.split(".")[0] in ("components", "flows"):
+        return ""
+    path = getattr(sys.modules.get(module), "__file__", None)
+    try:
+        return hashlib.sha256(open(path, "rb").read()).hexdigest()[:16] if path else ""
+    except OSError:
+        return ""
 
 
 class Registry(Generic[T]):
@@ -121,11 +138,12 @@ class Registry(Generic[T]):
                 raise RegistrationError(
                     f"{self.kind} '{name}' is registered already (by {self._decls[name].origin})")
             ver = version if version is not None else getattr(obj, "version", "1")
+            module = origin or getattr(obj, "__module__", "") or ""
             decl = Declaration(
                 self.kind, name, tuple(reads), tuple(settings), tuple(sorted((uses or {}).items())),
                 tuple(files), reads_context, model_bound, str(ver),
-                origin or getattr(obj, "__module__", "") or "", produces,
-                tuple(sorted((requires or {}).items())), requires_when, dict(info))
+                module, produces, tuple(sorted((requires or {}).items())), requires_when,
+                _plugin_source(module), dict(info))
             self._items[name] = obj
             self._decls[name] = decl
             if isinstance(obj, type):  # a class can read its own declaration
