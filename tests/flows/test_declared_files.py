@@ -7,6 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from tests.conftest import FIXTURES
+from tests.e2e.test_console import SPEC as CONSOLE_SPEC
 
 SPEC = """
 name: files
@@ -39,15 +40,13 @@ def test_user_dict_relative_to_spec_and_hashed(tmp_path, monkeypatch):
     assert second["chunk"] == keys["chunk"] and second["label"] == keys["label"]
 
 
-MODELS_SPEC = """
-name: model-files
-dataset: {{path: {data}, format: squad}}
-tier: smoke
-smoke_size: 4
-baseline:
-  retrieval: {{paths: [bm25, dense], dense_model: {dense}}}
-  generator: {{name: smollm2, model: {gguf}}}
-"""
+# the console test's tiny spec, with a dense model and a GGUF generator named by path
+MODELS_SPEC = (CONSOLE_SPEC
+               .replace("retrieval: {{paths: [bm25], depth: 10}}",
+                        "retrieval: {{paths: [bm25, dense], depth: 10, dense_model: {dense}}}")
+               .replace("generator: {{name: extractive}}",
+                        "generator: {{name: smollm2, model: {gguf}}}"))
+assert "{dense}" in MODELS_SPEC and "{gguf}" in MODELS_SPEC
 
 
 def _keys(tmp_path, dense, gguf):
