@@ -40,6 +40,7 @@ from __future__ import annotations
 import difflib
 import functools
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
 from components.errors import InputError
@@ -99,8 +100,8 @@ class Declaration:
 
     @property
     def identity(self) -> str:
-        """What a stage key records of this component: kind, name and code version, and
-        for a plugin's the digest of its module's source."""
+        """What a stage key records of this component: kind, name and code version, for a
+        plugin's the digest of its module's source, and its libraries' installed versions."""
         src = f"+src:{self.source}" if self.source else ""
         libs = "".join(f"+{lib}={_installed(lib)}" for lib in self.libraries)
         return f"{self.kind}:{self.name}@{self.version}{src}{libs}"
@@ -124,7 +125,7 @@ def _plugin_source(module: str) -> str:
         return ""
     path = getattr(sys.modules.get(module), "__file__", None)
     try:
-        return hashlib.sha256(open(path, "rb").read()).hexdigest()[:16] if path else ""
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16] if path else ""
     except OSError:
         return ""
 
