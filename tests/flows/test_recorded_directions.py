@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, registries_restored
 from tests.flows.direct import run_direct
 
 PLUGIN = '''
@@ -46,7 +46,8 @@ CHILD = ("import sys\n"
 
 def test_plugin_metric_direction_survives_without_the_plugin(tmp_path):
     (tmp_path / "lowplug.py").write_text(PLUGIN)
-    _, folder, _ = run_direct(tmp_path, SPEC)
+    with registries_restored():  # the plugin's metric is gone for the tests after this one
+        _, folder, _ = run_direct(tmp_path, SPEC)
     man = json.loads((folder / "manifest.json").read_text())
     assert man["metric_directions"]["answer/wrong_words"] == "lower"
     assert man["metric_directions"]["final/recall_at_5"] == "higher"
