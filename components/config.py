@@ -151,8 +151,8 @@ class GeneratorConfig(_Frozen):
     backend: Literal["torch", "llama_cpp"] = "torch"
     """`smollm2` / `closed_book`: the engine that runs the GGUF file. `torch` (default):
     transformers and PyTorch, nothing to compile, any CPU; `llama_cpp`: llama-cpp-python,
-    the optional extra (`bash scripts/install.sh --llama-cpp`), faster on short prompts
-    and slower on long ones (docs/hardware.md).
+    the optional extra (`bash scripts/install.sh --llama-cpp`); measured speeds of both
+    in docs/hardware.md.
     Answers differ between the two (float32 against llama.cpp's quantised arithmetic), so
     the backend is part of the generation's identity."""
     threshold: float = Field(0.3, ge=0, le=1)
