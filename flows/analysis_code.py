@@ -1,6 +1,6 @@
 """The version of the code that turns stage results into a sweep's outputs: a hash of the
-sources of the statistics, the report and the analysis (flows/outputs.py), recorded in the
-manifest (`analysis_code`). An unchanged re-run reuses the outputs in place only when it
+sources of the statistics, the report and the analysis (flows/outputs.py, flows/manifest.py),
+recorded in the manifest (`analysis_code`). An unchanged re-run reuses the outputs in place only when it
 is the same (flows.outputs.outputs_in_place), so new statistics or report code re-analyse
 even when every stage is reused."""
 
@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("components/stats", "components/report", "flows/outputs.py")
+SOURCES = ("components/stats", "components/report", "flows/outputs.py", "flows/manifest.py")
 
 
 def analysis_version(root: Path = ROOT, sources: tuple[str, ...] = SOURCES) -> str:

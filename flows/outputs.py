@@ -1,5 +1,5 @@
-"""Collect a finished sweep into its output folder: per-query table, statistics, manifest,
-variants, reports. The folder is written beside its final place and renamed into it, so a
+"""Collect a finished sweep into its output folder: per-query table, statistics, manifest
+(flows/manifest.py), variants, reports. The folder is written beside its final place and renamed into it, so a
 killed run never leaves half-written output. Replacing an existing folder takes two
 renames (old aside, new in): between them the folder is briefly absent, never mixed.
 When the statistics, the manifest or the report fail, the folder still lands with what
@@ -12,29 +12,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import re
 import shlex
 import shutil
-import subprocess
-import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from components.metrics.answer import resolve_normalizer
 from components.metrics.consistency import with_consistency
 from components.metrics.registry import metric_directions
 from flows.sequential import apply_decisions
-from components.cjk import script_counts
 from components.errors import RunFailed, cause
 from components.model_identity import resolved_models
-from components.models import ENGLISH_ONLY_MODELS, dense_model_path
-from components.retrieval.dense import DenseEncoder
 from components.report.sweep_data import FACTORIAL_FILE, SweepResults
 from components.stats import compare_variants
 from components.stats.factorial import design_from_records, factorial_effects
@@ -42,14 +33,12 @@ from flows.analysis_code import analysis_version
 from flows.context import RunContext
 from flows.design import design_labels
 from flows.judging import judge_manifest
+from flows.manifest import chunking_stats, design_record, manifest
 from flows.frames import frame_answers
-from flows.stages import chunks_of
 from components.config import format_value
 from components.vocab import BASELINE
 
 ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer")
-PACKAGES = ("ablate", "prefect", "mlflow", "polars", "scipy", "numpy", "torch",
-            "sentence-transformers", "rank-bm25", "llama-cpp-python")
 
 
 def slug(text: str) -> str:
@@ -62,38 +51,6 @@ def sweep_id(ctx: RunContext) -> str:
                        "split": ctx.split, "data": ctx.dataset.fingerprint,
                        "questions": ctx.questions_fp}, sort_keys=True)
     return f"{slug(ctx.spec.name)}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
-
-
-def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
-
-
-def _git(args: list[str], cwd: Path) -> str | None:
-    """stdout of a git command in `cwd`, or None when git fails or is missing."""
-    try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              timeout=5, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def git_state(experiment_file: Path) -> tuple[str, bool | None]:
-    """(commit, dirty) of the git repository that holds the experiment file (not of the
-    folder the command runs in): ("unknown", None) outside a repository. Dirty: a tracked
-    file differs from the commit, or the experiment file itself is not committed."""
-    folder = Path(experiment_file).resolve().parent
-    sha = _git(["rev-parse", "HEAD"], folder)
-    if sha is None:
-        return "unknown", None
-    changed = _git(["status", "--porcelain", "--untracked-files=no"], folder)
-    tracked = _git(["ls-files", "--error-unmatch", Path(experiment_file).resolve().name], folder)
-    return sha.strip(), bool(changed and changed.strip()) or tracked is None
 
 
 def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
@@ -111,17 +68,6 @@ def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
              "config_id": v.config_id, "stage_keys": ctx.plan.by_variant[v.name],
              "config": v.config.model_dump(mode="json"),
              "models": resolved_models(v.config)} for v in ctx.variants]
-
-
-def design_record(ctx: RunContext) -> dict[str, Any] | None:
-    """The manifest's `design`: kind, fraction, each variable's level labels (the
-    baseline's first) and the cells' variant names; None without a design."""
-    design = ctx.spec.design
-    if design is None:
-        return None
-    return {"kind": design.kind, "fraction": design.fraction,
-            "variables": design_labels(ctx.loaded),
-            "cells": [v.name for v in ctx.variants if v.cell is not None]}
 
 
 SPREAD = "sd::"  # between-repeat spread columns of the score stage (generator.repeats > 1)
@@ -223,86 +169,6 @@ def compute_factorial(ctx: RunContext, per_query: pl.DataFrame,
                              correction=s.correction, alpha=s.alpha, resamples=s.resamples,
                              bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method,
                              seed=ctx.spec.seed, cluster_col=cluster, family=s.family)
-
-
-def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any],
-             chunkings: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The sweep's manifest; `chunkings`: chunking_stats(ctx) if already computed."""
-    q = ctx.questions
-    sha, dirty = git_state(ctx.loaded.path)
-    return {
-        "sweep_id": sid, "experiment": ctx.spec.name, "description": ctx.spec.description,
-        "experiment_file": str(ctx.loaded.path), "git_sha": sha, "git_dirty": dirty,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "wall_seconds": round(time.time() - started, 3),
-        "seed": ctx.spec.seed, "tier": ctx.tier, "split": ctx.split,
-        "dataset": {"path": ctx.spec.dataset.path, "format": ctx.spec.dataset.format,
-                    "fingerprint": ctx.dataset.fingerprint, "documents": len(ctx.dataset.documents),
-                    "questions": len(ctx.dataset.questions)},
-        "questions": {"total": len(q), "answerable": sum(x.answerable for x in q),
-                      "without_evidence": sum(not x.evidence for x in q),
-                      "fingerprint": ctx.questions_fp,
-                      "selection": [{"step": name, "questions": n} for name, n in ctx.selection],
-                      # a sweep with its own sample (tier or n): its variants' question counts
-                      "per_variant": ({v.name: len(ctx.questions_of(v.name)) for v in ctx.variants
-                                       if not v.is_baseline} if ctx.variant_questions else {})},
-        "analyzer": ctx.analyzer_choice,
-        "language": language_facts(ctx),
-        "answer_normalizer": normalizer_counts(ctx),
-        "label_threshold": ctx.spec.metrics.label_threshold, "label_mode": ctx.label_mode,
-        "ndcg_gain": ctx.spec.metrics.gain,
-        "statistics": ctx.spec.stats.model_dump(mode="json"),
-        "tokenizer": ctx.tokenizer.name,
-        "cache_dir": str(ctx.store.root.resolve()),
-        "versions": versions(),
-        "stages": {"planned": ctx.plan.count(), "run": ctx.store.counts(),
-                   "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())},
-                   "by_component": {k: {"computed": n, "seconds": round(v, 3)}
-                                    for k, (n, v) in sorted(ctx.timings_by.items())},
-                   "times": {k: list(v) for k, v in sorted(ctx.stage_times.items())}},
-        "counters": counters,
-        "chunkings": chunking_stats(ctx) if chunkings is None else chunkings,
-        "settings": ctx.spec.model_dump(mode="json"),
-        "design": design_record(ctx),
-    }
-
-
-def language_facts(ctx: RunContext) -> dict[str, Any]:
-    """The corpus's CJK share and the English-only dense models the variants use on it."""
-    n, letters, cjk, _ = script_counts([d.text for d in ctx.dataset.documents])
-    dense = {v.config.retrieval.dense_model for v in ctx.variants
-             if "dense" in v.config.retrieval.paths or "semantic" in v.config.rerank.weights}
-    return {"cjk_share": round(cjk / letters, 4) if letters else 0.0,
-            "english_only_dense_models": sorted(dense & ENGLISH_ONLY_MODELS)}
-
-
-def normalizer_counts(ctx: RunContext) -> dict[str, Any]:
-    """How many questions each answer normalisation scores (metrics.answer_normalizer)."""
-    given = ctx.spec.metrics.answer_normalizer
-    counts = Counter(resolve_normalizer(given, q.answers, q.question) for q in ctx.questions)
-    return {"setting": given, "questions": dict(sorted(counts.items()))}
-
-
-def chunking_stats(ctx: RunContext) -> dict[str, Any]:
-    """Per chunking: chunk count, the share longer than the dense embedder's window, and
-    how much of them the embedder does not read (word pieces beyond the window, share of
-    the chunking's characters unseen)."""
-    out = {}
-    for v in ctx.variants:
-        key = ctx.plan.by_variant[v.name]["chunk"]
-        if key in out:
-            continue
-        texts = [c.text for c in chunks_of(ctx, key)]
-        enc = DenseEncoder(dense_model_path(v.config.retrieval.dense_model), None)
-        window = enc.window_stats(texts)
-        out[key] = {"chunking": v.config.chunking.model_dump(mode="json"), "chunks": len(texts),
-                    "embedder": v.config.retrieval.dense_model,
-                    "embedder_window": enc.max_seq_length,
-                    "share_over_embedder_window": round(window["share"], 4),
-                    "pieces_cut_mean": round(window["mean_cut"], 2),
-                    "pieces_cut_max": int(window["max_cut"]),
-                    "share_of_pieces_unseen": round(window["unseen_share"], 4)}
-    return out
 
 
 OUTPUT_FILES = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet",

@@ -142,7 +142,7 @@ def test_embedder_window_share_matches_the_embedder(sweep):
     from tokenizers import Tokenizer
     from components.models import dense_model_path
     from components.retrieval.dense import DenseEncoder
-    from flows.outputs import chunking_stats
+    from flows.manifest import chunking_stats
     from flows.stages import chunks_of
     ctx, out = sweep
     model = Path(dense_model_path("all-MiniLM-L6-v2"))
@@ -170,7 +170,7 @@ def test_embedder_cut_matches_the_embedder(sweep):
     from tokenizers import Tokenizer
     from components.models import dense_model_path
     from components.retrieval.dense import DenseEncoder
-    from flows.outputs import chunking_stats
+    from flows.manifest import chunking_stats
     from flows.stages import chunks_of
     ctx, _ = sweep
     model = Path(dense_model_path("all-MiniLM-L6-v2"))
