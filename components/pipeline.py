@@ -143,13 +143,8 @@ def read_values(cfg: PipelineConfig, fields: Sequence[str],
     for f in files:
         path = get_dotted(data, f)
         if path:
-            out[f"file:{f}"] = file_digest(str(path))
+            out[f"file:{f}"] = content_digest(str(path))
     return out
-
-
-def file_digest(path: str) -> str:
-    """The content digest of a declared file or folder (components.digest)."""
-    return content_digest(path)
 
 
 def file_fields(cfg: PipelineConfig) -> set[str]:

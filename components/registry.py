@@ -103,13 +103,14 @@ class Declaration:
         """What a stage key records of this component: kind, name and code version, for a
         plugin's the digest of its module's source, and its libraries' installed versions."""
         src = f"+src:{self.source}" if self.source else ""
-        libs = "".join(f"+{lib}={_installed(lib)}" for lib in self.libraries)
+        libs = "".join(f"+{lib}={installed_version(lib)}" for lib in self.libraries)
         return f"{self.kind}:{self.name}@{self.version}{src}{libs}"
 
 
 @functools.lru_cache(maxsize=None)
-def _installed(distribution: str) -> str:
-    """The installed version of a distribution, "none" when it is not installed."""
+def installed_version(distribution: str) -> str:
+    """The installed version of a distribution, "none" when it is not installed (looked
+    up once per process: keys, caches and identities read it often)."""
     from importlib import metadata
     try:
         return metadata.version(distribution)

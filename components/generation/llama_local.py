@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import threading
 from contextlib import contextmanager
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -38,6 +37,7 @@ from components.digest import file_sha256
 from components.errors import InputError
 from components.generation.base import GENERATORS, BaseGenerator
 from components.generation.prompt import first_answer_line
+from components.registry import installed_version
 from components.models import smollm2_gguf_path
 from components.records import Answer, PackedContext, Question
 
@@ -100,10 +100,7 @@ def _file_identity(path: str) -> str:
 
 
 def _llama_version() -> str:
-    try:
-        return metadata.version("llama_cpp_python")
-    except metadata.PackageNotFoundError:
-        return "none"
+    return installed_version("llama_cpp_python")
 
 
 def resolve_gguf(model: str | None) -> Path:

@@ -21,7 +21,6 @@ import hashlib
 import os
 import shutil
 import threading
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +34,8 @@ LIBRARIES = ("torch", "transformers", "gguf")  # what computes the answers (cach
 
 def versions() -> str:
     """The versions of the libraries that compute the answers, for the cache identity."""
-    out = []
-    for lib in LIBRARIES:
-        try:
-            out.append(f"{lib}={metadata.version(lib)}")
-        except metadata.PackageNotFoundError:
-            out.append(f"{lib}=none")
-    return ",".join(out)
+    from components.registry import installed_version
+    return ",".join(f"{lib}={installed_version(lib)}" for lib in LIBRARIES)
 
 
 def _silent(iterable: Any, **_: Any) -> Any:
@@ -56,7 +50,8 @@ def converted_dir(path: Path) -> Path:
     return machine_state_dir("gguf-torch") / f"{path.stem}-{digest[:16]}"
 
 
-def _from_gguf(path: Path) -> tuple[Any, Any]:
+def _transformers() -> tuple[Any, Any, Any]:
+    """(AutoModelForCausalLM, AutoTokenizer, the float32 dtype), transformers made quiet."""
     import torch
     import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -64,9 +59,13 @@ def _from_gguf(path: Path) -> tuple[Any, Any]:
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     gguf_utils.tqdm = _silent  # its per-tensor progress bar ignores transformers' switch
-    tok = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
-                                                 dtype=getattr(torch, DTYPE))
+    return AutoModelForCausalLM, AutoTokenizer, getattr(torch, DTYPE)
+
+
+def _from_gguf(path: Path) -> tuple[Any, Any]:
+    auto_model, auto_tok, dtype = _transformers()
+    tok = auto_tok.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = auto_model.from_pretrained(str(path.parent), gguf_file=path.name, dtype=dtype)
     # dequantised already: a plain float32 model from here on (and so serialisable)
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
@@ -94,14 +93,9 @@ def load(path: Path) -> tuple[Any, Any, threading.Lock]:
         if key not in _MODELS:
             folder = converted_dir(Path(key))
             if folder.is_dir():
-                import torch
-                import transformers
-                from transformers import AutoModelForCausalLM, AutoTokenizer
-                transformers.utils.logging.set_verbosity_error()
-                transformers.utils.logging.disable_progress_bar()
-                tok = AutoTokenizer.from_pretrained(str(folder))
-                model = AutoModelForCausalLM.from_pretrained(str(folder),
-                                                             dtype=getattr(torch, DTYPE))
+                auto_model, auto_tok, dtype = _transformers()
+                tok = auto_tok.from_pretrained(str(folder))
+                model = auto_model.from_pretrained(str(folder), dtype=dtype)
             else:
                 try:
                     model, tok = _from_gguf(Path(key))

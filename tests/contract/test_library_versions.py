@@ -9,7 +9,7 @@ from importlib import metadata
 import pytest
 
 from components.config import PipelineConfig
-from components.registry import _installed
+from components.registry import installed_version
 from flows.graph import Plan, add_variant
 from tests.contract.test_config_fields import EXPERIMENT
 
@@ -29,9 +29,9 @@ def upgraded(monkeypatch):
     def upgrade(dist: str) -> None:
         monkeypatch.setattr(metadata, "version",
                             lambda d: "99.0" if d == dist else real(d))
-        _installed.cache_clear()
+        installed_version.cache_clear()
     yield upgrade
-    _installed.cache_clear()
+    installed_version.cache_clear()
 
 
 @pytest.mark.parametrize("dist, stages", [
