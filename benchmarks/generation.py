@@ -2,17 +2,19 @@
 `llama_cpp` (llama-cpp-python), the bundled SmolLM2-135M-Instruct GGUF on both.
 
 Questions: --questions answerable questions of each bundled data set (SQuAD 2.0 dev half,
-English; DRCD dev, Chinese), smoke-tier order; the context of each is its gold passage
-(the document's text within --window characters around the first evidence span, a third
-of that for Chinese, whose characters carry more and cost SmolLM2's tokenizer more tokens
-each), rendered by the project's prompt. Each backend runs in a process of its own (torch's and llama.cpp's
-OpenMP thread pools in one process wait on each other), where it first loads (timed apart:
-the torch backend's converted copy of the GGUF is made once per machine, so a first run
-prints that cost too), then answers every question through the project's generator with
-no cache, --rounds times, its best round kept; rounds of the two backends alternate, to
-damp noise from other load. Prints per backend: load seconds, seconds per question, generated tokens per second, and
-the ratio torch / llama_cpp; then how often the two backends' answers are identical and
-their exact-match / F1 against the gold answers (the answer normaliser picked per question, as in the product).
+English; DRCD dev, Chinese), in regression-tier order; the context of each is its gold
+passage (the document's text within --window characters around the first evidence span,
+a third of that for Chinese, whose characters carry more and cost SmolLM2's tokenizer
+more tokens each), rendered by the project's prompt. Each backend runs in a process of
+its own (torch's and llama.cpp's OpenMP thread pools in one process wait on each other),
+where it first loads (timed apart: the torch backend's converted copy of the GGUF is made
+once per machine, so a first run prints that cost too), then answers every question
+through the project's generator with no cache; --rounds such processes per backend,
+alternating backends, the best kept, to damp noise from other load. Prints per backend:
+load seconds, seconds per question, generated tokens per second; per language the
+seconds per question and the ratio torch / llama_cpp; the mean prompt tokens per language;
+how often the two backends' answers are identical; and their exact match / token F1
+against the gold answers (the answer normaliser picked per question, as in the product).
 
     python benchmarks/generation.py [--questions 20] [--rounds 2] [--max-new-tokens 32]
 """

@@ -1,10 +1,10 @@
 """Collect a finished sweep into its output folder: per-query table, statistics, manifest
-(flows/manifest.py), variants, reports. The folder is written beside its final place and renamed into it, so a
-killed run never leaves half-written output. Replacing an existing folder takes two
-renames (old aside, new in): between them the folder is briefly absent, never mixed.
-When the statistics, the manifest or the report fail, the folder still lands with what
-was made, its manifest's `incomplete` naming the parts missing, and RunFailed says why
-and which command makes the rest.
+(flows/manifest.py), variants, reports. The folder is written beside its final place and
+renamed into it, so a killed run never leaves half-written output. Replacing an existing
+folder takes two renames (old aside, new in): between them the folder is briefly absent,
+never mixed. When the statistics, the manifest or the report fail, the folder still lands
+with what was made, its manifest's `incomplete` naming the parts missing, and RunFailed
+says why and which command makes the rest.
 """
 
 from __future__ import annotations
@@ -179,8 +179,8 @@ def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
     """The sweep folder when it already holds this sweep's complete outputs: the same
     sweep id (same spec, options, data and questions), every output file, no part
     recorded `incomplete` (an analysis that failed is retried), made by the same analysis
-    code (flows/analysis_code.py), and every variant with
-    the stage keys this plan gives it (so the same code and components).
+    code (flows/analysis_code.py), and every variant with the stage keys this plan gives it
+    (so the same code and components).
     Else None. With no stage computed, such a folder is what a new analysis would write
     again (the numbers are a function of the stage results and the seed)."""
     folder = Path(out_root) / sweep_id(ctx)
