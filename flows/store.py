@@ -85,7 +85,11 @@ class Store:
         return data.exists() and data.with_suffix(".sha256").exists()
 
     def read(self, stage: str, key: str) -> pl.DataFrame:
-        return pl.read_parquet(self.path(stage, key))
+        """The entry's data, read from one open file: polars given a path may open it more
+        than once (footer, then pages), and another sweep sharing the cache may replace the
+        file in between (the pages of one version under the footer of the other)."""
+        with self.path(stage, key).open("rb") as f:
+            return pl.read_parquet(f)
 
     def write(self, stage: str, key: str, frame: pl.DataFrame, complete: bool = True) -> Path:
         """Store a result. An incomplete one (failed generations, or computed from an

@@ -82,3 +82,23 @@ def test_write_holds_the_entry_folders_lock(tmp_path):
     writer.join(30)
     assert done.is_set() and store.has("fuse", "k9") and store.read("fuse", "k9").equals(other)
     assert sorted(p.name for p in path.parent.iterdir()) == ["k9.parquet", "k9.sha256"]
+
+
+def test_read_sees_one_version_while_another_sweep_replaces_the_entry(tmp_path, monkeypatch):
+    """Two sweeps sharing the cache: a read that the other sweep's write (an atomic
+    replace) overtakes still returns one whole version, the one it opened (CI saw polars
+    read the pages of one version under the footer of the other)."""
+    import os
+
+    store = Store(tmp_path)
+    store.write("generate", "ab" * 12, frame())
+    path = store.path("generate", "ab" * 12)
+    newer = pl.DataFrame({"qid": ["z"] * 50, "score": [9.0] * 50})
+    real = pl.read_parquet
+
+    def overtaken(source, *args, **kwargs):  # the other sweep's write lands mid-read
+        newer.write_parquet(tmp_path / "other.parquet")
+        os.replace(tmp_path / "other.parquet", path)
+        return real(source, *args, **kwargs)
+    monkeypatch.setattr(pl, "read_parquet", overtaken)
+    assert store.read("generate", "ab" * 12).equals(frame())
