@@ -27,8 +27,8 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bm25 import load as load_windows  # noqa: E402  (benchmarks/bm25.py: same corpus)
-from components.models import minilm_path  # noqa: E402
-from components.retrieval.dense import DenseEncoder  # noqa: E402
+from ablate.components.models import minilm_path  # noqa: E402
+from ablate.components.retrieval.dense import DenseEncoder  # noqa: E402
 
 
 def main() -> None:

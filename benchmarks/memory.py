@@ -1,7 +1,7 @@
 """What holds memory in an `ablate run` process: resident memory after each import and
 model step, in one fresh process, in the order a sweep meets them.
 
-Steps: Python alone; polars + numpy + scipy; the planning core (flows.context: data
+Steps: Python alone; polars + numpy + scipy; the planning core (ablate.flows.run.context: data
 loaders, tokenizer); prefect; MiniLM loaded by the torch backend (components/retrieval/
 bert_torch.py: torch and the weights, no sentence-transformers); --texts chunk-sized texts
 (about 200 word pieces each) encoded by the DenseEncoder at its default batch (16); the
@@ -56,14 +56,14 @@ def main() -> None:
     import polars  # noqa: F401
     import scipy.sparse  # noqa: F401
     step("+ polars, numpy, scipy")
-    import flows.context  # noqa: F401
-    step("+ planning core (flows.context)")
+    import ablate.flows.run.context  # noqa: F401
+    step("+ planning core (ablate.flows.run.context)")
     import prefect  # noqa: F401
     import prefect.flows  # noqa: F401
     step("+ prefect")
-    from components.data import load_dataset
-    from components.models import minilm_path
-    from components.retrieval.dense import DenseEncoder
+    from ablate.components.data import load_dataset
+    from ablate.components.models import minilm_path
+    from ablate.components.retrieval.dense import DenseEncoder
     enc = DenseEncoder(minilm_path(), None)
     enc.model  # noqa: B018 - loads it
     step(f"+ MiniLM loaded ({type(enc.model).__name__} on torch)")

@@ -5,10 +5,10 @@ Spec: experiments/demo.yaml without its generator sweep (extractive generator on
 the run stays short; the demo's other variables are swept). Both sides start from a cold,
 separate cache, each in a fresh Python process:
 
-  (flow)   flows.sweep.run_sweep: Prefect flow, one task per unique stage key, analysis,
+  (flow)   ablate.flows.run.sweep.run_sweep: Prefect flow, one task per unique stage key, analysis,
            outputs, MLflow logging to SQLite + local artifacts (all in a temp folder);
-  (direct) flows.context.build_context, flows.stages.run_stage for every stage in plan
-           order, flows.outputs.write_outputs; no Prefect, no MLflow.
+  (direct) ablate.flows.run.context.build_context, ablate.flows.run.stages.run_stage for every stage in plan
+           order, ablate.flows.outputs.write.write_outputs; no Prefect, no MLflow.
 
 The flow uses --workers task-runner threads (default 1, so both sides run stages one at a
 time and the ratio is overhead, not parallelism). Timed from after the imports; the
@@ -49,13 +49,13 @@ def write_spec(base: Path, folder: Path) -> Path:
 def inner(mode: str, spec: str, tier: str, tmp: str, workers: int) -> dict:
     """One side, in this fresh process; returns its timings."""
     t_start = time.perf_counter()
-    from flows import env
+    from ablate.flows import env
     env.prepare(ROOT)
     tmp_p = Path(tmp)
     if mode == "direct":
-        from flows.context import RunOptions, build_context
-        from flows.outputs import write_outputs
-        from flows.stages import run_stage
+        from ablate.flows.run.context import RunOptions, build_context
+        from ablate.flows.outputs.write import write_outputs
+        from ablate.flows.run.stages import run_stage
         t0 = time.perf_counter()
         ctx = build_context(spec, RunOptions(tier=tier, cache_dir=str(tmp_p / "cache")))
         for node in ctx.plan.nodes.values():
@@ -66,7 +66,7 @@ def inner(mode: str, spec: str, tier: str, tmp: str, workers: int) -> dict:
                 "stages": len(ctx.plan.nodes), "variants": len(ctx.variants),
                 "questions": len(ctx.questions)}
     from prefect.testing.utilities import prefect_test_harness
-    from flows.sweep import run_sweep
+    from ablate.flows.run.sweep import run_sweep
     t0 = time.perf_counter()
     with prefect_test_harness(server_startup_timeout=180):
         t1 = time.perf_counter()

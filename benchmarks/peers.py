@@ -102,7 +102,7 @@ def prepare(work: Path, n_questions: int) -> dict:
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
-    from components.data import load_dataset
+    from ablate.components.data import load_dataset
     ds = load_dataset(SQUAD, format="squad")
     pool = sorted((q for q in ds.questions if q.answerable and q.evidence), key=lambda q: q.qid)
     rng = np.random.default_rng(0)
@@ -204,7 +204,7 @@ def run_tool(tool: str, work: Path, rnd: str, mlflow: bool) -> dict:
         if rnd == "cold":
             clean(folder, (".ablate", "runs", ".prefect"))
         env["PYTHONPATH"] = str(ROOT)
-        cmd = [sys.executable, "-c", "from flows.cli import main; main()", "run", "ablate.yaml"]
+        cmd = [sys.executable, "-c", "from ablate.flows.cli.main import main; main()", "run", "ablate.yaml"]
         if not mlflow:
             cmd.append("--no-mlflow")
     return timed(cmd, folder, env, work / f"{tool}-{rnd}.log")
@@ -231,7 +231,7 @@ def _covered(spans: list[tuple[str, int, int]]) -> set[tuple[str, int]]:
 
 def ablate_top10(work: Path) -> dict[str, list[tuple[str, int, int]]]:
     sys.path.insert(0, str(ROOT))
-    from flows.store import Store
+    from ablate.flows.run.store import Store
     runs = work / "ablate" / "runs"
     sweep = next(p for p in runs.iterdir() if p.is_dir() and not p.name.startswith("."))
     man = json.loads((sweep / "manifest.json").read_text())

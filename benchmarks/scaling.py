@@ -4,7 +4,7 @@ retrieval (precomputed embeddings) on a synthetic corpus of 10k, 100k and 1M chu
 Synthetic corpus (fixed seed): words drawn from a Zipf distribution (s = 1.1) over the
 whole-word entries of the MiniLM WordPiece vocabulary (one token per word), 32 words per
 chunk, 16 chunks per document; queries: 8 words from the same distribution. Dense: random
-L2-normalised 384-d float32 vectors through components.retrieval.dense.DenseIndex.
+L2-normalised 384-d float32 vectors through ablate.components.retrieval.dense.DenseIndex.
 
 Each size runs in a fresh Python process. Per step: wall time, and peak resident memory
 of the process during the step (Linux VmHWM, reset before each step via
@@ -60,13 +60,13 @@ class Step:
 def inner(n_chunks: int, n_queries: int, k: int, seed: int = 0) -> dict:
     """All steps at one size, in this (fresh) process."""
     import numpy as np
-    from components.config import ChunkingConfig
-    from components.chunking import chunk_documents
-    from components.records import Document
-    from components.retrieval.analyzer import get_analyzer
-    from components.retrieval.bm25 import BM25Index
-    from components.retrieval.dense import DenseIndex
-    from components.tokenizer import get_tokenizer
+    from ablate.components.config import ChunkingConfig
+    from ablate.components.chunking import chunk_documents
+    from ablate.components.records import Document
+    from ablate.components.retrieval.analyzer import get_analyzer
+    from ablate.components.retrieval.bm25 import BM25Index
+    from ablate.components.retrieval.dense import DenseIndex
+    from ablate.components.tokenizer import get_tokenizer
 
     tok = get_tokenizer()
     vocab = sorted(w for w in tok._hf.get_vocab() if w.isalpha() and w.isascii() and len(w) > 1)

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 from scipy.special import ndtr, ndtri
 
-from components.stats import compare_variants
+from ablate.components.stats import compare_variants
 
 
 def make_table(n_q: int, n_var: int, seed: int = 0, continuous: bool = False

@@ -1,6 +1,6 @@
 """Stage sharing in a sweep: what four extra RRF-k variants and an unchanged re-run cost.
 
-Runs the sweep's stages directly (flows.stages.run_stage over the plan, in plan order, no
+Runs the sweep's stages directly (ablate.flows.run.stages.run_stage over the plan, in plan order, no
 Prefect) on the demo data, smoke tier, each scenario in a fresh Python process:
 
   (a) baseline alone, cold cache
@@ -38,10 +38,10 @@ RRF_K = [10, 30, 120, 240]
 def inner(spec: str, tier: str, cache: str) -> None:
     """One scenario in this (fresh) process; prints a JSON line of timings."""
     t_start = time.perf_counter()
-    from flows import env
+    from ablate.flows import env
     env.prepare(ROOT)
-    from flows.context import RunOptions, build_context
-    from flows.stages import run_stage
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.run.stages import run_stage
     t_imported, cpu0 = time.perf_counter(), time.process_time()
     ctx = build_context(spec, RunOptions(tier=tier, cache_dir=cache))
     t_planned = time.perf_counter()

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from components.perturbation import NAMES as PERTURBATION_NAMES
+from ablate.components.perturbation import NAMES as PERTURBATION_NAMES
 
 
 def check_weights(weights: dict[str, float], kind: str) -> dict[str, float]:

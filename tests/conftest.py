@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from flows import env
+from ablate.components import catalogue
+from ablate.flows import env
 
 ROOT = Path(__file__).resolve().parents[1]
 env.prepare(ROOT)
+catalogue.load()  # what the CLI and the flow do first: register the built-in components
 # Tests use Prefect's per-process temporary server (or the session's test harness), never
-# the machine server `ablate run` keeps (flows/server.py): no server outlives the tests.
+# the machine server `ablate run` keeps (flows/run/server.py): no server outlives the tests.
 os.environ.setdefault("ABLATE_PREFECT_SERVER", "ephemeral")
 FIXTURES = ROOT / "tests" / "fixtures"
 
@@ -43,8 +45,8 @@ def _log_streams_stay_open():
 def registries_restored():
     """Components a test registers (plugins, fakes) are gone after it, so later tests in
     the same process see the built-in registries only."""
-    from components import plugins
-    from components.registry import CATALOGUE, all_declarations
+    from ablate.components import plugins
+    from ablate.components.registry import CATALOGUE, all_declarations
     all_declarations()  # the built-ins are registered before the snapshot
     saved = {k: (dict(r._items), dict(r._decls)) for k, r in CATALOGUE.items()}
     loaded = dict(plugins._LOADED)
@@ -81,7 +83,7 @@ def shared_cache(tmp_path_factory) -> Path:
 @pytest.fixture
 def run_cli():
     """`ablate ARGV...` in this process through the real entry point; its exit code."""
-    from flows import cli
+    from ablate.flows.cli import main
 
     def run(*argv: str) -> int:
         with pytest.raises(SystemExit) as info:

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Iterator
 
-from components.data.validate import Origin, need
-from components.errors import InputError
-from components.records import Document, Question, Span
+from ablate.components.data.validate import Origin, need
+from ablate.components.errors import InputError
+from ablate.components.records import Document, Question, Span
 
 
 def find_file(folder: Path, stem: str) -> Path | None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.data.beir import load_beir
-from components.data.fingerprint import fingerprint
-from components.data.jsonl import find_file, load_jsonl
-from components.data.squad import load_squad
-from components.data.validate import check_documents, check_questions
-from components.errors import InputError
-from components.records import Dataset
+from ablate.components.data.beir import load_beir
+from ablate.components.data.fingerprint import fingerprint
+from ablate.components.data.jsonl import find_file, load_jsonl
+from ablate.components.data.squad import load_squad
+from ablate.components.data.validate import check_documents, check_questions
+from ablate.components.errors import InputError
+from ablate.components.records import Dataset
 
 FORMATS = ("auto", "jsonl", "squad", "beir")
 

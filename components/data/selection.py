@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from components.data.tiers import check_options, split_pool, stratified_order, tier_pick
-from components.errors import InputError
-from components.records import Question
+from ablate.components.data.tiers import check_options, split_pool, stratified_order, tier_pick
+from ablate.components.errors import InputError
+from ablate.components.records import Question
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Selected:
 def sample(pool: Sequence[Question], *, tier: str | None, n: int | None, seed: int,
            smoke_size: int, regression_size: int) -> tuple[Question, ...]:
     """A sweep's own sample of `pool`: a tier, or the first `n` of the order the tiers are
-    prefixes of (components.data.tiers), so samples are nested: a smaller one is a subset
+    prefixes of (ablate.components.data.tiers), so samples are nested: a smaller one is a subset
     of a larger one (questions the data places in a tier excepted)."""
     if n is not None:
         return tier_pick(pool, tier="smoke", seed=seed, smoke_size=n,

@@ -13,9 +13,9 @@ import json
 import re
 from pathlib import Path
 
-from components.data.validate import Origin, need
-from components.errors import InputError
-from components.records import Document, Question, Span
+from ablate.components.data.validate import Origin, need
+from ablate.components.errors import InputError
+from ablate.components.records import Document, Question, Span
 
 JOINER = "\n\n"
 

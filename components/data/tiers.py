@@ -13,10 +13,10 @@ from __future__ import annotations
 import hashlib
 from typing import Iterable, Sequence
 
-from components.errors import InputError
-from components.records import Question
+from ablate.components.errors import InputError
+from ablate.components.records import Question
 
-from components.vocab import SPLITS, TIERS
+from ablate.components.vocab import SPLITS, TIERS
 
 
 def _key(seed: int, salt: str, qid: str) -> int:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from components.errors import InputError
-from components.records import Document, Question
+from ablate.components.errors import InputError
+from ablate.components.records import Document, Question
 
-from components.vocab import QUESTION_SPLITS as SPLITS
-from components.vocab import TIERS
+from ablate.components.vocab import QUESTION_SPLITS as SPLITS
+from ablate.components.vocab import TIERS
 
 
 @dataclass(frozen=True)

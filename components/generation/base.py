@@ -11,12 +11,12 @@ import dataclasses
 import time
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
-from components.config import GeneratorConfig, PromptConfig
-from components.generation.cache import GenerationCache
-from components.generation.prompt import is_refusal, render_prompt
-from components.records import Answer, PackedContext, Question
-from components.progress import Progress
-from components.registry import Registry
+from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.generation.cache import GenerationCache
+from ablate.components.generation.prompt import is_refusal, render_prompt
+from ablate.components.records import Answer, PackedContext, Question
+from ablate.components.progress import Progress
+from ablate.components.registry import Registry
 
 Item = tuple[Question, "PackedContext | None"]
 Job = tuple[Question, "PackedContext | None", str, str]  # question, context, system, user

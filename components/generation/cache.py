@@ -16,8 +16,8 @@ import json
 import threading
 from pathlib import Path
 
-from components.atomic import atomic_write
-from components.records import Answer
+from ablate.components.atomic import atomic_write
+from ablate.components.records import Answer
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(Answer))
 

@@ -33,13 +33,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from components.digest import file_sha256
-from components.errors import InputError
-from components.generation.base import GENERATORS, BaseGenerator
-from components.generation.prompt import first_answer_line
-from components.registry import installed_version
-from components.models import smollm2_gguf_path
-from components.records import Answer, PackedContext, Question
+from ablate.components.digest import file_sha256
+from ablate.components.errors import InputError
+from ablate.components.generation.base import GENERATORS, BaseGenerator
+from ablate.components.generation.prompt import first_answer_line
+from ablate.components.registry import installed_version
+from ablate.components.models import smollm2_gguf_path
+from ablate.components.records import Answer, PackedContext, Question
 
 N_CTX = 4096  # tokens of the model; budget + prompt + answer must fit
 # Two threads by default (see the module docstring); a speed setting only, so it is not
@@ -94,7 +94,7 @@ def _no_extra_buffer_types() -> Iterator[None]:
 def _file_identity(path: str) -> str:
     """Name, size and the sha256 of the whole file (the first MiB of a GGUF file is its
     header and tokenizer: a fine-tune of the same size would share it), hashed once per
-    path, size and modification time in a process (components.digest)."""
+    path, size and modification time in a process (ablate.components.digest)."""
     p = Path(path)
     return f"{p.name}:{p.stat().st_size}:{file_sha256(p)[:16]}"
 
@@ -142,7 +142,7 @@ class LlamaLocalGenerator(BaseGenerator):
     def cache_identity(self) -> str:
         c = self.cfg
         if c.backend == "torch":
-            from components.generation import torch_gguf
+            from ablate.components.generation import torch_gguf
             engine = f"torch/{torch_gguf.versions()}/dtype={torch_gguf.DTYPE}"
         else:
             engine = f"llama_cpp/llama_cpp_python={_llama_version()}"
@@ -170,7 +170,7 @@ class LlamaLocalGenerator(BaseGenerator):
         """(reply, prompt tokens, generated tokens) from the configured backend."""
         c = self.cfg
         if c.backend == "torch":
-            from components.generation import torch_gguf
+            from ablate.components.generation import torch_gguf
             return torch_gguf.chat(self.path, messages, c.max_new_tokens, c.temperature,
                                    c.seed, STOP, N_CTX)
         llm, lock = load_llama(self.path, N_CTX, c.seed)

@@ -8,7 +8,7 @@ retrieval metrics at the candidates and reranked stages.
 
 from __future__ import annotations
 
-from components.generation.base import GENERATORS, BaseGenerator
+from ablate.components.generation.base import GENERATORS, BaseGenerator
 
 
 @GENERATORS.register("none", produces=False)

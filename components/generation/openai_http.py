@@ -23,10 +23,10 @@ from typing import Any, Sequence
 
 import httpx
 
-from components.errors import InputError
-from components.generation.base import GENERATORS, BaseGenerator, Job
-from components.generation.prompt import first_answer_line
-from components.records import Answer, PackedContext, Question
+from ablate.components.errors import InputError
+from ablate.components.generation.base import GENERATORS, BaseGenerator, Job
+from ablate.components.generation.prompt import first_answer_line
+from ablate.components.records import Answer, PackedContext, Question
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 FATAL_STATUS = frozenset({401, 403, 404})

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from components.cjk import has_cjk
-from components.config import PromptConfig
-from components.errors import InputError
-from components.metrics.answer import normalize_answer
-from components.records import PackedContext
+from ablate.components.cjk import has_cjk
+from ablate.components.config import PromptConfig
+from ablate.components.errors import InputError
+from ablate.components.metrics.answer import normalize_answer
+from ablate.components.records import PackedContext
 
 PLACEHOLDERS = ("context", "question", "refusal")
 

@@ -6,7 +6,7 @@ cannot emit anything else; it can still run out of tokens), `openai` sends it as
 endpoint's structured-output request (`judge.json_mode`). Both decode greedily with a
 fixed seed, reuse the generators' machinery (the process-wide GGUF model of
 `generation.llama_local`, the retrying HTTP client of `generation.openai_http`), and never
-parse: `components.judge.tasks` parses every reply strictly.
+parse: `ablate.components.judge.tasks` parses every reply strictly.
 
 `Completion.error` marks a transport failure (timeout, HTTP error after retries): not a
 verdict, never cached, tried again the next time the judge stage runs.
@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from components.config import GeneratorConfig, PromptConfig
-from components.errors import InputError
-from components.judge.config import JudgeConfig
-from components.registry import Registry
+from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.errors import InputError
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.registry import Registry
 
 Messages = tuple[tuple[str, str], ...]  # (role, content) pairs
 
@@ -85,7 +85,7 @@ class LlamaJudge(BaseJudge):
 
     def __init__(self, cfg: JudgeConfig) -> None:
         super().__init__(cfg)
-        from components.generation.llama_local import resolve_gguf
+        from ablate.components.generation.llama_local import resolve_gguf
         try:
             self.path = resolve_gguf(cfg.model)
         except InputError as exc:
@@ -93,17 +93,17 @@ class LlamaJudge(BaseJudge):
 
     @property
     def cache_identity(self) -> str:
-        from components.generation.llama_local import N_CTX, _file_identity, _llama_version
+        from ablate.components.generation.llama_local import N_CTX, _file_identity, _llama_version
         return (f"judge/llama_cpp/v{self.version}/{_file_identity(str(self.path))}"
                 f"/llama_cpp_python={_llama_version()}/n_ctx={N_CTX}/grammar=json_schema"
                 f"/temperature={self.cfg.temperature!r}/seed={self.cfg.seed}")
 
     def model_key(self) -> str:
-        from components.generation.llama_local import _file_identity
+        from ablate.components.generation.llama_local import _file_identity
         return f"gguf:{_file_identity(str(self.path))}"
 
     def _complete(self, request: Request) -> Completion:
-        from components.generation.llama_local import N_CTX, load_llama
+        from ablate.components.generation.llama_local import N_CTX, load_llama
         llm, lock = load_llama(self.path, N_CTX, self.cfg.seed)
         messages = [{"role": r, "content": c} for r, c in request.messages]
         with lock:
@@ -135,7 +135,7 @@ class OpenAIJudge(BaseJudge):
 
     def __init__(self, cfg: JudgeConfig, transport: Any = None, sleep: Any = None) -> None:
         super().__init__(cfg)
-        from components.generation.openai_http import OpenAIGenerator
+        from ablate.components.generation.openai_http import OpenAIGenerator
         if not cfg.base_url:
             raise InputError("the openai judge needs a base URL", field="judge.base_url")
         if not cfg.model:

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from components.errors import InputError
-from components.judge.backends import BaseJudge
-from components.judge.config import JudgeConfig
-from components.judge.prompts import PromptSet, language
-from components.judge.tasks import SCORES, Ask, JudgeCache, ask_many
+from ablate.components.errors import InputError
+from ablate.components.judge.backends import BaseJudge
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.judge.prompts import PromptSet, language
+from ablate.components.judge.tasks import SCORES, Ask, JudgeCache, ask_many
 
 KINDS = {"support": ("question", "claim", "context"), "relevance": ("question", "answer"),
          "usefulness": ("question", "reference", "passage")}

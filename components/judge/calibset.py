@@ -27,9 +27,9 @@ import random
 from pathlib import Path
 from typing import Any, Sequence
 
-from components.cjk import has_cjk
-from components.records import Dataset, Question
-from components.sentences import sentence_spans
+from ablate.components.cjk import has_cjk
+from ablate.components.records import Dataset, Question
+from ablate.components.sentences import sentence_spans
 
 JOINER = "\n\n"
 
@@ -160,7 +160,7 @@ def _items(n: int, a: dict[str, Any], swapped: str, b: dict[str, Any]) -> list[d
 
 
 def write_jsonl(items: list[dict[str, Any]], path: Path) -> None:
-    from components.atomic import atomic_write
+    from ablate.components.atomic import atomic_write
     atomic_write(Path(path), "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items))
 
 

@@ -80,7 +80,7 @@ class JudgeConfig(BaseModel):
     @field_validator("backend")
     @classmethod
     def _backend_ok(cls, v: str) -> str:
-        from components.judge.backends import JUDGES
+        from ablate.components.judge.backends import JUDGES
         if v not in JUDGES:
             raise ValueError(f"unknown judge backend '{v}' (known: {', '.join(JUDGES.names())})")
         return v

@@ -23,13 +23,13 @@ import math
 import random
 from typing import Any, Mapping, Sequence
 
-from components.judge.backends import BaseJudge
-from components.judge.calibset import anchors_of, partner_of, swap
-from components.judge.config import JudgeConfig
-from components.judge.prompts import PromptSet, language
-from components.judge.tasks import SCORES, Ask, JudgeCache, ask_many
-from components.records import Dataset, Question
-from components.sentences import sentence_spans
+from ablate.components.judge.backends import BaseJudge
+from ablate.components.judge.calibset import anchors_of, partner_of, swap
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.judge.prompts import PromptSet, language
+from ablate.components.judge.tasks import SCORES, Ask, JudgeCache, ask_many
+from ablate.components.records import Dataset, Question
+from ablate.components.sentences import sentence_spans
 
 
 def _context(passages: Sequence[str]) -> str:

@@ -20,8 +20,8 @@ from typing import Mapping
 
 import yaml
 
-from components.cjk import has_cjk
-from components.errors import InputError
+from ablate.components.cjk import has_cjk
+from ablate.components.errors import InputError
 
 BUNDLED = Path(__file__).parent / "prompts"
 LANGUAGES = ("en", "zh")

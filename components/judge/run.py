@@ -1,7 +1,7 @@
 """Judge one question of one variant: the verdicts behind the four judged metrics.
 
 What is asked (RAGAS definitions; the scores themselves are computed from the verdicts
-by `components.metrics.judged`):
+by `ablate.components.metrics.judged`):
 - faithfulness: the answer is split into claims (by the judge, or by sentence with
   `judge.claims: sentences`), each claim judged supported or not by the context the
   generator read. Undefined (not asked) for a failed generation, a refusal or an empty
@@ -27,13 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.generation.prompt import format_context
-from components.judge.backends import BaseJudge
-from components.judge.config import JudgeConfig
-from components.judge.prompts import PromptSet, language
-from components.judge.tasks import Ask, JudgeCache, Verdict, ask_many
-from components.records import Answer, PackedContext, Question
-from components.sentences import sentence_spans
+from ablate.components.generation.prompt import format_context
+from ablate.components.judge.backends import BaseJudge
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.judge.prompts import PromptSet, language
+from ablate.components.judge.tasks import Ask, JudgeCache, Verdict, ask_many
+from ablate.components.records import Answer, PackedContext, Question
+from ablate.components.sentences import sentence_spans
 
 
 @dataclass(frozen=True)

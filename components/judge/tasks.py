@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from components.atomic import atomic_write
-from components.cjk import CJK
-from components.judge.backends import BaseJudge, Completion, Request
-from components.judge.prompts import PromptSet
-from components.metrics.answer import STOPWORDS
+from ablate.components.atomic import atomic_write
+from ablate.components.cjk import CJK
+from ablate.components.judge.backends import BaseJudge, Completion, Request
+from ablate.components.judge.prompts import PromptSet
+from ablate.components.metrics.answer import STOPWORDS
 
 VERSION = "2"  # of the parsing and checking rules: part of every verdict's cache key
 VERDICTS = {"support": ("yes", "no"), "relevance": ("yes", "partly", "no"),

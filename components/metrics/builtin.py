@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-from components.metrics.answer import answer_metrics
-from components.metrics.registry import QuestionView, metric
-from components.metrics.retrieval import retrieval_metrics, span_coverage
+from ablate.components.metrics.answer import answer_metrics
+from ablate.components.metrics.registry import QuestionView, metric
+from ablate.components.metrics.retrieval import retrieval_metrics, span_coverage
 
 RETRIEVAL_STAGES = ("candidates", "reranked", "final")
 

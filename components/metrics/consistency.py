@@ -18,8 +18,8 @@ from typing import Collection
 
 import polars as pl
 
-from components.metrics.answer import exact_match
-from components.metrics.registry import QuestionView, metric
+from ablate.components.metrics.answer import exact_match
+from ablate.components.metrics.registry import QuestionView, metric
 
 COLUMN = "robustness/answer_consistency"
 

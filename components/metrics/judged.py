@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from components.judge.tasks import SCORES
-from components.metrics.registry import QuestionView, metric
+from ablate.components.judge.tasks import SCORES
+from ablate.components.metrics.registry import QuestionView, metric
 
 
 def share_yes(verdicts: Sequence[str]) -> float:

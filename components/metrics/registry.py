@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from components.errors import InputError
-from components.records import Answer, PackedContext, Question
-from components.registry import Registry
+from ablate.components.errors import InputError
+from ablate.components.records import Answer, PackedContext, Question
+from ablate.components.registry import Registry, require_builtins
 
 Direction = Literal["higher", "lower", "none"]
 DIRECTIONS: tuple[str, ...] = ("higher", "lower", "none")
@@ -57,7 +57,7 @@ class QuestionView:
 
 Compute = Callable[[QuestionView], Mapping[str, float]]
 
-# Pipeline stages (components.pipeline.STAGES) whose output each column stage reads; a
+# Pipeline stages (ablate.components.pipeline.STAGES) whose output each column stage reads; a
 # column stage not listed here (a plugin's own) needs every stage a pipeline may leave out.
 NEEDS: dict[str, tuple[str, ...]] = {
     "candidates": (), "reranked": (), "latency": (),
@@ -68,7 +68,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
 OPTIONAL_STAGES = ("assemble", "generate")
 # The pipeline stage whose output each column stage is measured on: the column can change
 # only when that stage (or one upstream of it) computes something else, or when a field
-# the metric itself `reads` in the score stage differs (see components.report.relevance).
+# the metric itself `reads` in the score stage differs (see ablate.components.report.relevance).
 SOURCES: dict[str, tuple[str, ...]] = {
     "candidates": ("label", "fuse"), "reranked": ("label", "rerank"),
     "final": ("label", "assemble"), "answer": ("generate",), "refusal": ("generate",),
@@ -141,7 +141,7 @@ _AT_K = re.compile(r"^(?P<name>.+)_at_(?P<k>\d+)$")
 
 def lookup(col: str) -> tuple[Metric, int | None]:
     """The metric behind a column name, and its cut-off (InputError when unknown)."""
-    import components.builtins  # noqa: F401  (the built-in metrics register on import)
+    require_builtins()
     stage, _, rest = col.partition("/")
     m = _AT_K.match(rest)
     candidates = [(rest, None)] + ([(m["name"], int(m["k"]))] if m else [])
@@ -186,7 +186,7 @@ _RECORDED: dict[str, Direction] = {}
 
 
 def remember_directions(recorded: dict[str, str]) -> None:
-    """Take a sweep's recorded metric directions (components.report.sweep_data.load_sweep)."""
+    """Take a sweep's recorded metric directions (ablate.components.report.sweep_data.load_sweep)."""
     _RECORDED.update({c: d for c, d in recorded.items() if d in DIRECTIONS})  # type: ignore[misc]
 
 
@@ -206,7 +206,7 @@ def direction(col: str) -> Direction:
 
 def example_columns(ks: Sequence[int] = (1, 5, 10)) -> list[str]:
     """Every column the registered metrics produce at these cut-offs."""
-    import components.builtins  # noqa: F401
+    require_builtins()
     out: list[str] = []
     for name in METRICS.names():
         out.extend(METRICS.get(name).columns(ks))
@@ -218,7 +218,7 @@ def score_question(view: QuestionView, names: Sequence[str] | None = None,
     """The columns of the named metrics (default: every registered one) for one
     question (NaN where undefined); with `available` (the pipeline stages whose output
     the view holds), only the columns of stages those feed."""
-    import components.builtins  # noqa: F401
+    require_builtins()
     row: dict[str, float] = {}
     for name in (METRICS.names() if names is None else names):
         m = METRICS.get(name)

@@ -7,16 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from components.atomic import atomic_write
-from components.report.factorial import interaction_plots
-from components.report.html import render_html
-from components.report.latex import render_latex
-from components.report.markdown import render_markdown, terminal_summary
-from components.report.overview import FOREST, forest_plot
-from components.report.plots import all_plots
-from components.report.relevance import unaffected
-from components.report.sweep_data import SweepResults, variables, variant_means
-from components.vocab import BASELINE
+from ablate.components.atomic import atomic_write
+from ablate.components.report.factorial import interaction_plots
+from ablate.components.report.html import render_html
+from ablate.components.report.latex import render_latex
+from ablate.components.report.markdown import render_markdown, terminal_summary
+from ablate.components.report.overview import FOREST, forest_plot
+from ablate.components.report.plots import all_plots
+from ablate.components.report.relevance import unaffected
+from ablate.components.report.sweep_data import SweepResults, variables, variant_means
+from ablate.components.vocab import BASELINE
 
 
 def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,

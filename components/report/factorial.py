@@ -25,10 +25,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from components.report.findings import fmt, fmt_p, judge  # noqa: E402
-from components.report.overview import head  # noqa: E402
-from components.report.plots import _png, tick_labels  # noqa: E402
-from components.stats.factorial import Design, design_from_records  # noqa: E402
+from ablate.components.report.findings import judge  # noqa: E402
+from ablate.components.report.numbers import fmt, fmt_p  # noqa: E402
+from ablate.components.report.overview import head  # noqa: E402
+from ablate.components.report.plots import _png, tick_labels  # noqa: E402
+from ablate.components.stats.factorial import Design, design_from_records  # noqa: E402
 
 SECTION = "Factorial: interactions"
 LINE_COLORS = ("#57606a", "#0969da", "#bf3989")

@@ -9,7 +9,9 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from components.metrics.registry import direction
+from ablate.components.metrics.registry import direction
+from ablate.components.report.judge import judge_warnings
+from ablate.components.report.numbers import fmt, fmt_p
 
 MAX_LISTED = 6
 
@@ -20,22 +22,6 @@ def judge(metric: str, delta: float) -> str:
     if better == "none" or delta == 0:
         return ""
     return "better" if (delta > 0) == (better == "higher") else "worse"
-
-
-def fmt(x: Any, digits: int = 3) -> str:
-    """One number format for every table: fixed decimals (a tiny value reads 0.001 or
-    -0.000, never 5.6e-04 among 3-decimal numbers)."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.{digits}f}"
-    return str(x)
-
-
-def fmt_p(p: Any) -> str:
-    if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "–"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _listed(items: Sequence[str]) -> str:
@@ -116,7 +102,6 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
         share = ch.get("share_over_embedder_window", 0.0)
         if share > 0.05:
             out.append(_truncation(ch, share))
-    from components.report.judge import judge_warnings  # judge.py imports fmt from here
     return out + judge_warnings(manifest)
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from components.errors import InputError
-from components.metrics.registry import direction
+from ablate.components.errors import InputError
+from ablate.components.metrics.registry import direction
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The judge in the report: how far to trust the judged metrics.
 
-From the manifest's `judge` section (flows/judging.py): the judge's calibration beside
+From the manifest's `judge` section (flows/outputs/judging.py): the judge's calibration beside
 every judged metric (the calibration kind whose verdict the metric is made of), a warning
 when agreement is below the 0.8 needed to trust a judge, or when no calibration was run,
 the counts of questions judged, undefined and lost to judge failures, and a
@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from components.report.findings import fmt
+from ablate.components.report.numbers import fmt
 
 # the calibration kind behind each judged metric's verdicts
 KIND_OF = {"judge/faithfulness": "support", "judge/context_recall": "support",

@@ -11,15 +11,16 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from components.report.factorial import factorial_section
-from components.report.findings import findings, fmt, fmt_p, judge
-from components.report.judge import judge_section, metric_note
-from components.report.overview import FOREST, glossary_lines, head, overview_table
-from components.report.plots import plot_name
-from components.report.relevance import latency_stages, section_metrics, unaffected
-from components.report.sweep_data import family_counts, present_key, variables, variant_means
-from components.stats.compare import MIN_UNTIED_FOR_BOOTSTRAP
-from components.vocab import BASELINE
+from ablate.components.report.factorial import factorial_section
+from ablate.components.report.findings import findings, judge
+from ablate.components.report.numbers import fmt, fmt_p
+from ablate.components.report.judge import judge_section, metric_note
+from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
+from ablate.components.report.plots import plot_name
+from ablate.components.report.relevance import latency_stages, section_metrics, unaffected
+from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
+from ablate.components.stats.compare import MIN_UNTIED_FOR_BOOTSTRAP
+from ablate.components.vocab import BASELINE
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
            "variant_means", "header_lines"]

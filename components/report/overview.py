@@ -14,7 +14,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from components.report.findings import fmt, judge  # noqa: E402
+from ablate.components.report.findings import judge  # noqa: E402
+from ablate.components.report.numbers import fmt  # noqa: E402
 
 FOREST = "overview.png"
 BETTER, WORSE, NEUTRAL, NONSIG = "#1a7f37", "#cf222e", "#0969da", "#57606a"
@@ -94,7 +95,7 @@ def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                 unaffected: set[tuple[str, str]] = frozenset()) -> bytes:
     """Δ with its CI per variant (rows, grouped by variable) and key metric (panels);
     nothing is drawn where the variant cannot change the metric."""
-    from components.report.plots import _png
+    from ablate.components.report.plots import _png
     rows = _rows(variables)
     n = max(1, len(key))
     labels = ["\n".join(textwrap.wrap(f"{var} = {value}", 34)) or var for var, _, value in rows]

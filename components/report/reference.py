@@ -15,9 +15,9 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from components.errors import InputError
-from components.metrics.registry import direction
-from components.stats import compare_variants
+from ablate.components.errors import InputError
+from ablate.components.metrics.registry import direction
+from ablate.components.stats import compare_variants
 
 REFERENCE, CURRENT = "reference", "current"
 
@@ -133,6 +133,6 @@ def reference_markdown(results: Sequence[ReferenceResult], ref_label: str, sweep
 def reference_from_folder(folder) -> Reference:  # type: ignore[no-untyped-def]
     """A reference stored as a sweep folder (its per_query.parquet and manifest.json)."""
     from pathlib import Path
-    from components.report.sweep_data import load_sweep
+    from ablate.components.report.sweep_data import load_sweep
     res = load_sweep(Path(folder))
     return Reference(res.per_query, res.manifest["dataset"]["fingerprint"], str(folder))

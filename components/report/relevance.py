@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from components.config import get_dotted
-from components.metrics.registry import depends_on
-from components.pipeline import STAGES
+from ablate.components.config import get_dotted
+from ablate.components.metrics.registry import depends_on
+from ablate.components.pipeline import STAGES
 
 _INPUTS = {s.name: s.inputs for s in STAGES}
 

@@ -12,12 +12,12 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from components.vocab import BASELINE
-from components.config import format_value, get_dotted
-from components.errors import InputError
+from ablate.components.vocab import BASELINE
+from ablate.components.config import format_value, get_dotted
+from ablate.components.errors import InputError
 
 REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
-FACTORIAL_FILE = "factorial.parquet"  # a factorial design's effects (components.stats.factorial)
+FACTORIAL_FILE = "factorial.parquet"  # a factorial design's effects (ablate.components.stats.factorial)
 DEFAULT_KEY = ("final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em")
 
 
@@ -71,7 +71,7 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
         variants = json.loads((sweep_dir / "variants.json").read_text())
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=str(sweep_dir), line=exc.lineno) from None
-    from components.metrics.registry import remember_directions
+    from ablate.components.metrics.registry import remember_directions
     remember_directions(man.get("metric_directions") or {})  # plugins' metrics
     timings = sweep_dir / "timings.parquet"
     factorial = sweep_dir / FACTORIAL_FILE

@@ -15,8 +15,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from components.errors import InputError
-from components.registry import Registry
+from ablate.components.errors import InputError
+from ablate.components.registry import Registry
 
 # A small English stop list (the classic Lucene/Elasticsearch English set).
 ENGLISH_STOP_WORDS = frozenset(
@@ -119,6 +119,3 @@ def get_analyzer(name: str, options: Mapping[str, Any] | None = None) -> Analyze
                                  f"(accepted: {accepted})", field="retrieval.analyzer_options")
             _CACHE[key] = factory(**opts)
         return _CACHE[key]
-
-
-from components.retrieval import analyzers_zh  # noqa: E402,F401  (registers zh, cjk_bigram, auto)

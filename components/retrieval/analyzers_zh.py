@@ -20,9 +20,9 @@ import unicodedata
 from pathlib import Path
 from typing import Sequence
 
-from components.cjk import CJK, script_counts
-from components.errors import InputError
-from components.retrieval.analyzer import ANALYZERS, Analyzer
+from ablate.components.cjk import CJK, script_counts
+from ablate.components.errors import InputError
+from ablate.components.retrieval.analyzer import ANALYZERS, Analyzer
 
 USER_DICT_FIELD = "retrieval.analyzer_options.user_dict"
 CJK_SHARE_THRESHOLD = 0.5
@@ -117,7 +117,7 @@ def _cjk_bigram() -> Analyzer:
 def _auto() -> Analyzer:
     """Not an analyzer: resolve 'auto' per corpus with choose_analyzer first."""
     raise InputError("analyzer 'auto' is chosen per corpus: resolve it with "
-                     "components.retrieval.analyzers_zh.choose_analyzer(texts) and use the "
+                     "ablate.components.retrieval.analyzers_zh.choose_analyzer(texts) and use the "
                      "name it returns", field="retrieval.analyzer")
 
 

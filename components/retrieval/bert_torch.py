@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from components.retrieval.onnx_encoder import FolderEmbedder, read_pipeline
+from ablate.components.retrieval.onnx_encoder import FolderEmbedder, read_pipeline
 
 
 def supported(model_path: Path) -> bool:

@@ -27,11 +27,11 @@ from typing import Sequence
 
 import numpy as np
 
-from components.records import Ranking
+from ablate.components.records import Ranking
 from scipy import sparse
 
-from components.retrieval import bm25_numba
-from components.retrieval.topk import topk_rows
+from ablate.components.retrieval import bm25_numba
+from ablate.components.retrieval.topk import topk_rows
 
 
 # Scores are rounded to 1e-9: sums that are equal in exact arithmetic (e.g. overlapping

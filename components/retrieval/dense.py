@@ -21,12 +21,12 @@ from typing import Sequence
 
 import numpy as np
 
-from components.memory import release_freed_memory
-from components.progress import Progress
-from components.records import Ranking
-from components.retrieval.dense_backends import BACKENDS, cache_id
-from components.retrieval.embed_cache import EmbeddingCache, text_key
-from components.retrieval.topk import merge_topk
+from ablate.components.memory import release_freed_memory
+from ablate.components.progress import Progress
+from ablate.components.records import Ranking
+from ablate.components.retrieval.dense_backends import BACKENDS, cache_id
+from ablate.components.retrieval.embed_cache import EmbeddingCache, text_key
+from ablate.components.retrieval.topk import merge_topk
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from components.registry import Registry
+from ablate.components.registry import Registry
 
 # (model folder, model fingerprint, export folder or None) -> runtime object
 Loader = Callable[[Path, str, "Path | None"], Any]
@@ -31,7 +31,7 @@ _ONNX_LIBRARIES = ("onnxruntime", "onnx", "torch")  # the runtime, and what made
 
 @BACKENDS.register("torch", libraries=("torch", "transformers", "sentence-transformers"))
 def _torch(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
-    from components.retrieval.bert_torch import BertEncoder, supported
+    from ablate.components.retrieval.bert_torch import BertEncoder, supported
     if supported(model_path):
         return BertEncoder(model_path)
     from sentence_transformers import SentenceTransformer
@@ -40,13 +40,15 @@ def _torch(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
 
 @BACKENDS.register("onnx", requires=_ONNX, exported=True, libraries=_ONNX_LIBRARIES)
 def _onnx(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
-    from components.retrieval.onnx_encoder import OnnxEmbedder
+    from ablate.components.retrieval.onnx_encoder import OnnxEmbedder
+    check_installed("onnx")
     return OnnxEmbedder(model_path, fingerprint, "onnx", export_dir)
 
 
 @BACKENDS.register("onnx-int8", requires=_ONNX, exported=True, libraries=_ONNX_LIBRARIES)
 def _onnx_int8(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
-    from components.retrieval.onnx_encoder import OnnxEmbedder
+    from ablate.components.retrieval.onnx_encoder import OnnxEmbedder
+    check_installed("onnx-int8")
     return OnnxEmbedder(model_path, fingerprint, "onnx-int8", export_dir)
 
 
@@ -58,14 +60,14 @@ def cache_id(fingerprint: str, backend: str) -> str:
     if backend == "torch":
         return fingerprint
     if BACKENDS.declaration(backend).info.get("exported"):
-        from components.retrieval.onnx_encoder import export_name
+        from ablate.components.retrieval.onnx_encoder import export_name
         return export_name(fingerprint, backend)
     return f"{fingerprint}-{backend}"
 
 
 def check_installed(backend: str) -> None:
     """A one-line InputError naming the extra when the backend's modules are missing."""
-    from components.errors import InputError
+    from ablate.components.errors import InputError
     decl = BACKENDS.declaration(backend)
     missing = decl.missing_requirement()
     if missing is not None:

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from components.atomic import atomic_write
+from ablate.components.atomic import atomic_write
 
 
 def text_key(text: str) -> str:

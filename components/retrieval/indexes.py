@@ -14,14 +14,14 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
-from components.config import RetrievalConfig
-from components.errors import InputError
-from components.models import dense_model_path
-from components.records import Chunk
-from components.retrieval.analyzer import Analyzer, get_analyzer
-from components.retrieval.analyzers_zh import choose_analyzer
-from components.retrieval.bm25 import BM25Index
-from components.retrieval.dense import DenseEncoder
+from ablate.components.config import RetrievalConfig
+from ablate.components.errors import InputError
+from ablate.components.models import dense_model_path
+from ablate.components.records import Chunk
+from ablate.components.retrieval.analyzer import Analyzer, get_analyzer
+from ablate.components.retrieval.analyzers_zh import choose_analyzer
+from ablate.components.retrieval.bm25 import BM25Index
+from ablate.components.retrieval.dense import DenseEncoder
 
 T = TypeVar("T")
 

@@ -32,8 +32,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from components.atomic import atomic_write
-from components.errors import InputError
+from ablate.components.atomic import atomic_write
+from ablate.components.errors import InputError
 
 FIELD = "retrieval.dense_backend"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -210,9 +210,7 @@ class OnnxEmbedder(FolderEmbedder):
 
     def __init__(self, model_path: Path, fingerprint: str, backend: str,
                  export_dir: Path | None, workers: int | None = None) -> None:
-        from components.retrieval.dense_backends import check_installed
-        check_installed(backend)
-        import onnxruntime as ort
+        import onnxruntime as ort  # the backend checked it is installed (dense_backends)
         super().__init__(model_path)
         model = exported_model(self.model_path, fingerprint, backend, export_dir)
         opts = ort.SessionOptions()

@@ -21,13 +21,13 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from components.config import PipelineConfig, RerankConfig
-from components.errors import InputError
-from components.records import Chunk, Question, Ranking
-from components.registry import Registry
-from components.retrieval import indexes
-from components.retrieval.fusion import minmax
-from components.retrieval.resources import DEFAULT, Resources
+from ablate.components.config import PipelineConfig, RerankConfig
+from ablate.components.errors import InputError
+from ablate.components.records import Chunk, Question, Ranking
+from ablate.components.registry import Registry
+from ablate.components.retrieval import indexes
+from ablate.components.retrieval.fusion import minmax
+from ablate.components.retrieval.resources import DEFAULT, Resources
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from components.retrieval.dense import DenseEncoder
+from ablate.components.retrieval.dense import DenseEncoder
 
 
 class Resources:
@@ -20,7 +20,7 @@ class Resources:
         `backend`."""
         if self._make_encoder is not None:
             return self._make_encoder(model, backend)
-        from components.retrieval import indexes
+        from ablate.components.retrieval import indexes
         return indexes.default_encoder(model, backend)
 
     @classmethod

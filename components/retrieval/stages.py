@@ -3,7 +3,7 @@
 A ranking is list[(chunk_id, score)], best first, ties by chunk_id ascending; a stage
 returns {qid: ranking} for every question given. Every stage is a pure function of its
 inputs and the (typed) pipeline config, so the flow can cache it by key. Paths and
-rerankers are registered with the config fields they read (components.registry).
+rerankers are registered with the config fields they read (ablate.components.registry).
 
 Latency: pass `latency={}` to receive seconds per question of the online work: query
 analysis + scoring + top-k for bm25, query encoding + exact search for dense (both
@@ -17,14 +17,14 @@ from __future__ import annotations
 import time
 from typing import Callable, Mapping, Sequence
 
-from components.config import PipelineConfig
-from components.records import Chunk, Question, Ranking
-from components.registry import Registry
-from components.retrieval import indexes
-from components.retrieval.dense import DenseIndex
-from components.retrieval.fusion import fuse
-from components.retrieval.rerank import SignalContext, check_weights, rerank_one
-from components.retrieval.resources import DEFAULT, Resources
+from ablate.components.config import PipelineConfig
+from ablate.components.records import Chunk, Question, Ranking
+from ablate.components.registry import Registry
+from ablate.components.retrieval import indexes
+from ablate.components.retrieval.dense import DenseIndex
+from ablate.components.retrieval.fusion import fuse
+from ablate.components.retrieval.rerank import SignalContext, check_weights, rerank_one
+from ablate.components.retrieval.resources import DEFAULT, Resources
 
 Latency = "dict[str, float] | None"
 PathFn = Callable[[Sequence[Chunk], Sequence[Question], PipelineConfig, Resources, Latency],

@@ -26,15 +26,15 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from components.errors import InputError
-from components.stats.bootstrap import bootstrap_ci
-from components.stats.correction import adjust_pvalues, check_method, resamples_needed
-from components.stats.power import mde
-from components.stats.paired_tests import TESTS
-from components.stats.signflip import shift_interval
-from components.stats.table_prep import WideTable, prepare_wide
-from components.vocab import CI_METHODS, FAMILIES
-from components.stats.ttest import (effect_size_dz, paired_moments, paired_ttest,
+from ablate.components.errors import InputError
+from ablate.components.stats.bootstrap import bootstrap_ci
+from ablate.components.stats.correction import adjust_pvalues, check_method, resamples_needed
+from ablate.components.stats.power import mde
+from ablate.components.stats.paired_tests import TESTS
+from ablate.components.stats.signflip import shift_interval
+from ablate.components.stats.table_prep import WideTable, prepare_wide
+from ablate.components.vocab import CI_METHODS, FAMILIES
+from ablate.components.stats.ttest import (effect_size_dz, paired_moments, paired_ttest,
                                     wilcoxon_pvalues, win_tie_loss)
 
 MC_RESOLUTION = 10.0  # smallest Monte-Carlo p is at most 1/10 of the smallest threshold

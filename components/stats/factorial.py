@@ -3,7 +3,7 @@ the comparisons with the baseline.
 
 Every question ran in every cell of the design, so each question gives one value of
 each effect's contrast: the sum over cells of the effect's weight times the question's
-score there (weights in components.stats.design). Per metric and effect:
+score there (weights in ablate.components.stats.design). Per metric and effect:
 
 - `estimate`: the mean contrast over the questions with a defined score in every cell
   (`n`; the others are counted in `n_excluded`, e.g. unanswerable questions for
@@ -26,15 +26,15 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from components.errors import InputError
-from components.stats.bootstrap import bootstrap_ci
-from components.stats.compare import MC_RESOLUTION, exact_when_few_untied
-from components.stats.correction import adjust_pvalues, check_method, resamples_needed
-from components.stats.design import (Effect, alias_label, contrast_weights, design_effects,
+from ablate.components.errors import InputError
+from ablate.components.stats.bootstrap import bootstrap_ci
+from ablate.components.stats.compare import MC_RESOLUTION, exact_when_few_untied
+from ablate.components.stats.correction import adjust_pvalues, check_method, resamples_needed
+from ablate.components.stats.design import (Effect, alias_label, contrast_weights, design_effects,
                                      effect_label)
-from components.stats.paired_tests import TESTS
-from components.stats.table_prep import prepare_wide
-from components.stats.ttest import paired_moments, paired_ttest
+from ablate.components.stats.paired_tests import TESTS
+from ablate.components.stats.table_prep import prepare_wide
+from ablate.components.stats.ttest import paired_moments, paired_ttest
 
 FACTORIAL_SCHEMA: dict[str, pl.DataType] = {
     "effect": pl.String, "kind": pl.String, "factor_a": pl.String, "level_a": pl.String,

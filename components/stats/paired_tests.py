@@ -11,9 +11,9 @@ from typing import Callable
 
 import numpy as np
 
-from components.registry import Registry
-from components.stats.signflip import signflip_pvalues
-from components.stats.ttest import paired_ttest, wilcoxon_pvalues
+from ablate.components.registry import Registry
+from ablate.components.stats.signflip import signflip_pvalues
+from ablate.components.stats.ttest import paired_ttest, wilcoxon_pvalues
 
 TestResult = tuple[np.ndarray, list[str], np.ndarray]
 PairedTest = Callable[..., TestResult]

@@ -1,5 +1,5 @@
 """A sample-size plan from a pilot sweep: per variant x metric, the pilot's paired
-differences give the needed n (components.stats.sample_size), and the pilot's per-question
+differences give the needed n (ablate.components.stats.sample_size), and the pilot's per-question
 stage times (timings.parquet) give what running that n costs."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from components.stats.sample_size import SampleSize, planning_alpha, sample_size
-from components.stats.table_prep import differences
+from ablate.components.stats.sample_size import SampleSize, planning_alpha, sample_size
+from ablate.components.stats.table_prep import differences
 
 LATENCY = "latency/"
 
@@ -30,7 +30,7 @@ class PlanRow:
 
 
 def metric_columns(per_query: pl.DataFrame) -> list[str]:
-    """The per-question metric columns a sweep compares (flows.outputs.compute_stats)."""
+    """The per-question metric columns a sweep compares (ablate.flows.outputs.write.compute_stats)."""
     return [c for c in per_query.columns if "/" in c]
 
 

@@ -3,7 +3,7 @@
 From a pilot's per-question paired differences d = variant - baseline: their standard
 deviation sd gives the standardised effect d_z = MDE / sd, and the needed n is the
 smallest number of pairs at which the two-sided paired t-test at the planning alpha
-detects d_z with the target power (exact noncentral-t power, components.stats.power).
+detects d_z with the target power (exact noncentral-t power, ablate.components.stats.power).
 
 The planning alpha is the smallest raw p-value the correction can still call significant
 in a family of m comparisons (correction.smallest_threshold): alpha / m for holm,
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from components.errors import InputError
-from components.stats.correction import smallest_threshold
-from components.stats.power import ttest_power
+from ablate.components.errors import InputError
+from ablate.components.stats.correction import smallest_threshold
+from ablate.components.stats.power import ttest_power
 
 MIN_PAIRS = 2  # an sd needs two pairs
 MAX_N = 10**9  # beyond this the plan says "more than" instead of a number

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from components.errors import InputError
+from ablate.components.errors import InputError
 
 VARIANT_ALIASES = ("variant", "run", "run_name", "system", "name", "config_id")
 QID_ALIASES = ("qid", "question_id", "query_id", "qry_id", "query", "id")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from components.metrics.answer import normalize_answer
-from components.metrics.registry import metric
+from ablate.components.metrics.answer import normalize_answer
+from ablate.components.metrics.registry import metric
 
 
 @metric("contains_gold", stages=("answer",), direction="higher", low=0.0, high=1.0)

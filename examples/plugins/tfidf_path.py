@@ -12,7 +12,7 @@ import time
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from components.retrieval.stages import PATHS
+from ablate.components.retrieval.stages import PATHS
 
 
 @PATHS.register("tfidf", reads=("retrieval.depth", "options.tfidf"))

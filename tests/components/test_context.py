@@ -2,9 +2,9 @@ import re
 
 import pytest
 
-from components.context import pack_context
-from components.records import Chunk, Document
-from components.tokenizer import get_tokenizer
+from ablate.components.context import pack_context
+from ablate.components.records import Chunk, Document
+from ablate.components.tokenizer import get_tokenizer
 
 
 class WordTokenizer:

@@ -3,9 +3,9 @@
 
 import hashlib
 
-from components.config import PipelineConfig
-from components.model_identity import flat_models, resolved_models
-from components.models import smollm2_gguf_path
+from ablate.components.config import PipelineConfig
+from ablate.components.model_identity import flat_models, resolved_models
+from ablate.components.models import smollm2_gguf_path
 
 
 def _cfg(**over):

@@ -2,7 +2,7 @@
 
 import itertools
 
-from components.progress import Progress
+from ablate.components.progress import Progress
 
 
 def _run(total, step_s, **kw):
@@ -39,7 +39,7 @@ def test_a_fast_stage_says_nothing_at_its_end():
 
 
 def test_quiet_console_prints_progress_lines_indented(capsys):
-    from flows import console
+    from ablate.flows.run import console
     with console.quiet():
         p = Progress("encode model", 10, clock=itertools.count(0, 10).__next__)
         for _ in range(10):

@@ -7,9 +7,9 @@ import copy
 
 import pytest
 
-from components.config import PipelineConfig, flatten, get_dotted
-from components.registry import all_declarations
-from flows.graph import Plan, add_variant
+from ablate.components.config import PipelineConfig, flatten, get_dotted
+from ablate.components.registry import all_declarations
+from ablate.flows.plan.graph import Plan, add_variant
 
 EXPERIMENT = {"data": "d", "questions": "q", "tokenizer": "t", "metrics": {"ks": [5]},
               "labels": "span"}

@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from components.config import PipelineConfig, get_dotted
-from components.metrics.registry import DIRECTIONS, QuestionView
-from components.records import Answer, Chunk, Document, PackedContext, Passage, Question, Span
-from components.registry import CATALOGUE, Declaration, all_declarations, registry
+from ablate.components.config import PipelineConfig, get_dotted
+from ablate.components.metrics.registry import DIRECTIONS, QuestionView
+from ablate.components.records import Answer, Chunk, Document, PackedContext, Passage, Question, Span
+from ablate.components.registry import CATALOGUE, Declaration, all_declarations, registry
 
 DOC = Document("d0", "Paris is the capital of France. Berlin is the capital of Germany. "
                      "Rome is in Italy.")
@@ -40,7 +40,7 @@ class FakeEncoder:
 
 
 def _resources():
-    from components.retrieval.resources import Resources
+    from ablate.components.retrieval.resources import Resources
     return Resources.fixed(FakeEncoder())
 
 
@@ -75,7 +75,7 @@ def _extras() -> set[str]:
 
 def _check_never_planned(d: Declaration) -> None:
     """A component that produces nothing: a pipeline naming it has no stage running it."""
-    from flows.graph import Plan, add_variant
+    from ablate.flows.plan.graph import Plan, add_variant
     fld = registry(d.kind).config_field
     assert fld, f"{d.identity}: produces nothing but no config field chooses it"
     data = PipelineConfig().model_dump(mode="json")
@@ -92,15 +92,15 @@ def _check_never_planned(d: Declaration) -> None:
 
 
 def _check_chunker(d):
-    from components.chunking import chunk_documents
-    from components.tokenizer import get_tokenizer
+    from ablate.components.chunking import chunk_documents
+    from ablate.components.tokenizer import get_tokenizer
     cfg = PipelineConfig.model_validate({"chunking": {"method": d.name, "size": 8, "overlap": 2}})
     chunks = chunk_documents([DOC], cfg.chunking, get_tokenizer())
     assert chunks and all(c.text == DOC.text[c.start:c.end] and 0 < c.n_tokens <= 8 for c in chunks)
 
 
 def _check_analyzer(d):
-    from components.retrieval.analyzer import get_analyzer
+    from ablate.components.retrieval.analyzer import get_analyzer
     try:
         analyzer = get_analyzer(d.name)
     except Exception as exc:  # a meta-analyzer resolved per corpus (auto) says so clearly
@@ -111,7 +111,7 @@ def _check_analyzer(d):
 
 
 def _check_path(d):
-    from components.retrieval.stages import retrieve_path
+    from ablate.components.retrieval.stages import retrieve_path
     cfg = PipelineConfig.model_validate({"retrieval": {"paths": [d.name], "depth": 2}})
     latency: dict[str, float] = {}
     out = retrieve_path(d.name, CHUNKS, QUESTIONS, cfg, _resources(), latency=latency)
@@ -122,7 +122,7 @@ def _check_path(d):
 
 
 def _check_fuser(d):
-    from components.retrieval.fusion import FUSERS
+    from ablate.components.retrieval.fusion import FUSERS
     per = {"a": [("x", 3.0), ("y", 2.0)], "b": [("y", 0.9), ("z", 0.1)]}
     if d.name == "passthrough":
         per = {"a": per["a"]}
@@ -133,7 +133,7 @@ def _check_fuser(d):
 
 
 def _check_signal(d):
-    from components.retrieval.rerank import SIGNALS, SignalContext
+    from ablate.components.retrieval.rerank import SIGNALS, SignalContext
     if d.name == "cross_encoder":
         pytest.skip("needs a local CrossEncoder model (tests/components/retrieval/test_cross_encoder.py)")
     cfg = PipelineConfig()
@@ -147,7 +147,7 @@ def _check_signal(d):
 
 
 def _check_reranker(d):
-    from components.retrieval.stages import rerank_rankings
+    from ablate.components.retrieval.stages import rerank_rankings
     cfg = PipelineConfig.model_validate({"rerank": {"method": d.name, "weights": {"fusion": 1.0}}})
     fused = {"q1": [("d0:0-31", 0.5), ("d0:32-65", 0.4)], "q2": [("d0:66-83", 0.2)]}
     out = rerank_rankings(QUESTIONS, CHUNKS, fused, cfg, _resources(), {})
@@ -155,7 +155,7 @@ def _check_reranker(d):
 
 
 def _check_generator(d):
-    from components.generation import GENERATORS, BaseGenerator
+    from ablate.components.generation import GENERATORS, BaseGenerator
     cls = GENERATORS.get(d.name)
     assert isinstance(cls, type) and issubclass(cls, BaseGenerator)
     assert cls.declaration is d  # the class reads its own declaration (context use)
@@ -185,7 +185,7 @@ JUDGMENTS = {
 
 
 def _check_metric(d):
-    from components.metrics.registry import METRICS
+    from ablate.components.metrics.registry import METRICS
     m = METRICS.get(d.name)
     assert m.direction in DIRECTIONS and m.low <= m.high and m.stages
     ctx = PackedContext(("d0:0-31",), (Passage("d0", 0, 31, DOC.text[0:31]),), 8, 512)
@@ -211,9 +211,9 @@ def _check_metric(d):
 
 
 def _check_judge(d):
-    from components.judge.backends import JUDGES, BaseJudge, Completion, Request
-    from components.judge.config import JudgeConfig
-    from components.errors import InputError
+    from ablate.components.judge.backends import JUDGES, BaseJudge, Completion, Request
+    from ablate.components.judge.config import JudgeConfig
+    from ablate.components.errors import InputError
     cls = JUDGES.get(d.name)
     assert isinstance(cls, type) and issubclass(cls, BaseJudge)
     assert not d.reads and not d.reads_context  # a judge reads no pipeline field
@@ -235,7 +235,7 @@ def _check_judge(d):
 
 
 def _check_test(d):
-    from components.stats.paired_tests import TESTS
+    from ablate.components.stats.paired_tests import TESTS
     rng = np.random.default_rng(0)
     D = rng.normal(0.2, 1, size=(30, 3))
     M = np.ones_like(D, dtype=bool)
@@ -244,7 +244,7 @@ def _check_test(d):
 
 
 def _check_correction(d):
-    from components.stats.correction import adjust_pvalues, smallest_threshold
+    from ablate.components.stats.correction import adjust_pvalues, smallest_threshold
     p = np.array([0.001, 0.02, 0.04, 0.3, np.nan])
     adj = adjust_pvalues(p, d.name)
     ok = ~np.isnan(p)
@@ -253,7 +253,7 @@ def _check_correction(d):
 
 
 def _check_normalization(d):
-    from components.retrieval.fusion import NORMALIZERS
+    from ablate.components.retrieval.fusion import NORMALIZERS
     out = NORMALIZERS.get(d.name)(np.array([3.0, 1.0, 2.0]))
     assert out.shape == (3,) and np.isfinite(out).all() and out[0] > out[2] > out[1]
 
@@ -261,8 +261,8 @@ def _check_normalization(d):
 def _check_dense_backend(d):
     """A backend's runtime embeds like SentenceTransformer.encode: float32 L2-normalised
     rows in input order, each a function of its text alone (what the cache assumes)."""
-    from components.models import minilm_path
-    from components.retrieval.dense import DenseEncoder
+    from ablate.components.models import minilm_path
+    from ablate.components.retrieval.dense import DenseEncoder
     missing = d.missing_requirement()
     if missing is not None:
         pytest.skip(f"needs {missing[0]} (pip install 'ablate[{missing[1]}]')")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import PipelineConfig
-from components.judge.config import SETTINGS, JudgeConfig
-from flows.graph import Plan, add_variant
+from ablate.components.config import PipelineConfig
+from ablate.components.judge.config import SETTINGS, JudgeConfig
+from ablate.flows.plan.graph import Plan, add_variant
 
 BASE = {"data": "d", "questions": "q", "tokenizer": "t", "metrics": {"ks": [5]}, "labels": "span",
         "calibration": "c0"}

@@ -8,9 +8,9 @@ from importlib import metadata
 
 import pytest
 
-from components.config import PipelineConfig
-from components.registry import installed_version
-from flows.graph import Plan, add_variant
+from ablate.components.config import PipelineConfig
+from ablate.components.registry import installed_version
+from ablate.flows.plan.graph import Plan, add_variant
 from tests.contract.test_config_fields import EXPERIMENT
 
 

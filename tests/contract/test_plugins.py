@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from components.errors import InputError
-from components.registry import registry
-from flows.spec import load_spec
+from ablate.components.errors import InputError
+from ablate.components.registry import registry
+from ablate.flows.plan.spec import load_spec
 from tests.conftest import registries_restored
 
 
@@ -35,7 +35,7 @@ def _spec(tmp_path, plugin_code: str, name: str = "plug.py"):
 
 def test_plugin_registers_a_path_with_its_declaration(tmp_path):
     spec = _spec(tmp_path, """
-        from components.retrieval.stages import PATHS
+        from ablate.components.retrieval.stages import PATHS
 
         @PATHS.register("plugin_first_chunk", reads=("retrieval.depth",))
         def first(chunks, questions, cfg, res, latency):
@@ -50,7 +50,7 @@ def test_plugin_registers_a_path_with_its_declaration(tmp_path):
 @pytest.mark.parametrize("code, message", [
     ("import no_such_module_xyz\n", "failed to import (ModuleNotFoundError"),
     ("raise RuntimeError('boom')\n", "failed to import (RuntimeError: boom)"),
-    ("from components.retrieval.stages import PATHS\n"
+    ("from ablate.components.retrieval.stages import PATHS\n"
      "PATHS.register('bm25')(lambda *a: {})\n", "retrieval path 'bm25' is registered already"),
     ("X = 1\n", "registers no component"),
 ])
@@ -75,7 +75,7 @@ def test_entry_point_plugin(tmp_path, monkeypatch):
     pkg.mkdir()
     (pkg / "__init__.py").write_text(textwrap.dedent("""
         import math
-        from components.metrics.registry import metric
+        from ablate.components.metrics.registry import metric
 
         @metric("ep_always_one", stages=("answer",), direction="higher")
         def always_one(view):
@@ -86,7 +86,7 @@ def test_entry_point_plugin(tmp_path, monkeypatch):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-plugin-pkg\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[ablate.components]\nmine = ep_plugin_pkg\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    from components.plugins import load_entry_points
+    from ablate.components.plugins import load_entry_points
     loaded = load_entry_points()
     assert any("ep_plugin_pkg" in k for k in loaded)
     assert "answer/ep_always_one" in registry("metric")

@@ -48,7 +48,7 @@ def _run(spec, tmp_path, shared_cache, *extra) -> subprocess.CompletedProcess:
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PYTHONPATH": str(ROOT)}
     env.pop("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", None)
     return subprocess.run(
-        [sys.executable, "-m", "flows.cli", "run", str(spec), "--out", str(tmp_path / "runs"),
+        [sys.executable, "-m", "ablate.flows.cli.main", "run", str(spec), "--out", str(tmp_path / "runs"),
          "--cache-dir", str(shared_cache), "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}",
          *extra], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
 

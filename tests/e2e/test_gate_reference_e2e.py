@@ -29,8 +29,8 @@ baseline:
 
 @pytest.fixture(scope="module")
 def sweeps(prefect_server, tmp_path_factory, shared_cache):
-    from flows.context import forget_contexts
-    from flows.sweep import run_sweep
+    from ablate.flows.run.context import forget_contexts
+    from ablate.flows.run.sweep import run_sweep
     tmp = tmp_path_factory.mktemp("gate")
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
     out = {}
@@ -48,8 +48,8 @@ def test_worse_pipeline_fails_its_flow_run_with_an_artifact(sweeps):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    from flows.context import forget_contexts
-    from flows.sweep import GateFailed, sweep_flow
+    from ablate.flows.run.context import forget_contexts
+    from ablate.flows.run.sweep import GateFailed, sweep_flow
     specs, good, tmp, _ = sweeps
     forget_contexts()
     state = sweep_flow(experiment=str(specs["worse"]), out=str(tmp / "runs-worse"),

@@ -60,8 +60,8 @@ def _posts(log: Path) -> int:
 
 @pytest.fixture(scope="module")
 def judged(prefect_server, tmp_path_factory):
-    from components.data import load_dataset
-    from components.judge.calibset import build, write_jsonl
+    from ablate.components.data import load_dataset
+    from ablate.components.judge.calibset import build, write_jsonl
     tmp = tmp_path_factory.mktemp("judge-e2e")
     log = tmp / "server.log"
     with llama_server(KEY, log, timeout_s=120) as base, pytest.MonkeyPatch.context() as mp:
@@ -74,7 +74,7 @@ def judged(prefect_server, tmp_path_factory):
 
 
 def _run(run_cli, tmp, spec, name):
-    from flows.context import forget_contexts
+    from ablate.flows.run.context import forget_contexts
     forget_contexts()
     assert run_cli("run", str(spec), "--no-mlflow", "--out", str(tmp / name),
                    "--cache-dir", str(tmp / "cache")) == 0
@@ -123,7 +123,7 @@ def test_sweep_with_a_served_judge(judged, run_cli, capsys):
         assert pq2[c].fill_nan(-1).to_list() == pq[c].fill_nan(-1).to_list()
 
     # the calibrate command asks the same prompts: served from the verdict cache
-    from flows.context import forget_contexts
+    from ablate.flows.run.context import forget_contexts
     forget_contexts()
     assert run_cli("judge", "calibrate", str(tmp / "calib.jsonl"), "--experiment", str(spec),
                    "--cache-dir", str(tmp / "cache"), "--json", str(tmp / "cal.json")) == 0
@@ -134,7 +134,7 @@ def test_sweep_with_a_served_judge(judged, run_cli, capsys):
 
 def test_probe_command(judged, run_cli, capsys):
     tmp, spec, log = judged
-    from flows.context import forget_contexts
+    from ablate.flows.run.context import forget_contexts
     forget_contexts()
     assert run_cli("judge", "probe", "--experiment", str(spec), "--n", "1",
                    "--cache-dir", str(tmp / "cache"), "--json", str(tmp / "probe.json")) == 0

@@ -1,12 +1,12 @@
 """A native library that crashes on this CPU, through the real Prefect flow and CLI: the
 crash happens in the child process that tries the library before the stage runs it
-(flows/native_probe.py), so the flow ends Failed with one line naming the stage, the
+(flows/run/native_probe.py), so the flow ends Failed with one line naming the stage, the
 library and what to do, and the stages before it stay cached. The crash is a real
 SIGSEGV, in a probe replaced for the test (the shipped build does not crash here)."""
 
 from __future__ import annotations
 
-from flows import native_probe
+from ablate.flows.run import native_probe
 from tests.e2e.test_console import SPEC as CONSOLE_SPEC
 from tests.flows.direct import write_spec
 
@@ -23,7 +23,7 @@ def test_crashing_library_fails_the_run_in_one_line_and_keeps_the_cache(
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-    from flows.context import RunOptions, build_context, forget_contexts
+    from ablate.flows.run.context import RunOptions, build_context, forget_contexts
     monkeypatch.setenv("ABLATE_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setattr(native_probe, "_SAFE", set())
     monkeypatch.setitem(native_probe.PROBES, "llama_cpp", SEGFAULT)

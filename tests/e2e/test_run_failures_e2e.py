@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from components.errors import RunFailed
+from ablate.components.errors import RunFailed
 from tests.conftest import ROOT
 from tests.e2e.test_unreachable_mlflow_e2e import _closed_port
 from tests.flows.direct import write_spec
@@ -24,11 +24,11 @@ from tests.flows.test_analysis_failures import _boom
 
 # `ablate` through its real entry point, with the report builder raising (no test hook in
 # the product: the child patches it before the CLI starts)
-REPORT_FAILS = ("import components.report.build as build\n"
+REPORT_FAILS = ("import ablate.components.report.build as build\n"
                 "def boom(*args, **kwargs):\n"
                 "    raise ValueError('plot backend exploded')\n"
                 "build.build_report = boom\n"
-                "from flows.cli import main\n"
+                "from ablate.flows.cli.main import main\n"
                 "main()\n")
 
 
@@ -36,13 +36,13 @@ def test_failed_report_fails_the_flow_run_and_a_rerun_analyses_again(prefect_ser
                                                                      shared_cache, monkeypatch):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
-    from flows.context import forget_contexts
-    from flows.sweep import run_sweep
+    from ablate.flows.run.context import forget_contexts
+    from ablate.flows.run.sweep import run_sweep
     spec_file = write_spec(tmp_path, SPEC)
     run = dict(out=str(tmp_path / "runs"), cache_dir=str(shared_cache), mlflow=False)
     forget_contexts()
     with monkeypatch.context() as patched:
-        patched.setattr("components.report.build.build_report", _boom)
+        patched.setattr("ablate.components.report.build.build_report", _boom)
         with pytest.raises(RunFailed) as info:
             run_sweep(str(spec_file), **run)
     folder = Path(info.value.hint.removeprefix("ablate report "))
@@ -67,7 +67,7 @@ def _ablate(args: list[str], cwd: Path, code: str | None = None) -> subprocess.C
     env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value(), "PYTHONPATH": str(ROOT),
            "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "2"}
     env.pop("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", None)
-    launcher = ["-c", code] if code else ["-m", "flows.cli"]
+    launcher = ["-c", code] if code else ["-m", "ablate.flows.cli.main"]
     return subprocess.run([sys.executable, *launcher, *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
 

@@ -37,12 +37,12 @@ sweeps:
 
 @pytest.fixture(scope="module")
 def sweep(prefect_server, tmp_path_factory, shared_cache):
-    from flows.sweep import run_sweep
+    from ablate.flows.run.sweep import run_sweep
     tmp = tmp_path_factory.mktemp("e2e")
     spec = tmp / "exp.yaml"
     spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
-    from flows.context import forget_contexts
+    from ablate.flows.run.context import forget_contexts
     forget_contexts()
     result = run_sweep(str(spec), out=str(tmp / "runs"), cache_dir=str(shared_cache),
                        tracking_uri=uri, artifact_root=(tmp / "artifacts").as_uri(), mlflow=True)
@@ -95,7 +95,7 @@ def test_mlflow_parent_and_children(sweep):
 
 
 def test_report_rows_match_stats(sweep):
-    from components.report.markdown import fmt, fmt_p
+    from ablate.components.report.markdown import fmt, fmt_p
     result, _ = sweep
     out = Path(result["sweep_dir"])
     stats = pl.read_parquet(out / "stats.parquet")
@@ -115,8 +115,8 @@ def test_rerun_reuses_every_stage_and_mlflow_runs(sweep, shared_cache):
     skips the analysis, report and MLflow (and says so); with an output missing it
     analyses again and writes the same numbers, logging to the same MLflow runs."""
     from mlflow.tracking import MlflowClient
-    from flows.context import forget_contexts
-    from flows.sweep import run_sweep
+    from ablate.flows.run.context import forget_contexts
+    from ablate.flows.run.sweep import run_sweep
     result, uri = sweep
     out = Path(result["sweep_dir"])
     first = (out / "per_query.parquet").read_bytes()
@@ -151,7 +151,7 @@ def test_rerun_reuses_every_stage_and_mlflow_runs(sweep, shared_cache):
 def test_export_matches_an_independent_evaluator(sweep, tmp_path):
     """TREC export of the candidates stage, scored by ranx, equals ablate's own metrics."""
     from ranx import Qrels, Run, evaluate
-    from flows.cmd_export import export_sweep
+    from ablate.flows.cli.export import export_sweep
     result, _ = sweep
     out = Path(result["sweep_dir"])
     paths = export_sweep(out, tmp_path, variants=["baseline"], stages=["candidates"])

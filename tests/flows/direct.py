@@ -19,9 +19,9 @@ def write_spec(folder: Path, template: str) -> Path:
 def run_direct(folder: Path, template: str):
     """(run context, sweep folder, spec path): every stage of the plan run directly with
     the stage cache under `folder`, then the outputs written under folder/runs."""
-    from flows.context import RunOptions, build_context
-    from flows.outputs import write_outputs
-    from flows.stages import run_stage
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.outputs.write import write_outputs
+    from ablate.flows.run.stages import run_stage
     spec = write_spec(folder, template)
     ctx = build_context(str(spec), RunOptions(cache_dir=str(Path(folder) / "cache")))
     for node in ctx.plan.nodes.values():

@@ -1,9 +1,9 @@
 """An unchanged re-run reuses the outputs in place only when the statistics and report
-code that made them is the code running now (flows/analysis_code.py)."""
+code that made them is the code running now (flows/outputs/analysis_code.py)."""
 
 from __future__ import annotations
 
-from flows.analysis_code import analysis_version
+from ablate.flows.outputs.analysis_code import analysis_version
 from tests.e2e.test_console import SPEC
 from tests.flows.direct import run_direct
 
@@ -23,8 +23,8 @@ def test_version_follows_the_sources(tmp_path):
 
 
 def test_new_analysis_code_means_the_outputs_are_made_again(tmp_path, monkeypatch):
-    from flows.outputs import outputs_in_place
+    from ablate.flows.outputs.write import outputs_in_place
     ctx, folder, _ = run_direct(tmp_path, SPEC)
     assert outputs_in_place(ctx, tmp_path / "runs") == folder
-    monkeypatch.setattr("flows.outputs.analysis_version", lambda: "0123456789abcdef")
+    monkeypatch.setattr("ablate.flows.outputs.write.analysis_version", lambda: "0123456789abcdef")
     assert outputs_in_place(ctx, tmp_path / "runs") is None

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from components.errors import RunFailed
+from ablate.components.errors import RunFailed
 from tests.e2e.test_console import SPEC  # a tiny sweep: BM25, extractive answers
 from tests.flows.direct import run_direct
 
@@ -29,7 +29,7 @@ def _boom(*args, **kwargs):
 
 
 def _write(ctx, root):
-    from flows.outputs import write_outputs
+    from ablate.flows.outputs.write import write_outputs
     return write_outputs(ctx, root, ctx.started, {})
 
 
@@ -39,9 +39,9 @@ def _manifest(folder):
 
 def test_report_failure_keeps_the_tables_and_names_ablate_report(sweep, tmp_path, monkeypatch,
                                                                 run_cli):
-    from flows.outputs import outputs_in_place
+    from ablate.flows.outputs.write import outputs_in_place
     ctx, complete = sweep
-    monkeypatch.setattr("components.report.build.build_report", _boom)
+    monkeypatch.setattr("ablate.components.report.build.build_report", _boom)
     with pytest.raises(RunFailed) as info:
         _write(ctx, tmp_path)
     folder = tmp_path / complete.name
@@ -62,10 +62,10 @@ def test_report_failure_keeps_the_tables_and_names_ablate_report(sweep, tmp_path
 
 
 def test_rerun_after_a_failed_report_writes_a_complete_folder(sweep, tmp_path, monkeypatch):
-    from flows.outputs import outputs_in_place
+    from ablate.flows.outputs.write import outputs_in_place
     ctx, complete = sweep
     with monkeypatch.context() as patched:
-        patched.setattr("components.report.build.build_report", _boom)
+        patched.setattr("ablate.components.report.build.build_report", _boom)
         with pytest.raises(RunFailed):
             _write(ctx, tmp_path)
     assert outputs_in_place(ctx, tmp_path) is None
@@ -78,7 +78,7 @@ def test_rerun_after_a_failed_report_writes_a_complete_folder(sweep, tmp_path, m
 def test_statistics_failure_keeps_per_query_and_names_ablate_stats(sweep, tmp_path,
                                                                   monkeypatch, run_cli):
     ctx, complete = sweep
-    monkeypatch.setattr("flows.outputs.compute_stats", _boom)
+    monkeypatch.setattr("ablate.flows.outputs.write.compute_stats", _boom)
     with pytest.raises(RunFailed, match=r"^statistics failed \(ValueError: plot backend "
                                         r"exploded\); per_query.parquet is in ") as info:
         _write(ctx, tmp_path)
@@ -100,7 +100,7 @@ def test_statistics_failure_keeps_per_query_and_names_ablate_stats(sweep, tmp_pa
 
 def test_failure_before_the_per_question_table_leaves_nothing(sweep, tmp_path, monkeypatch):
     ctx, _ = sweep
-    monkeypatch.setattr("flows.outputs.collect_per_query", _boom)
+    monkeypatch.setattr("ablate.flows.outputs.write.collect_per_query", _boom)
     with pytest.raises(RunFailed, match=r"^analysis failed \(ValueError: plot backend "
                                         r"exploded\); nothing new written") as info:
         _write(ctx, tmp_path)

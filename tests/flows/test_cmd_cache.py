@@ -12,11 +12,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-import flows.cli as cli
-from components.generation.cache import GenerationCache
-from components.records import Answer
-from components.retrieval.embed_cache import EmbeddingCache
-from flows.store import STALE_TMP_SECONDS, Store, cache_files, remove_file
+import ablate.flows.cli.main as cli
+from ablate.components.generation.cache import GenerationCache
+from ablate.components.records import Answer
+from ablate.components.retrieval.embed_cache import EmbeddingCache
+from ablate.flows.run.store import STALE_TMP_SECONDS, Store, cache_files, remove_file
 
 DAY = 86400
 

@@ -43,7 +43,7 @@ def _files(folder: Path) -> list[Path]:
 
 
 def _check(run_cli, capsys, *argv: str) -> tuple[int, str, str]:
-    from flows.context import forget_contexts
+    from ablate.flows.run.context import forget_contexts
     forget_contexts()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no raw Python warning may reach the user
@@ -75,9 +75,9 @@ def test_cached_stages_and_estimate_from_an_earlier_run(run_cli, capsys, tmp_pat
     """Run the baseline's stages for real (no Prefect), write its outputs, then check a
     spec with one more variant: the cache holds the baseline's stages and the estimate
     comes from the earlier run's manifest."""
-    from flows.context import RunOptions, build_context, forget_contexts
-    from flows.outputs import write_outputs
-    from flows.stages import run_stage
+    from ablate.flows.run.context import RunOptions, build_context, forget_contexts
+    from ablate.flows.outputs.write import write_outputs
+    from ablate.flows.run.stages import run_stage
     monkeypatch.chdir(tmp_path)
     spec = _spec(tmp_path)
     spec.write_text(spec.read_text().split("sweeps:")[0])  # the baseline alone
@@ -101,8 +101,8 @@ def test_cached_stages_and_estimate_from_an_earlier_run(run_cli, capsys, tmp_pat
 
 
 def test_everything_cached_says_nothing_to_compute(run_cli, capsys, tmp_path, monkeypatch):
-    from flows.context import RunOptions, build_context
-    from flows.stages import run_stage
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.run.stages import run_stage
     monkeypatch.chdir(tmp_path)
     spec = _spec(tmp_path)
     ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "cache")))
@@ -113,7 +113,7 @@ def test_everything_cached_says_nothing_to_compute(run_cli, capsys, tmp_path, mo
 
 
 def test_estimate_uses_component_rates_then_stage_rates():
-    from flows.estimate import estimate, rates
+    from ablate.flows.plan.estimate import estimate, rates
     man = {"dataset": {"fingerprint": "f", "documents": 10}, "questions": {"total": 100},
            "stages": {"by_component": {"chunk:token_window": {"computed": 2, "seconds": 4.0},
                                        "generate:smollm2": {"computed": 1, "seconds": 200.0},
@@ -134,7 +134,7 @@ def test_estimate_uses_component_rates_then_stage_rates():
 
 def test_estimate_from_a_manifest_without_component_timings():
     """Manifests written before per-component timings give per-stage rates."""
-    from flows.estimate import estimate, rates
+    from ablate.flows.plan.estimate import estimate, rates
     old = {"dataset": {"fingerprint": "f", "documents": 10}, "questions": {"total": 100},
            "stages": {"run": {"generate": {"computed": 2, "reused": 0}},
                       "seconds": {"generate": 40.0}}}
@@ -145,7 +145,7 @@ def test_estimate_from_a_manifest_without_component_timings():
 
 
 def test_unknown_id_in_ids_file_points_at_its_line(run_cli, capsys, tmp_path):
-    from components.data import load_dataset
+    from ablate.components.data import load_dataset
     first = load_dataset(FIXTURES / "squad_tiny.json").questions[0].qid
     (tmp_path / "ids.txt").write_text(f"{first}\n\nno-such-question\n")
     spec = _spec(tmp_path, "questions: {ids_file: ids.txt}\n")
@@ -163,7 +163,7 @@ def test_missing_ids_file_points_at_the_spec_field(run_cli, capsys, tmp_path):
 
 
 def test_ids_file_and_answerable_only_select_the_questions(run_cli, capsys, tmp_path):
-    from components.data import load_dataset
+    from ablate.components.data import load_dataset
     qs = load_dataset(FIXTURES / "squad_tiny.json").questions
     listed = [q.qid for q in qs[:12]]
     (tmp_path / "ids.txt").write_text("\n".join(listed) + "\n")
@@ -192,8 +192,8 @@ def test_dataset_path_of_the_wrong_kind_points_at_the_spec_field(run_cli, capsys
 
 
 def test_selection_is_part_of_the_sweep_identity(tmp_path):
-    from flows.context import RunOptions, build_context
-    from flows.outputs import sweep_id
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.outputs.write import sweep_id
     ids = {}
     for name, extra in (("plain", ""), ("share", "split_share: 0.5\n"),
                         ("answerable", "questions: {answerable_only: true}\n"),

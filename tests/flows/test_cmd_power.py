@@ -12,8 +12,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from components.stats.sample_size import n_for_dz
-from flows.estimate import duration
+from ablate.components.stats.sample_size import n_for_dz
+from ablate.flows.plan.estimate import duration
 from tests.components.report.synthetic import make_sweep
 from tests.conftest import FIXTURES
 

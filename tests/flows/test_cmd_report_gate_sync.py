@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from flows import cli
+from ablate.flows.cli import main
 from tests.components.report.synthetic import make_sweep
 
 

@@ -8,9 +8,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from components.stats import STATS_COLUMNS
-from flows import cli
-from flows.cmd_stats import register
+from ablate.components.stats import STATS_COLUMNS
+from ablate.flows.cli import main
+from ablate.flows.cli.stats import register
 
 
 def _write(tmp_path) -> str:

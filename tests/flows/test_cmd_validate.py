@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-import flows.cli as cli
+import ablate.flows.cli.main as cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 

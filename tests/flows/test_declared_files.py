@@ -23,7 +23,7 @@ baseline:
 
 
 def test_user_dict_relative_to_spec_and_hashed(tmp_path, monkeypatch):
-    from flows.context import RunOptions, build_context
+    from ablate.flows.run.context import RunOptions, build_context
     (tmp_path / "dicts").mkdir()
     terms = tmp_path / "dicts" / "terms.txt"
     terms.write_text("知识图谱 10 n\n", encoding="utf-8")
@@ -50,7 +50,7 @@ assert "{dense}" in MODELS_SPEC and "{gguf}" in MODELS_SPEC
 
 
 def _keys(tmp_path, dense, gguf):
-    from flows.context import RunOptions, build_context
+    from ablate.flows.run.context import RunOptions, build_context
     spec = tmp_path / "m.yaml"
     spec.write_text(textwrap.dedent(MODELS_SPEC.format(data=FIXTURES / "squad_tiny.json",
                                                        dense=dense, gguf=gguf)))
@@ -64,7 +64,7 @@ def test_model_weights_rewritten_in_place_are_new_keys(tmp_path):
     import os
     import shutil
 
-    from components.models import minilm_path
+    from ablate.components.models import minilm_path
     folder = tmp_path / "minilm"
     shutil.copytree(minilm_path(), folder)
     gguf = tmp_path / "model.gguf"

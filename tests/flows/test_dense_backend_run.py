@@ -55,7 +55,7 @@ def test_export_and_embeddings_live_in_the_cache_folder(sweep):
     assert len(exports) == 2 and [e for e in exports if "-onnx-int8-" in e]  # fp32 -> int8
     caches = sorted(p.name for p in (root / "embeddings").iterdir())
     assert len(caches) == 2 and sum("-onnx-int8-" in c for c in caches) == 1
-    from flows.store import cache_files
+    from ablate.flows.run.store import cache_files
     assert {f.area for f in cache_files(root, ["onnx"])} == {"onnx"}  # `ablate cache` sees them
 
 

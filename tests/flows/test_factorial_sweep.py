@@ -105,8 +105,8 @@ def test_report_shows_the_interaction_section_and_plot(sweep):
 
 
 def test_report_rebuilt_from_the_folder_has_the_section(sweep):
-    from components.report.build import build_report
-    from components.report.sweep_data import load_sweep
+    from ablate.components.report.build import build_report
+    from ablate.components.report.sweep_data import load_sweep
     _, out = sweep
     res = load_sweep(out)
     assert res.factorial is not None and res.factorial.height
@@ -123,7 +123,7 @@ def test_the_combined_cell_section_labels_the_baseline(sweep):
 
 
 def test_check_prints_the_design(sweep):
-    from flows.cmd_check import plan_lines
+    from ablate.flows.cli.check import plan_lines
     ctx, out = sweep
     lines = plan_lines(ctx, out.parent)
     assert ("design:    factorial 2 × 2 (full) over chunking.size, context.budget: 4 cells, "

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from components.records import Answer
+from ablate.components.records import Answer
 from tests.conftest import FIXTURES
 
 CALLS: list[str] = []
@@ -28,7 +28,7 @@ baseline:
 
 @pytest.fixture(scope="module")
 def flaky():
-    from components.generation import GENERATORS, BaseGenerator
+    from ablate.components.generation import GENERATORS, BaseGenerator
     from tests.conftest import registries_restored
     with registries_restored():
         yield from _register(GENERATORS, BaseGenerator)
@@ -52,8 +52,8 @@ def _register(GENERATORS, BaseGenerator):
 
 
 def _run(spec, cache):
-    from flows.context import RunOptions, build_context
-    from flows.stages import run_stage
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.run.stages import run_stage
     ctx = build_context(spec, RunOptions(cache_dir=str(cache)))
     computed = {node.key: run_stage(ctx, node) for node in ctx.plan.nodes.values()}
     return ctx, computed

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from flows.manifest import git_state
+from ablate.flows.outputs.manifest import git_state
 
 
 def _git(cwd: Path, *args: str) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from flows.graph import build_plan
-from flows.spec import load_spec
-from flows.variants import expand
+from ablate.flows.plan.graph import build_plan
+from ablate.flows.plan.spec import load_spec
+from ablate.flows.plan.variants import expand
 
 SPEC = """\
 name: g

@@ -49,7 +49,7 @@ FAILING_QID = None  # set per test: the question whose relevance verdict is unus
 
 def _fake_model(self, question, context, system, user):
     """Stands in for SmolLM2: knows every other answer, refuses the rest."""
-    from components.records import Answer
+    from ablate.components.records import Answer
     if question.answers and sum(map(ord, question.qid)) % 2:
         return Answer(question.answers[0], refused=False, tokens_in=len(user))
     return Answer("I don't know.", refused=True, tokens_in=len(user))
@@ -65,8 +65,8 @@ def _script(bad_question: str | None):
 
 
 def _write(tmp, judge=JUDGE):
-    from components.data import load_dataset
-    from components.judge.calibset import build, write_jsonl
+    from ablate.components.data import load_dataset
+    from ablate.components.judge.calibset import build, write_jsonl
     spec = tmp / "exp.yaml"
     spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json", judge=judge)))
     write_jsonl(build(load_dataset(FIXTURES / "squad_tiny.json", format="squad"), 2, seed=0),
@@ -76,9 +76,9 @@ def _write(tmp, judge=JUDGE):
 
 def _run(spec, cache, bad_question=None, script=None):
     """Build a context, put the scripted judge in, run every stage; (ctx, judge, computed)."""
-    from components.generation.llama_local import LlamaLocalGenerator
-    from flows.context import RunOptions, build_context
-    from flows.stages import run_stage
+    from ablate.components.generation.llama_local import LlamaLocalGenerator
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.run.stages import run_stage
     ctx = build_context(str(spec), RunOptions(cache_dir=str(cache)))
     model = LlamaLocalGenerator(ctx.variants[-1].config.generator, ctx.variants[-1].config.prompt)
     judge = ScriptedJudge(script or _script(bad_question), ctx.spec.judge, model=model.model_key())
@@ -93,8 +93,8 @@ def _run(spec, cache, bad_question=None, script=None):
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from components.data import load_dataset
-    from flows.outputs import write_outputs
+    from ablate.components.data import load_dataset
+    from ablate.flows.outputs.write import write_outputs
     tmp = tmp_path_factory.mktemp("judged")
     spec = _write(tmp)
     ds = load_dataset(FIXTURES / "squad_tiny.json", format="squad")
@@ -105,7 +105,7 @@ def sweep(tmp_path_factory):
 
 
 def test_graph_has_judge_stages_only_with_a_judge(sweep, tmp_path):
-    from flows.context import RunOptions, build_context
+    from ablate.flows.run.context import RunOptions, build_context
     tmp, spec, ctx, *_ = sweep
     count = ctx.plan.count()
     assert count["judge"] == 3 and count["calibrate"] == 1  # depth=9 shares no assemble key
@@ -125,7 +125,7 @@ _N = itertools.count()
 
 
 def _judge_keys(tmp_path, judge: str) -> set[str]:
-    from flows.context import RunOptions, build_context
+    from ablate.flows.run.context import RunOptions, build_context
     folder = tmp_path / f"spec{next(_N)}"
     folder.mkdir()
     ctx = build_context(str(_write(folder, judge)), RunOptions(cache_dir=str(tmp_path / "c")))
@@ -138,7 +138,7 @@ def test_judge_keys_follow_config_and_prompts_not_settings(tmp_path):
     assert _judge_keys(tmp_path, "judge: {seed: 0, calibration: calib.jsonl}") == base
     assert _judge_keys(tmp_path, "judge: {seed: 1}").isdisjoint(base)
     assert _judge_keys(tmp_path, "judge: {seed: 0, max_claims: 2}").isdisjoint(base)
-    from components.judge.prompts import BUNDLED
+    from ablate.components.judge.prompts import BUNDLED
     mine = tmp_path / "prompts"
     shutil.copytree(BUNDLED / "v1", mine)
     assert _judge_keys(tmp_path, f"judge: {{seed: 0, prompts: {mine}}}") == base  # same bytes
@@ -205,8 +205,8 @@ def test_rerun_judges_nothing_and_unchanged_variant_reuses_verdicts(sweep):
 
 
 def test_transport_errors_leave_the_judge_stage_incomplete(tmp_path):
-    from components.judge.backends import Completion
-    from flows.stages import run_stage
+    from ablate.components.judge.backends import Completion
+    from ablate.flows.run.stages import run_stage
     spec = _write(tmp_path, "judge: {metrics: [answer_relevancy]}")
 
     def timeout(request):

@@ -32,7 +32,7 @@ def _beir(folder):
 
 
 def _ctx(tmp_path, labels: str):
-    from flows.context import RunOptions, build_context
+    from ablate.flows.run.context import RunOptions, build_context
     spec = tmp_path / f"e{len(labels)}.yaml"
     data = _beir(tmp_path / "beir")
     spec.write_text(textwrap.dedent(SPEC.format(data=data, labels=labels)))
@@ -40,7 +40,7 @@ def _ctx(tmp_path, labels: str):
 
 
 def test_beir_defaults_to_document_labels(tmp_path):
-    from flows.stages import run_stage
+    from ablate.flows.run.stages import run_stage
     doc = _ctx(tmp_path, "")
     span = _ctx(tmp_path, "metrics: {labels: span}")
     assert doc.label_mode == "document" and span.label_mode == "span"

@@ -8,7 +8,7 @@ import textwrap
 
 import polars as pl
 
-from components.report.findings import warnings
+from ablate.components.report.findings import warnings
 from tests.conftest import FIXTURES
 
 SPEC = """
@@ -20,14 +20,14 @@ baseline:
 
 
 def _ctx(tmp_path, paths):
-    from flows.context import RunOptions, build_context
+    from ablate.flows.run.context import RunOptions, build_context
     spec = tmp_path / f"{paths.replace(', ', '-')}.yaml"
     spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json", paths=paths)))
     return build_context(spec, RunOptions(cache_dir=str(tmp_path / "c")))
 
 
 def test_batch_mean_latency_is_declared_and_reported(tmp_path):
-    from flows.outputs import batch_mean_latencies
+    from ablate.flows.outputs.write import batch_mean_latencies
     assert batch_mean_latencies(_ctx(tmp_path, "bm25, dense")) == ["retrieve_bm25",
                                                                     "retrieve_dense"]
     assert batch_mean_latencies(_ctx(tmp_path, "bm25")) == ["retrieve_bm25"]  # not fuse/rerank

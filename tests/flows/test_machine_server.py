@@ -1,4 +1,4 @@
-"""The machine's Prefect server (flows/server.py): started once, reused by the next run
+"""The machine's Prefect server (flows/run/server.py): started once, reused by the next run
 from any folder, replaced when it does not answer, stopped on request. A real Prefect
 server in a temporary state folder."""
 
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from flows import server
+from ablate.flows.run import server
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ def rendered_dom(url: str) -> str:
 
 @pytest.fixture(scope="module")
 def ui(tmp_path_factory):
-    from flows.tracking import log_sweep
+    from ablate.flows.track.tracking import log_sweep
     tmp = tmp_path_factory.mktemp("mlflow-ui")
     port = free_port()
     uri = f"http://127.0.0.1:{port}"

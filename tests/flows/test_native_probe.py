@@ -3,8 +3,8 @@ one line naming the stage, the library and what to do, never a dead sweep."""
 
 import pytest
 
-from components.errors import RunFailed
-from flows import native_probe
+from ablate.components.errors import RunFailed
+from ablate.flows.run import native_probe
 
 
 @pytest.fixture(autouse=True)
@@ -52,8 +52,8 @@ def test_the_real_probes_pass_here(state_home):
 
 
 def test_only_stages_that_need_a_library_are_probed(tmp_path):
-    from components.config import PipelineConfig
-    from components.pipeline import STAGES, resolve
+    from ablate.components.config import PipelineConfig
+    from ablate.components.pipeline import STAGES, resolve
 
     class Node:
         def __init__(self, cfg, stage):

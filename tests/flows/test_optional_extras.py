@@ -48,8 +48,8 @@ def test_local_model_without_the_extra_is_one_line_naming_it(tmp_path, no_llama,
 
 
 def test_baseline_local_model_without_the_extra(tmp_path, no_llama):
-    from components.errors import InputError
-    from flows.context import RunOptions, build_context
+    from ablate.components.errors import InputError
+    from ablate.flows.run.context import RunOptions, build_context
     with pytest.raises(InputError) as info:
         build_context(str(_spec(tmp_path, "smollm2", "extractive")), RunOptions())
     assert "ablate[local-llm]" in info.value.one_line()
@@ -57,28 +57,28 @@ def test_baseline_local_model_without_the_extra(tmp_path, no_llama):
 
 
 def test_torch_backend_needs_no_llama(tmp_path, no_llama):
-    from flows.context import RunOptions, build_context
+    from ablate.flows.run.context import RunOptions, build_context
     ctx = build_context(str(_spec(tmp_path, "smollm2", "closed_book", backend="torch")),
                         RunOptions())
     assert "generate" in ctx.plan.count()
 
 
 def test_requirement_follows_the_backend():
-    from components.registry import registry
+    from ablate.components.registry import registry
     decl = registry("generator").declaration("smollm2")
     assert decl.required_modules({"generator": {"backend": "torch"}}) == ()
     assert decl.required_modules({"generator": {"backend": "llama_cpp"}}) == ("llama_cpp",)
 
 
 def test_retrieval_only_spec_needs_no_llama(tmp_path, no_llama):
-    from flows.context import RunOptions, build_context
+    from ablate.flows.run.context import RunOptions, build_context
     ctx = build_context(str(_spec(tmp_path, "none", "extractive")), RunOptions())
     assert set(ctx.plan.count()) >= {"chunk", "retrieve", "score"}
 
 
 def test_declaration_sees_the_module_when_installed():
     pytest.importorskip("llama_cpp")
-    from components.registry import registry
+    from ablate.components.registry import registry
     assert registry("generator").declaration("smollm2").missing_requirement() is None
 
 

@@ -14,7 +14,7 @@ from tests.flows.test_recorded_directions import PLUGIN, SPEC
 
 # A fresh interpreter per run, as a user's next `ablate run` (plugins load once per process).
 CHILD = ("import json, sys\n"
-         "from flows.context import RunOptions, build_context\n"
+         "from ablate.flows.run.context import RunOptions, build_context\n"
          "ctx = build_context(sys.argv[1], RunOptions(cache_dir=sys.argv[2]))\n"
          "print(json.dumps(ctx.plan.by_variant['baseline']))\n")
 
@@ -39,6 +39,7 @@ def test_editing_a_plugin_changes_the_keys_of_its_stages_only(tmp_path):
 
 
 def test_builtin_components_carry_no_source_digest():
-    from components.registry import all_declarations
-    import components.builtins  # noqa: F401
-    assert all(d.source == "" for d in all_declarations() if d.origin.startswith("components."))
+    from ablate.components.registry import all_declarations
+    from ablate.components import catalogue
+    catalogue.load()
+    assert all(d.source == "" for d in all_declarations() if d.origin.startswith("ablate.components."))

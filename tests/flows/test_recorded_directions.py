@@ -13,7 +13,7 @@ from tests.conftest import ROOT, registries_restored
 from tests.flows.direct import run_direct
 
 PLUGIN = '''
-from components.metrics.registry import metric
+from ablate.components.metrics.registry import metric
 
 
 @metric("wrong_words", stages=("answer",), direction="lower", low=0.0, high=100.0)
@@ -37,9 +37,9 @@ sweeps:
 """
 # In a fresh interpreter (the plugin never imported): the direction read from the folder.
 CHILD = ("import sys\n"
-         "from components.metrics.registry import direction\n"
+         "from ablate.components.metrics.registry import direction\n"
          "before = direction('answer/wrong_words')\n"
-         "from components.report.sweep_data import load_sweep\n"
+         "from ablate.components.report.sweep_data import load_sweep\n"
          "load_sweep(sys.argv[1])\n"
          "print(before, direction('answer/wrong_words'))\n")
 

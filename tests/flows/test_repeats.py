@@ -11,8 +11,8 @@ import textwrap
 import polars as pl
 import pytest
 
-from components.records import Answer, Question, Span
-from flows.scoring import score_variant
+from ablate.components.records import Answer, Question, Span
+from ablate.flows.run.scoring import score_variant
 from tests.conftest import FIXTURES
 
 Q = Question("q1", "Capital of France?", ("Paris",), True, ((Span("d", 0, 5),),))
@@ -52,9 +52,9 @@ baseline:
 
 @pytest.mark.slow
 def test_smollm2_at_temperature_07_three_repeats(tmp_path):
-    from flows.context import RunOptions, build_context
-    from flows.outputs import collect_per_query, repeat_spread
-    from flows.stages import run_stage
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.outputs.write import collect_per_query, repeat_spread
+    from ablate.flows.run.stages import run_stage
     spec = tmp_path / "e.yaml"
     spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
 

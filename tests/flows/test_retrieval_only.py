@@ -76,15 +76,15 @@ def test_report_uses_the_retrieval_key_metrics(sweep):
 
 def test_no_effect_compares_reranked_rankings(sweep):
     ctx, out = sweep
-    from flows.outputs import no_effect_variants
+    from ablate.flows.outputs.write import no_effect_variants
     assert no_effect_variants(ctx) == ["rerank.weights=source:2", "context.budget=60"]
     assert json.loads((out / "manifest.json").read_text())["no_effect"] == \
         ["rerank.weights=source:2", "context.budget=60"]
 
 
 def test_export_skips_the_missing_final_stage(sweep, tmp_path):
-    from components.errors import InputError
-    from flows.cmd_export import export_sweep
+    from ablate.components.errors import InputError
+    from ablate.flows.cli.export import export_sweep
     _, out = sweep
     written = export_sweep(out, tmp_path / "trec")
     names = {p.name for p in written}

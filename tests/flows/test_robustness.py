@@ -10,7 +10,7 @@ import math
 import polars as pl
 import pytest
 
-from components.metrics.consistency import COLUMN, with_consistency
+from ablate.components.metrics.consistency import COLUMN, with_consistency
 from tests.flows.direct import run_direct
 
 SPEC = """
@@ -41,7 +41,7 @@ def sweep(tmp_path_factory):
 
 
 def test_the_perturbed_query_reaches_retrieval_not_the_labels(sweep):
-    from flows.stages import questions_of
+    from ablate.flows.run.stages import questions_of
     ctx, _ = sweep
     base, typo = ctx.plan.by_variant["baseline"], ctx.plan.by_variant["query.perturbation=typo"]
     assert typo["chunk"] == base["chunk"] and typo["label"] == base["label"]

@@ -1,6 +1,6 @@
 """Short, distinct MLflow run names (truncated long names made variants indistinguishable)."""
 
-from flows.run_names import run_names
+from ablate.flows.track.run_names import run_names
 
 
 def _v(name, variable=None, value=None):

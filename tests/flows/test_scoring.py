@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from components.metrics.refusal import refusal_summary
-from components.metrics.builtin import refusal_indicators
+from ablate.components.metrics.refusal import refusal_summary
+from ablate.components.metrics.builtin import refusal_indicators
 
 
 def nanmean(xs):
@@ -35,11 +35,11 @@ import httpx  # noqa: E402
 import polars as pl  # noqa: E402
 
 
-from components.config import GeneratorConfig, PromptConfig  # noqa: E402
-from components.generation.openai_http import OpenAIGenerator  # noqa: E402
-from components.metrics.retrieval import metric_keys, retrieval_metrics  # noqa: E402
-from components.records import Answer, PackedContext, Passage, Question, Span  # noqa: E402
-from flows.scoring import score_variant  # noqa: E402
+from ablate.components.config import GeneratorConfig, PromptConfig  # noqa: E402
+from ablate.components.generation.openai_http import OpenAIGenerator  # noqa: E402
+from ablate.components.metrics.retrieval import metric_keys, retrieval_metrics  # noqa: E402
+from ablate.components.records import Answer, PackedContext, Passage, Question, Span  # noqa: E402
+from ablate.flows.run.scoring import score_variant  # noqa: E402
 
 TEXT = "Paris is the capital of France. Berlin is the capital of Germany. Rome is in Italy."
 METRICS = {"ks": [1, 2, 3], "gain": "linear", "label_threshold": 0.5}
@@ -148,7 +148,7 @@ def test_failed_generation_is_undefined_never_a_refusal(monkeypatch):
 
 
 def test_failed_generations_are_excluded_and_counted_by_the_statistics(monkeypatch):
-    from components.stats import compare_variants
+    from ablate.components.stats import compare_variants
     questions = [_q(f"q{i}") for i in range(6)] + [_q("fail-1"), _q("fail-2")]
     good = {q.qid: Answer("Paris", False) for q in questions}
     base = _score(questions, good).with_columns(variant=pl.lit("baseline"))

@@ -35,10 +35,10 @@ sweeps:
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from flows.context import RunOptions, build_context
-    from flows.outputs import collect_per_query, write_outputs
-    from flows.sequential import run_sequential
-    from flows.stages import run_stage
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.outputs.write import collect_per_query, write_outputs
+    from ablate.flows.run.sequential import run_sequential
+    from ablate.flows.run.stages import run_stage
     tmp = tmp_path_factory.mktemp("sequential")
     spec = write_spec(tmp, SPEC)
     cache = str(tmp / "cache")
@@ -94,8 +94,8 @@ def test_outputs_decide_by_the_looks(sweep):
 
 def test_the_prefect_flow_runs_the_looks(prefect_server, tmp_path, shared_cache):
     """The same sweep through the real flow: each look's sizes reach the stage tasks."""
-    from flows.context import forget_contexts
-    from flows.sweep import run_sweep
+    from ablate.flows.run.context import forget_contexts
+    from ablate.flows.run.sweep import run_sweep
     spec = write_spec(tmp_path, SPEC)
     forget_contexts()
     result = run_sweep(str(spec), out=str(tmp_path / "runs"), cache_dir=str(shared_cache),
@@ -106,8 +106,8 @@ def test_the_prefect_flow_runs_the_looks(prefect_server, tmp_path, shared_cache)
 
 
 def test_sequential_with_a_factorial_design_is_a_spec_error(tmp_path):
-    from components.errors import InputError
-    from flows.context import RunOptions, build_context
+    from ablate.components.errors import InputError
+    from ablate.flows.run.context import RunOptions, build_context
     spec = write_spec(tmp_path, SPEC.split("sweeps:")[0] + (
         "design:\n  kind: factorial\n  variables:\n"
         "    context.budget: [200, 4]\n    fusion.rrf_k: [60, 10]\n"))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from components.errors import InputError
-from flows.preflight import check_variants
-from flows.spec import load_spec
-from flows.variants import expand
+from ablate.components.errors import InputError
+from ablate.flows.plan.preflight import check_variants
+from ablate.flows.plan.spec import load_spec
+from ablate.flows.plan.variants import expand
 
 BASE = """\
 name: t

@@ -1,4 +1,4 @@
-"""When a stage's result is stored complete (flows.stages._complete): its inputs were
+"""When a stage's result is stored complete (ablate.flows.run.stages._complete): its inputs were
 stored complete. Another process rewriting an input at that moment (two sweeps sharing a
 cache: its data is replaced before its checksum) does not make the result incomplete."""
 
@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import polars as pl
 
-from flows.stages import _complete
-from flows.store import Store
+from ablate.flows.run.stages import _complete
+from ablate.flows.run.store import Store
 
 
 def _ctx(tmp_path):

@@ -34,7 +34,7 @@ RENAME = {"normans": "Time off for family and dependants", "huguenot": "100% Zü
 def _weird_dataset(folder: Path) -> Path:
     """squad_tiny as native JSONL, with TREC-unsafe doc ids and qids, varied credibility
     and a two-group question."""
-    from components.data import load_dataset
+    from ablate.components.data import load_dataset
     ds = load_dataset(FIXTURES / "squad_tiny.json", format="squad")
     folder.mkdir()
     with (folder / "corpus.jsonl").open("w") as f:
@@ -92,7 +92,7 @@ sweeps:
 
 def _fake_model(self, question, context, system, user):
     """Stands in for SmolLM2: knows every other answer, refuses the rest."""
-    from components.records import Answer
+    from ablate.components.records import Answer
     if question.answers and sum(map(ord, question.qid)) % 2:
         return Answer(question.answers[0], refused=False, tokens_in=len(user))
     return Answer("I don't know.", refused=True, tokens_in=len(user))
@@ -100,15 +100,15 @@ def _fake_model(self, question, context, system, user):
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from flows.context import RunOptions, build_context
-    from flows.outputs import write_outputs
-    from flows.stages import run_stage
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.outputs.write import write_outputs
+    from ablate.flows.run.stages import run_stage
     tmp = tmp_path_factory.mktemp("weird")
     data = _weird_dataset(tmp / "data")
     spec = tmp / "exp.yaml"
     spec.write_text(textwrap.dedent(SPEC.format(data=data, ks=list(KS))))
     ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
-    from components.generation.llama_local import LlamaLocalGenerator
+    from ablate.components.generation.llama_local import LlamaLocalGenerator
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(LlamaLocalGenerator, "_generate_one", _fake_model)
         for node in ctx.plan.nodes.values():
@@ -118,7 +118,7 @@ def sweep(tmp_path_factory):
 
 
 def test_no_effect_detector_on_real_stage_outputs(sweep):
-    from flows.outputs import no_effect_variants
+    from ablate.flows.outputs.write import no_effect_variants
     ctx, out = sweep
     keys = ctx.plan.by_variant
     assert keys["fusion.rrf_k=5"] == keys["baseline"]
@@ -140,10 +140,10 @@ def test_embedder_window_share_matches_the_embedder(sweep):
     """The manifest's share of chunks longer than the embedder's window, against the
     embedder's own tokenizer (with its [CLS]/[SEP]) and its max_seq_length."""
     from tokenizers import Tokenizer
-    from components.models import dense_model_path
-    from components.retrieval.dense import DenseEncoder
-    from flows.manifest import chunking_stats
-    from flows.stages import chunks_of
+    from ablate.components.models import dense_model_path
+    from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.flows.outputs.manifest import chunking_stats
+    from ablate.flows.run.stages import chunks_of
     ctx, out = sweep
     model = Path(dense_model_path("all-MiniLM-L6-v2"))
     window = DenseEncoder(model, None).max_seq_length  # read from its config, no model load
@@ -168,10 +168,10 @@ def test_embedder_cut_matches_the_embedder(sweep):
     """How much text the embedder's window cuts (word pieces beyond it, share of pieces
     never read), against the embedder's own tokenizer and its max_seq_length."""
     from tokenizers import Tokenizer
-    from components.models import dense_model_path
-    from components.retrieval.dense import DenseEncoder
-    from flows.manifest import chunking_stats
-    from flows.stages import chunks_of
+    from ablate.components.models import dense_model_path
+    from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.flows.outputs.manifest import chunking_stats
+    from ablate.flows.run.stages import chunks_of
     ctx, _ = sweep
     model = Path(dense_model_path("all-MiniLM-L6-v2"))
     max_len = DenseEncoder(model, None).max_seq_length

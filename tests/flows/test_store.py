@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from flows.store import Store, stage_key
+from ablate.flows.run.store import Store, stage_key
 
 
 def frame() -> pl.DataFrame:
@@ -68,7 +68,7 @@ def test_write_holds_the_entry_folders_lock(tmp_path):
     writing the same entry cannot leave one's data with the other's checksum."""
     import threading
 
-    from flows.env import file_lock
+    from ablate.flows.env import file_lock
     store = Store(tmp_path)
     path = store.write("fuse", "k9", frame())
     before = path.read_bytes()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from flows import mlflow_store, sweep
+from ablate.flows.track import mlflow_store
+from ablate.flows.run import sweep
 from tests.fresh import imported_after
 
 
@@ -91,7 +92,7 @@ def test_store_opened_on_the_side_thread(tmp_path, monkeypatch):
 
 
 def test_cli_start_imports_no_heavy_libraries():
-    code = ("from flows.cli import build_app; import flows.sweep, flows.mlflow_links; "
+    code = ("from ablate.flows.cli.main import build_app; import ablate.flows.run.sweep, ablate.flows.track.mlflow_links; "
             "build_app()")
     assert imported_after(code, ("mlflow", "matplotlib", "scipy.stats", "torch",
                                  "sentence_transformers")) == []
@@ -100,7 +101,7 @@ def test_cli_start_imports_no_heavy_libraries():
 def test_side_thread_imports_the_analysis_first():
     """Without a tracking URI (--no-mlflow) the side thread imports what the statistics and
     the report use, and no MLflow."""
-    code = "from flows import sweep; sweep._prepare_in_background(None).join(300)"
+    code = "from ablate.flows import sweep; sweep._prepare_in_background(None).join(300)"
     assert imported_after(code, ("mlflow", "matplotlib", "scipy.special",
-                                 "components.report.build")) == [
-        "components.report.build", "matplotlib", "scipy.special"]
+                                 "ablate.components.report.build")) == [
+        "ablate.components.report.build", "matplotlib", "scipy.special"]

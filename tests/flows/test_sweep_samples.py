@@ -10,7 +10,7 @@ import json
 import polars as pl
 import pytest
 
-from components.errors import InputError
+from ablate.components.errors import InputError
 from tests.flows.direct import run_direct, write_spec
 
 SPEC = """
@@ -52,7 +52,7 @@ def test_samples_are_nested_and_the_baseline_runs_on_their_union(sweep):
     assert len(small) == 10 and len(large) == 30 and small < large
     assert _qids(ctx, "baseline") == small | large == {q.qid for q in ctx.questions}
     # the 10 are the experiment's smoke tier: the same questions as without the sweep's n
-    from components.data.selection import sample
+    from ablate.components.data.selection import sample
     pool = [q for q in ctx.questions]
     assert small == {q.qid for q in sample(ctx.dataset.questions, tier="smoke", n=None, seed=3,
                                            smoke_size=10, regression_size=500)}
@@ -88,8 +88,8 @@ def test_comparisons_pair_exactly_their_own_questions(sweep):
 
 
 def test_mlflow_child_figures_state_n(sweep):
-    from components.report.sweep_data import load_sweep
-    from flows.run_data import variant_metrics
+    from ablate.components.report.sweep_data import load_sweep
+    from ablate.flows.track.run_data import variant_metrics
     _, folder, _ = sweep
     res = load_sweep(folder)
     m = variant_metrics(res.per_query, res.stats, res.timings, "fusion.rrf_k=10",
@@ -98,7 +98,7 @@ def test_mlflow_child_figures_state_n(sweep):
 
 
 def test_check_states_the_questions_per_comparison(sweep, tmp_path):
-    from flows.cmd_check import plan_lines
+    from ablate.flows.cli.check import plan_lines
     ctx, _, _ = sweep
     lines = plan_lines(ctx, tmp_path)
     assert lines[1].startswith("questions: 30 for the baseline (the union")
@@ -106,14 +106,14 @@ def test_check_states_the_questions_per_comparison(sweep, tmp_path):
 
 
 def test_a_command_line_tier_puts_every_variant_on_it(sweep):
-    from flows.context import RunOptions, build_context
+    from ablate.flows.run.context import RunOptions, build_context
     _, _, spec = sweep
     ctx = build_context(str(spec), RunOptions(tier="smoke", cache_dir=str(spec.parent / "c2")))
     assert {len(ctx.questions_of(v.name)) for v in ctx.variants} == {10}
 
 
 def test_tier_and_n_together_is_a_spec_error(tmp_path):
-    from flows.spec import load_spec
+    from ablate.flows.plan.spec import load_spec
     spec = write_spec(tmp_path, SPEC.replace("    n: 30", "    n: 30\n    tier: smoke"))
     with pytest.raises(InputError) as err:
         load_spec(spec)

@@ -30,7 +30,7 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def logged(server, tmp_path_factory):
-    from flows.tracking import log_sweep
+    from ablate.flows.track.tracking import log_sweep
     folder = make_sweep(tmp_path_factory.mktemp("sweep") / "s", extra=True)
     (folder / "report.md").write_text("# report\n")
     return folder, log_sweep(folder, server, flow_run_id="flow-123")
@@ -135,7 +135,7 @@ def test_dataset_input_and_artifacts(server, logged):
 
 def test_logging_again_creates_no_duplicates(server, logged, tmp_path):
     from mlflow.tracking import MlflowClient
-    from flows.tracking import log_sweep
+    from ablate.flows.track.tracking import log_sweep
     folder, out = logged
     again = log_sweep(folder, server)
     assert again == out
@@ -149,7 +149,7 @@ def test_logging_again_creates_no_duplicates(server, logged, tmp_path):
 
 def test_batches_stay_within_mlflow_limits():
     from mlflow.entities import Metric, Param, RunTag
-    from flows.tracking import batches
+    from ablate.flows.track.tracking import batches
     params = [Param(f"p{i}", "1") for i in range(250)]
     metrics = [Metric(f"m{i}", 1.0, 0, 0) for i in range(2500)]
     tags = [RunTag(f"t{i}", "1") for i in range(30)]
@@ -165,9 +165,10 @@ def test_demo_sized_child_stays_within_sixty_metrics():
     judge/ columns) gave about 346 metrics per child before; a child now carries at most 60."""
     import numpy as np
     import polars as pl
-    import components.builtins  # noqa: F401  (registers the built-in metrics)
-    from components.metrics.registry import example_columns
-    from flows.run_data import variant_metrics
+    from ablate.components import catalogue
+    catalogue.load()
+    from ablate.components.metrics.registry import example_columns
+    from ablate.flows.track.run_data import variant_metrics
     cols = [c for c in example_columns((1, 5, 10)) if not c.startswith("judge/")]
     pq = pl.DataFrame({"variant": ["v"] * 3, "qid": ["a", "b", "c"],
                        **{c: np.array([0.1, 0.2, 0.3]) for c in cols}})

@@ -40,19 +40,19 @@ class HashingEncoder:
 
 
 def run() -> dict:
-    from components.chunking import chunk_documents
-    from components.config import (ChunkingConfig, FusionConfig, GeneratorConfig, PipelineConfig,
+    from ablate.components.chunking import chunk_documents
+    from ablate.components.config import (ChunkingConfig, FusionConfig, GeneratorConfig, PipelineConfig,
                                    PromptConfig, RerankConfig, RetrievalConfig)
-    from components.context import pack_context
-    from components.data import load_dataset
-    from components.data.tiers import select_questions
-    from components.generation import make_generator
-    from components.generation.extractive import extract_answer
-    from components.labels import label_chunks
-    from components.retrieval.dense import DenseIndex
-    from components.retrieval.resources import Resources
-    from components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
-    from components.tokenizer import get_tokenizer
+    from ablate.components.context import pack_context
+    from ablate.components.data import load_dataset
+    from ablate.components.data.tiers import select_questions
+    from ablate.components.generation import make_generator
+    from ablate.components.generation.extractive import extract_answer
+    from ablate.components.labels import label_chunks
+    from ablate.components.retrieval.dense import DenseIndex
+    from ablate.components.retrieval.resources import Resources
+    from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
+    from ablate.components.tokenizer import get_tokenizer
 
     ds = load_dataset(DEMO, format="squad")
     # the smoke tier the demo runs, plus a larger slice for the generator (it is cheap) and
@@ -93,7 +93,7 @@ def run() -> dict:
                for q in wide}
 
     import polars as pl
-    from flows.scoring import score_variant
+    from ablate.flows.run.scoring import score_variant
     label_rows = [(qid, g, cid, float(v)) for qid, groups in sorted(labels.items())
                   for g, gains in enumerate(groups) for cid, v in sorted(gains.items())]
     label_frame = pl.DataFrame(label_rows, schema={"qid": pl.Utf8, "group": pl.Int64,
@@ -118,6 +118,6 @@ def run() -> dict:
 
 
 if __name__ == "__main__":
-    from flows import env
+    from ablate.flows import env
     env.prepare(ROOT)
     json.dump(run(), sys.stdout, sort_keys=True, default=repr)

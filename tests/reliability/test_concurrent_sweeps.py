@@ -22,7 +22,7 @@ def _env() -> dict[str, str]:
 
 def test_two_sweeps_at_once_share_cache_and_mlflow(clean_run, tmp_path):
     from mlflow.tracking import MlflowClient
-    from flows.store import Store, cache_files
+    from ablate.flows.run.store import Store, cache_files
     specs = {"a": SPEC, "b": SPEC.replace("name: rel-tiny", "name: rel-tiny-paths").replace(
         "variable: fusion.rrf_k\n    values: [5]", "variable: retrieval.paths\n    values: [[bm25]]")}
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
@@ -33,7 +33,7 @@ def test_two_sweeps_at_once_share_cache_and_mlflow(clean_run, tmp_path):
         (tmp_path / f"{name}.yaml").write_text(text)
         log = open(tmp_path / f"{name}.log", "wb")
         procs[name] = (subprocess.Popen(
-            [sys.executable, "-m", "flows.cli", "run", f"{name}.yaml", "--out", "runs",
+            [sys.executable, "-m", "ablate.flows.cli.main", "run", f"{name}.yaml", "--out", "runs",
              "--cache-dir", "cache", "--tracking-uri", uri],
             cwd=tmp_path, env=_env(), stdout=log, stderr=subprocess.STDOUT), log)
     for name, (proc, log) in procs.items():

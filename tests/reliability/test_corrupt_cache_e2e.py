@@ -25,7 +25,7 @@ def _flip_byte(path: Path) -> None:
 
 
 def _copy(clean_run: Run, tmp_path: Path):
-    from flows.store import Store
+    from ablate.flows.run.store import Store
     shutil.copytree(clean_run.cache, tmp_path / "cache")
     variants = {v["name"]: v["stage_keys"] for v in
                 json.loads((clean_run.out / "variants.json").read_text())}

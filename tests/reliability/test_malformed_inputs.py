@@ -138,8 +138,9 @@ def _write(tmp: Path, edit, corpus, questions) -> Path:
                          CASES, ids=[c[0] for c in CASES])
 def test_malformed_input_exits_2_with_one_line(case, edit, corpus, questions, file, line, field,
                                                tmp_path, capsys, monkeypatch):
-    from flows import cli, sweep
-    from flows.context import forget_contexts
+    from ablate.flows.cli import main
+    from ablate.flows.run import sweep
+    from ablate.flows.run.context import forget_contexts
 
     def must_not_run(*args, **kwargs):
         raise AssertionError(f"{case}: validation passed and the sweep started")

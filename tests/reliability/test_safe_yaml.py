@@ -31,8 +31,9 @@ CASES = [
 
 @pytest.mark.parametrize("case,edit,line,field", CASES, ids=[c[0] for c in CASES])
 def test_experiment_file_cannot_run_code(case, edit, line, field, tmp_path, capsys, monkeypatch):
-    from flows import cli, sweep
-    from flows.context import forget_contexts
+    from ablate.flows.cli import main
+    from ablate.flows.run import sweep
+    from ablate.flows.run.context import forget_contexts
     monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: pytest.fail(f"{case}: sweep started"))
     monkeypatch.chdir(tmp_path)
     spec = _write(tmp_path, edit, None, None)
@@ -51,9 +52,9 @@ def test_experiment_file_cannot_run_code(case, edit, line, field, tmp_path, caps
 
 
 def test_spec_loader_is_the_safe_loader(tmp_path, monkeypatch):
-    """Direct check on flows.spec: the tag is refused before any constructor runs."""
-    from components.errors import InputError
-    from flows.spec import load_spec
+    """Direct check on ablate.flows.plan.spec: the tag is refused before any constructor runs."""
+    from ablate.components.errors import InputError
+    from ablate.flows.plan.spec import load_spec
     p = tmp_path / "exp.yaml"
     p.write_text(f"name: !!python/object/apply:os.system ['{TOUCH}']\ndataset: {{path: x}}\n")
     monkeypatch.chdir(tmp_path)

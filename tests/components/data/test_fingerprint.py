@@ -1,7 +1,7 @@
 from dataclasses import replace
 
-from components.data import load_dataset
-from components.data.fingerprint import fingerprint
+from ablate.components.data import load_dataset
+from ablate.components.data.fingerprint import fingerprint
 
 
 def test_fingerprint_tracks_content_not_order(fixtures):

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from components.data.selection import read_ids, select
-from components.data.tiers import split_pool
-from components.errors import InputError
-from components.records import Question
+from ablate.components.data.selection import read_ids, select
+from ablate.components.data.tiers import split_pool
+from ablate.components.errors import InputError
+from ablate.components.records import Question
 
 
 def _qs(n=400):

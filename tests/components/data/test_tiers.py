@@ -2,9 +2,9 @@ from collections import Counter
 
 import pytest
 
-from components.data.tiers import select_questions, frozen_test_qids
-from components.errors import InputError
-from components.records import Question
+from ablate.components.data.tiers import select_questions, frozen_test_qids
+from ablate.components.errors import InputError
+from ablate.components.records import Question
 
 
 def _qs(n=1000):

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from components.config import GeneratorConfig, PromptConfig
-from components.generation.base import BaseGenerator
-from components.generation.cache import GenerationCache, cache_key
-from components.records import Answer
+from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.generation.base import BaseGenerator
+from ablate.components.generation.cache import GenerationCache, cache_key
+from ablate.components.records import Answer
 
 
 class CountingGen(BaseGenerator):
@@ -163,7 +163,7 @@ class _SpyCache(GenerationCache):
 
 
 def test_batch_loop_never_serves_or_stores_a_failure(tmp_path, normans_ctx, question):
-    from components.generation.prompt import render_prompt
+    from ablate.components.generation.prompt import render_prompt
     items = [(question("q1", "one?"), normans_ctx), (question("q2", "two?"), normans_ctx)]
     cache = _SpyCache(tmp_path)
     gen = CountingGen(fail={"q2"})

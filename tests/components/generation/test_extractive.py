@@ -1,9 +1,9 @@
 """The extractive baseline on hand-made contexts."""
 
-from components.config import GeneratorConfig, PromptConfig
-from components.generation import make_generator
-from components.generation.extractive import extract_answer
-from components.records import PackedContext, Passage
+from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.generation import make_generator
+from ablate.components.generation.extractive import extract_answer
+from ablate.components.records import PackedContext, Passage
 
 
 def _gen(threshold=0.3):

@@ -9,8 +9,8 @@ import platform
 import llama_cpp
 import pytest
 
-from components.generation import llama_local
-from components.models import smollm2_gguf_path
+from ablate.components.generation import llama_local
+from ablate.components.models import smollm2_gguf_path
 
 pytestmark = pytest.mark.slow
 

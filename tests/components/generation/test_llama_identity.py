@@ -5,8 +5,8 @@ Runs without llama.cpp: the identity reads the GGUF file's name, size and whole-
 
 import pytest
 
-from components.config import GeneratorConfig, PromptConfig
-from components.generation import llama_local
+from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.generation import llama_local
 
 
 @pytest.fixture

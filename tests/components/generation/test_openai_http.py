@@ -7,10 +7,10 @@ import time
 import httpx
 import pytest
 
-from components.config import GeneratorConfig, PromptConfig
-from components.errors import InputError
-from components.generation.cache import GenerationCache
-from components.generation.openai_http import OpenAIGenerator
+from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.errors import InputError
+from ablate.components.generation.cache import GenerationCache
+from ablate.components.generation.openai_http import OpenAIGenerator
 
 KEY = "sk-test-SECRET-123"
 

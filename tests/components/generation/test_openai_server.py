@@ -4,10 +4,10 @@ serving the bundled SmolLM2 GGUF; the server is started here and stopped afterwa
 
 import pytest
 
-from components.config import GeneratorConfig, PromptConfig
-from components.errors import InputError
-from components.generation import make_generator
-from components.generation.cache import GenerationCache
+from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.errors import InputError
+from ablate.components.generation import make_generator
+from ablate.components.generation.cache import GenerationCache
 from tests.servers import llama_server
 
 pytestmark = pytest.mark.slow

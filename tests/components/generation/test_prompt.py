@@ -2,11 +2,11 @@
 
 import pytest
 
-from components.config import PromptConfig
-from components.errors import InputError
-from components.generation.prompt import (CLOSED_BOOK_SYSTEM, ZH_SYSTEM, first_answer_line,
+from ablate.components.config import PromptConfig
+from ablate.components.errors import InputError
+from ablate.components.generation.prompt import (CLOSED_BOOK_SYSTEM, ZH_SYSTEM, first_answer_line,
                                           is_refusal, prompt_language, render_prompt)
-from components.records import PackedContext, Passage
+from ablate.components.records import PackedContext, Passage
 
 
 def _ctx(*texts):

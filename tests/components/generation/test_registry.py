@@ -3,11 +3,11 @@ that can run here without a server."""
 
 import pytest
 
-from components.config import GeneratorConfig, PromptConfig
-from components.errors import InputError
-from components.generation import GENERATORS, Generator, make_generator
-from components.generation.cache import GenerationCache
-from components.records import Answer
+from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.errors import InputError
+from ablate.components.generation import GENERATORS, Generator, make_generator
+from ablate.components.generation.cache import GenerationCache
+from ablate.components.records import Answer
 
 
 def test_registry_names():

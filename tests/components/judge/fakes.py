@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 
-from components.judge.backends import BaseJudge, Completion, Request
-from components.judge.config import JudgeConfig
+from ablate.components.judge.backends import BaseJudge, Completion, Request
+from ablate.components.judge.config import JudgeConfig
 
 STOP = {"what", "is", "the", "of", "a", "an", "in", "who", "when", "where", "which", "did", "was"}
 

@@ -9,11 +9,11 @@ import json
 import httpx
 import pytest
 
-from components.errors import InputError
-from components.judge.backends import OpenAIJudge, Request, make_judge
-from components.judge.config import JudgeConfig
-from components.judge.prompts import load_prompts
-from components.judge.tasks import Ask, ask_many, schema
+from ablate.components.errors import InputError
+from ablate.components.judge.backends import OpenAIJudge, Request, make_judge
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.judge.prompts import load_prompts
+from ablate.components.judge.tasks import Ask, ask_many, schema
 
 KEY = "sk-judge-SECRET-9"
 REQ = Request("support", (("system", "s"), ("user", "u")), schema("support", 3), 20)
@@ -95,7 +95,7 @@ def test_config_identity_leaves_settings_out():
     assert a.identity() == JudgeConfig().identity()
     assert JudgeConfig(seed=1).identity() != JudgeConfig().identity()
     assert JudgeConfig(claims="sentences").identity() != JudgeConfig().identity()
-    assert "prompts" not in JudgeConfig().identity()  # recorded by content (flows/context.py)
+    assert "prompts" not in JudgeConfig().identity()  # recorded by content (flows/run/context.py)
     with pytest.raises(ValueError):
         JudgeConfig(temperature=0.7)  # greedy, always
     with pytest.raises(ValueError, match="unknown judged metric"):

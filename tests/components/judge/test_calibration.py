@@ -9,11 +9,11 @@ import math
 
 import pytest
 
-from components.errors import InputError
-from components.judge.calibration import cohen_kappa, judge_items, read_items, render, summarize
-from components.judge.calibset import build, write_jsonl
-from components.judge.config import JudgeConfig
-from components.judge.prompts import load_prompts
+from ablate.components.errors import InputError
+from ablate.components.judge.calibration import cohen_kappa, judge_items, read_items, render, summarize
+from ablate.components.judge.calibset import build, write_jsonl
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.judge.prompts import load_prompts
 from tests.components.judge.fakes import ScriptedJudge, rule_script
 from tests.conftest import FIXTURES
 
@@ -77,7 +77,7 @@ def test_reader_rejects_malformed_items(tmp_path):
 
 @pytest.fixture(scope="module")
 def built():
-    from components.data import load_dataset
+    from ablate.components.data import load_dataset
     ds = load_dataset(FIXTURES / "squad_tiny.json", format="squad")
     return ds, build(ds, 3, seed=0)
 

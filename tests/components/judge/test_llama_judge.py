@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.judge.backends import LlamaJudge
-from components.judge.config import JudgeConfig
-from components.judge.prompts import load_prompts
-from components.judge.tasks import Ask, ask_many, parse
+from ablate.components.judge.backends import LlamaJudge
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.judge.prompts import load_prompts
+from ablate.components.judge.tasks import Ask, ask_many, parse
 
 pytestmark = pytest.mark.slow
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from components.data import load_dataset
-from components.judge.calibset import anchors_of
-from components.judge.probes import probe_cases
+from ablate.components.data import load_dataset
+from ablate.components.judge.calibset import anchors_of
+from ablate.components.judge.probes import probe_cases
 from tests.conftest import FIXTURES
 
 

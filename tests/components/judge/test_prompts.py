@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from components.errors import InputError
-from components.judge.prompts import BUNDLED, TASKS, fill, language, load_prompts
+from ablate.components.errors import InputError
+from ablate.components.judge.prompts import BUNDLED, TASKS, fill, language, load_prompts
 
 
 def test_bundled_v1_has_every_task_in_both_languages():

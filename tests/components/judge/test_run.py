@@ -7,14 +7,14 @@ import math
 
 import pytest
 
-from components.judge.backends import Completion
-from components.judge.config import JudgeConfig
-from components.judge.prompts import load_prompts
-from components.judge.run import Item, judge_item
-from components.judge.tasks import JudgeCache
-from components.metrics.judged import rank_weighted_precision, share_yes
-from components.metrics.registry import METRICS, QuestionView
-from components.records import Answer, PackedContext, Passage, Question
+from ablate.components.judge.backends import Completion
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.judge.prompts import load_prompts
+from ablate.components.judge.run import Item, judge_item
+from ablate.components.judge.tasks import JudgeCache
+from ablate.components.metrics.judged import rank_weighted_precision, share_yes
+from ablate.components.metrics.registry import METRICS, QuestionView
+from ablate.components.records import Answer, PackedContext, Passage, Question
 from tests.components.judge.fakes import ScriptedJudge, rule_script
 
 PROMPTS = load_prompts("v1")
@@ -29,7 +29,8 @@ UNANSWERABLE = Question("q2", "What is the capital of Atlantis?", (), False)
 
 
 def _scores(judgments):
-    import components.builtins  # noqa: F401
+    from ablate.components import catalogue
+    catalogue.load()
     view = QuestionView(Q, [], {}, CTX, CTX, Answer("x", False), {}, judgments=judgments)
     out = {}
     for name in METRICS.names():

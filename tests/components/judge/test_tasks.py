@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from components.judge.backends import Completion
-from components.judge.prompts import load_prompts
-from components.judge.tasks import Ask, JudgeCache, ask_many, parse, schema
+from ablate.components.judge.backends import Completion
+from ablate.components.judge.prompts import load_prompts
+from ablate.components.judge.tasks import Ask, JudgeCache, ask_many, parse, schema
 from tests.components.judge.fakes import ScriptedJudge
 
 PROMPTS = load_prompts("v1")

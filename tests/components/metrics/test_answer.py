@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from components.metrics.answer import (answer_cost, answer_metrics, exact_match, is_correct,
+from ablate.components.metrics.answer import (answer_cost, answer_metrics, exact_match, is_correct,
                                        lexical_support, normalize_answer, token_f1)
-from components.records import Answer, PackedContext, Passage, Question
+from ablate.components.records import Answer, PackedContext, Passage, Question
 
 
 @pytest.mark.parametrize("raw, norm", [

@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from components.metrics.answer import (answer_metrics, exact_match, lexical_support,
+from ablate.components.metrics.answer import (answer_metrics, exact_match, lexical_support,
                                        resolve_normalizer, token_f1)
-from components.metrics.answer_zh import (cmrc_exact_match, cmrc_f1, longest_common_substring,
+from ablate.components.metrics.answer_zh import (cmrc_exact_match, cmrc_f1, longest_common_substring,
                                           mixed_segmentation, remove_punctuation, word_tokenize)
-from components.records import Answer, PackedContext, Passage, Question
+from ablate.components.records import Answer, PackedContext, Passage, Question
 
 
 @pytest.mark.parametrize("text, tokens", [

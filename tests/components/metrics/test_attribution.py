@@ -2,7 +2,7 @@
 
 import pytest
 
-from components.metrics.attribution import BUCKETS, failure_bucket
+from ablate.components.metrics.attribution import BUCKETS, failure_bucket
 
 
 def fb(answerable=True, cand=True, top=True, prompt=True, correct=True, refused=False):

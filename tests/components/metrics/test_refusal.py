@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from components.metrics.refusal import refusal_summary
+from ablate.components.metrics.refusal import refusal_summary
 
 
 def test_refusal_summary_hand_made():

@@ -2,9 +2,9 @@ import math
 
 import pytest
 
-from components.metrics.retrieval import (RETRIEVAL_METRIC_NAMES, metric_keys, retrieval_metrics,
+from ablate.components.metrics.retrieval import (RETRIEVAL_METRIC_NAMES, metric_keys, retrieval_metrics,
                                           span_coverage)
-from components.records import Passage, Question, Span
+from ablate.components.records import Passage, Question, Span
 
 
 def test_single_group_basic_values():

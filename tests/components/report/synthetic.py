@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from components.config import PipelineConfig
-from components.stats import compare_variants
+from ablate.components.config import PipelineConfig
+from ablate.components.stats import compare_variants
 
 N = 30
 STATS = {"test": "permutation", "correction": "holm", "alpha": 0.05, "resamples": 2000,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from components.report.findings import warnings
+from ablate.components.report.findings import warnings
 
 EMPTY = pl.DataFrame(schema={"variant": pl.Utf8, "metric": pl.Utf8, "significant": pl.Boolean,
                              "mde": pl.Float64, "delta": pl.Float64, "wins": pl.Int64,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from components.errors import InputError
-from components.report.gate import check_gate
+from ablate.components.errors import InputError
+from ablate.components.report.gate import check_gate
 from tests.components.report.synthetic import make_sweep
 
 

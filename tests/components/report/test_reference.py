@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from components.errors import InputError
-from components.report.reference import Reference, compare_to_reference, reference_markdown
+from ablate.components.errors import InputError
+from ablate.components.report.reference import Reference, compare_to_reference, reference_markdown
 
 STATS = {"test": "permutation", "correction": "holm", "alpha": 0.05, "resamples": 2000,
          "bootstrap_resamples": 500, "ci_method": "bca"}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from components.report.build import build_report, write_files
-from components.report.sweep_data import load_sweep
+from ablate.components.report.build import build_report, write_files
+from ablate.components.report.sweep_data import load_sweep
 from tests.components.report.synthetic import make_sweep
 
 ROOT = Path(__file__).resolve().parents[3]

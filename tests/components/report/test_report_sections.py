@@ -10,11 +10,11 @@ import numpy as np
 import polars as pl
 import pytest
 
-from components.config import PipelineConfig
-from components.report.markdown import latency_table, render_markdown
-from components.report.plots import latency_means
-from components.report.relevance import can_change, section_metrics
-from components.stats import compare_variants
+from ablate.components.config import PipelineConfig
+from ablate.components.report.markdown import latency_table, render_markdown
+from ablate.components.report.plots import latency_means
+from ablate.components.report.relevance import can_change, section_metrics
+from ablate.components.stats import compare_variants
 
 N = 24
 KEY = ["final/recall_at_5", "answer/f1"]
@@ -154,7 +154,7 @@ def test_records_without_stage_keys_show_every_key_metric():
 
 
 def test_long_value_labels_are_wrapped_for_the_plot():
-    from components.report.plots import tick_labels
+    from ablate.components.report.plots import tick_labels
     labels = tick_labels(["{cross_encoder: 0.6, fusion: 0.3, source: 0.1}", "60"])
     assert labels[1] == "60"
     assert all(len(line) <= 16 for line in labels[0].splitlines()) and labels[0].count("\n") >= 2

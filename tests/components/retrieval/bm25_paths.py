@@ -6,7 +6,7 @@ import importlib.util
 
 import pytest
 
-from components.retrieval import bm25_numba
+from ablate.components.retrieval import bm25_numba
 
 PATHS = ["numpy"] + (["numba"] if importlib.util.find_spec("numba") else [])
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import InputError
-from components.retrieval.analyzer import ANALYZERS, get_analyzer
+from ablate.components.errors import InputError
+from ablate.components.retrieval.analyzer import ANALYZERS, get_analyzer
 
 
 def test_default_lowercases_and_splits_words():

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from components.errors import InputError
-from components.retrieval.analyzer import get_analyzer
-from components.retrieval.analyzers_zh import choose_analyzer, read_user_dict
+from ablate.components.errors import InputError
+from ablate.components.retrieval.analyzer import get_analyzer
+from ablate.components.retrieval.analyzers_zh import choose_analyzer, read_user_dict
 
 MIXED = "向量检索的 recall 怎么提升"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from components.models import minilm_path
-from components.retrieval.bert_torch import BertEncoder, supported
-from components.retrieval.dense import DenseEncoder
+from ablate.components.models import minilm_path
+from ablate.components.retrieval.bert_torch import BertEncoder, supported
+from ablate.components.retrieval.dense import DenseEncoder
 from retrieval_helpers import TEXTS
 from tests.fresh import imported_after
 
@@ -45,8 +45,8 @@ def test_bitwise_same_as_sentence_transformers(reference, texts, batch_size):
 
 
 def test_torch_backend_imports_neither_library():
-    code = ("from components.models import minilm_path; "
-            "from components.retrieval.dense import DenseEncoder; "
+    code = ("from ablate.components.models import minilm_path; "
+            "from ablate.components.retrieval.dense import DenseEncoder; "
             "v = DenseEncoder(minilm_path(), None).encode(['hello', '你好']); "
             "assert v.shape == (2, 384), v.shape")
     assert imported_after(code, ("sentence_transformers", "transformers")) == []
@@ -91,7 +91,7 @@ def test_unload_then_encode_again(tmp_path):
 def test_unload_without_a_loaded_model_does_nothing(monkeypatch):
     """The sweep unloads when its model-bound stages are done and again after every stage:
     the second call must not collect and trim the heap again (~0.5 s on a sweep's heap)."""
-    import components.retrieval.dense as dense
+    import ablate.components.retrieval.dense as dense
     trims = []
     monkeypatch.setattr(dense, "release_freed_memory", lambda: trims.append(1))
     enc = DenseEncoder(minilm_path(), None)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from components.retrieval.analyzer import get_analyzer
-from components.retrieval.bm25 import BM25Index
+from ablate.components.retrieval.analyzer import get_analyzer
+from ablate.components.retrieval.bm25 import BM25Index
 from bm25_paths import bm25_path  # noqa: F401 (fixture)
 from retrieval_helpers import TEXTS, random_corpus
 

@@ -8,10 +8,10 @@ import random
 import numpy as np
 import pytest
 
-from components.retrieval import bm25 as bm25_mod
-from components.retrieval import bm25_numba
-from components.retrieval.analyzer import get_analyzer
-from components.retrieval.bm25 import BM25Index
+from ablate.components.retrieval import bm25 as bm25_mod
+from ablate.components.retrieval import bm25_numba
+from ablate.components.retrieval.analyzer import get_analyzer
+from ablate.components.retrieval.bm25 import BM25Index
 from bm25_paths import bm25_path  # noqa: F401 (fixture)
 from retrieval_helpers import random_corpus
 

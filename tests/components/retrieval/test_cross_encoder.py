@@ -11,11 +11,11 @@ import shutil
 import numpy as np
 import pytest
 
-from components.config import PipelineConfig, RerankConfig
-from components.models import minilm_path
-from components.retrieval.fusion import minmax
-from components.retrieval.resources import Resources
-from components.retrieval.stages import rerank_rankings
+from ablate.components.config import PipelineConfig, RerankConfig
+from ablate.components.models import minilm_path
+from ablate.components.retrieval.fusion import minmax
+from ablate.components.retrieval.resources import Resources
+from ablate.components.retrieval.stages import rerank_rankings
 from retrieval_helpers import make_chunks, make_questions
 
 

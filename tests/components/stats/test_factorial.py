@@ -9,9 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from components.errors import InputError
-from components.stats.design import Effect, contrast_weights, design_cells, design_effects
-from components.stats.factorial import Design, factorial_effects
+from ablate.components.errors import InputError
+from ablate.components.stats.design import Effect, contrast_weights, design_cells, design_effects
+from ablate.components.stats.factorial import Design, factorial_effects
 
 FAST = dict(resamples=2000, bootstrap_resamples=1000)
 

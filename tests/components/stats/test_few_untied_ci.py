@@ -10,10 +10,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from components.stats import compare_variants
-from components.stats.compare import (FLAG_FEW_UNTIED, FLAG_FEW_UNTIED_UNBOUNDED,
+from ablate.components.stats import compare_variants
+from ablate.components.stats.compare import (FLAG_FEW_UNTIED, FLAG_FEW_UNTIED_UNBOUNDED,
                                       MIN_UNTIED_FOR_BOOTSTRAP)
-from components.stats.signflip import enum_pvalue, shift_interval
+from ablate.components.stats.signflip import enum_pvalue, shift_interval
 
 
 def _table(diffs_by_variant: dict[str, list[float]], n: int, base: float = 0.3) -> pl.DataFrame:

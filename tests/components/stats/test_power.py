@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.power import TTestPower
 
-from components.stats.power import mde, mde_dz, ttest_power
+from ablate.components.stats.power import mde, mde_dz, ttest_power
 from tests.fresh import imported_after
 
 
@@ -35,7 +35,7 @@ def test_default_comparison_imports_no_scipy_stats():
     """The permutation test's analysis (t CIs, exact sign-flip grid, MDE) uses scipy.special
     only: neither scipy.stats nor scipy.optimize is imported on its way."""
     code = ("import numpy as np, polars as pl\n"
-            "from components.stats import compare_variants\n"
+            "from ablate.components.stats import compare_variants\n"
             "rng = np.random.default_rng(0)\n"
             "t = pl.DataFrame({'variant': ['baseline'] * 40 + ['v'] * 40,\n"
             "                  'qid': [str(i) for i in range(40)] * 2,\n"

@@ -10,11 +10,11 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import TTestPower
 
-from components.errors import InputError
-from components.stats.power import ttest_power
-from components.stats.sample_size import (FEW_CHANGED, n_for_dz, planning_alpha,
+from ablate.components.errors import InputError
+from ablate.components.stats.power import ttest_power
+from ablate.components.stats.sample_size import (FEW_CHANGED, n_for_dz, planning_alpha,
                                           sample_size)
-from components.stats.signflip import signflip_pvalues
+from ablate.components.stats.signflip import signflip_pvalues
 
 REPS = 2000  # simulated studies per case
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.stats.sequential import boundaries, look_sizes, run_looks, spent
+from ablate.components.stats.sequential import boundaries, look_sizes, run_looks, spent
 
 
 def test_boundaries_match_the_published_lan_demets_obrien_fleming_values():

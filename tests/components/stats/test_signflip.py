@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from components.stats.signflip import (enum_pvalue, grid_pvalue, grid_steps,
+from ablate.components.stats.signflip import (enum_pvalue, grid_pvalue, grid_steps,
                                        montecarlo_pvalues, sign_matrix_blocks,
                                        signflip_pvalues)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from components.stats.bootstrap import FLAG_BCA_UNDEFINED, bootstrap_ci, bootstrap_means
+from ablate.components.stats.bootstrap import FLAG_BCA_UNDEFINED, bootstrap_ci, bootstrap_means
 
 
 def test_percentile_is_quantile_of_resampled_means():

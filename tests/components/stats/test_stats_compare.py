@@ -9,8 +9,8 @@ import pytest
 from scipy import stats as sps
 from threadpoolctl import threadpool_limits
 
-from components.errors import InputError
-from components.stats import STATS_COLUMNS, adjust_pvalues, compare_variants
+from ablate.components.errors import InputError
+from ablate.components.stats import STATS_COLUMNS, adjust_pvalues, compare_variants
 
 ISSUE_COLUMNS = ("metric, variant, baseline, n_used, n_undefined, mean_variant, "
                  "mean_baseline, delta, ci_low, ci_high, ci_method, p_value, p_ttest, "

@@ -6,8 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from components.errors import InputError
-from components.stats import compare_variants, load_per_query
+from ablate.components.errors import InputError
+from ablate.components.stats import compare_variants, load_per_query
 
 
 def wide_table(n=12) -> pl.DataFrame:

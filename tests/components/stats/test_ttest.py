@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from components.stats.ttest import (effect_size_dz, paired_moments, paired_ttest,
+from ablate.components.stats.ttest import (effect_size_dz, paired_moments, paired_ttest,
                                     wilcoxon_pvalues, win_tie_loss)
 
 

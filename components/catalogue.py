@@ -1,0 +1,26 @@
+"""The one registration loader: `load()` registers every built-in component in its
+registry. It sits above every component module (it imports them; none imports it), so
+the registries below it never import what registers into them.
+
+Whatever looks components up by name (the CLI, the sweep flow, a spec being read, a test
+session, a script using ablate as a library) calls `load()` first; it is idempotent.
+Looking a name up before it raises an error that says to call it, never a silent miss.
+"""
+
+from __future__ import annotations
+
+from ablate.components import registry
+
+
+def load() -> None:
+    """Import the modules that register the built-in components (once per process)."""
+    if registry.builtins_loaded():
+        return
+    from ablate.components import chunking  # noqa: F401
+    from ablate.components.generation import extractive, llama_local, none, openai_http  # noqa: F401
+    from ablate.components.judge import backends  # noqa: F401
+    from ablate.components.metrics import builtin, consistency, judged  # noqa: F401
+    from ablate.components.retrieval import (  # noqa: F401
+        analyzer, analyzers_zh, dense_backends, fusion, rerank, stages)
+    from ablate.components.stats import correction, paired_tests  # noqa: F401
+    registry.mark_builtins_loaded()

@@ -1,0 +1,1 @@
+"""The `ablate` command line: one module per sub-command, each exposing `register(app)`."""

@@ -1,0 +1,104 @@
+"""`ablate check EXPERIMENT.yaml`: validate the experiment and its data, print the plan.
+
+Runs every check `ablate run` runs before it computes anything (the spec, the
+components every variant names, the data set, the question selection), then prints
+the plan: the variants, the unique stages per kind and how many the cache already
+holds, the questions each comparison pairs, and a time estimate from earlier runs'
+manifests. Writes nothing; exit 0, or one error line and exit 2.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ablate.components.vocab import SPLITS, TIERS
+
+
+def plan_lines(ctx, out_root: Path) -> list[str]:
+    """The plan of a run context, as the lines `ablate check` prints."""
+    from ablate.flows.plan.estimate import duration, estimate, rates, read_manifests
+    from ablate.flows.run.stages import timing_key
+
+    ds, qs = ctx.dataset, ctx.questions
+    n_ans = sum(q.answerable for q in qs)
+    n_ev = sum(bool(q.evidence) for q in qs)
+    lines = [f"data:      {ds.source}: {len(ds.documents)} documents, {len(ds.questions)} "
+             f"questions, fingerprint {ds.fingerprint}",
+             f"questions: {len(qs)} per comparison ({n_ans} answerable, {len(qs) - n_ans} "
+             f"unanswerable; retrieval metrics on the {n_ev} with evidence)",
+             "           " + " -> ".join(f"{name}: {n}" for name, n in ctx.selection)]
+    own = {}
+    for v in ctx.variants:
+        if ctx.variant_questions and not v.is_baseline:
+            tier, n = v.sample or (None, None)
+            how = f"n {n}" if n else f"tier {tier}" if tier else f"the experiment's tier {ctx.tier}"
+            own.setdefault(v.variable, (len(ctx.questions_of(v.name)), how))
+    if own:
+        lines[1] = (f"questions: {len(qs)} for the baseline (the union of every comparison's "
+                    f"questions; {n_ans} answerable)")
+        lines += [f"  {var}: {n} per comparison ({how}, nested in the baseline's)"
+                  for var, (n, how) in own.items()]
+    design = ctx.spec.design
+    if design is not None:
+        shape = " × ".join(str(len(v)) for v in design.variables.values())
+        cells = sum(v.cell is not None for v in ctx.variants)
+        lines.append(f"design:    {design.kind} {shape} ({design.fraction}) over "
+                     f"{', '.join(design.variables)}: {cells} cells, the baseline one of them")
+    lines.append(f"variants:  {len(ctx.variants)}")
+    for v in ctx.variants:
+        line = ctx.loaded.line_of(v.loc) if v.loc else None
+        lines.append(f"  {v.name}" + (f"  (line {line})" if line and not v.is_baseline else ""))
+    cached = {k for k, n in ctx.plan.nodes.items() if ctx.store.has(n.stage, k, use=False)}
+    kinds = Counter(n.stage for n in ctx.plan.nodes.values())
+    hits = Counter(ctx.plan.nodes[k].stage for k in cached)
+    lines.append(f"stages:    {len(ctx.plan.nodes)} unique, {len(cached)} cached in "
+                 f"{ctx.store.root}")
+    lines.append("  " + ", ".join(f"{stage} {n} ({hits[stage]} cached)" for stage, n in kinds.items()))
+    todo = [timing_key(n) for k, n in ctx.plan.nodes.items() if k not in cached]
+    if not todo:
+        lines.append("estimate:  nothing to compute (every stage is cached)")
+        return lines
+    est = estimate(todo, rates(read_manifests(out_root), ds.fingerprint),
+                   len(ds.documents), len(qs))
+    if est.runs == 0:
+        lines.append(f"estimate:  no earlier runs with timings in {out_root}; "
+                     f"{len(todo)} stages to compute")
+        return lines
+    source = (f"rates from {est.runs} earlier run{'s' if est.runs != 1 else ''} "
+              f"{'on this data set' if est.same_data else 'on other data'} in {out_root}")
+    text = f"estimate:  about {duration(est.seconds)} of stage compute for {est.estimated} stages"
+    if est.unknown:
+        text += (f"; {len(est.unknown)} more without a rate "
+                 f"({', '.join(sorted(set(est.unknown)))})")
+    lines.append(f"{text} ({source})")
+    return lines
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("check")
+    def check(
+        experiment: Path = typer.Argument(..., help="Experiment YAML file."),
+        out: Optional[str] = typer.Option(None, help="Output root with earlier runs (default: the spec's `out`)."),
+        tier: Optional[str] = typer.Option(None, help=" | ".join(TIERS)),
+        split: Optional[str] = typer.Option(None, help=" | ".join(SPLITS)),
+        cache_dir: Optional[str] = typer.Option(None, help="Stage result cache folder."),
+    ) -> None:
+        """Validate an experiment and its data, and print the plan (writes nothing)."""
+        from ablate.components.errors import InputError
+        from ablate.flows.run.context import RunOptions, build_context
+
+        if tier is not None and tier not in TIERS:
+            raise InputError(f"unknown tier '{tier}' ({', '.join(TIERS)})", field="--tier")
+        if split is not None and split not in SPLITS:
+            raise InputError(f"unknown split '{split}' ({', '.join(SPLITS)})", field="--split")
+        ctx = build_context(str(experiment), RunOptions(tier, split, cache_dir))
+        for notice in ctx.notices:
+            typer.echo(f"notice: {notice}")
+        typer.echo(f"OK {experiment}: experiment '{ctx.spec.name}', tier {ctx.tier}, "
+                   f"split {ctx.split}")
+        for line in plan_lines(ctx, Path(out or ctx.spec.out)):
+            typer.echo(line)

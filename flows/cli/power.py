@@ -1,0 +1,164 @@
+"""`ablate power EXPERIMENT.yaml`: how many questions each comparison needs.
+
+From a pilot sweep (`--pilot SWEEP_DIR`, else the latest finished sweep of the experiment
+under its `out` folder), per variant x key metric: the pilot's n, the sd of the paired
+differences, the observed delta, the n needed to detect `--mde` at `--power` under the
+experiment's alpha and correction (ablate.components.stats.sample_size), and what running that
+n costs in stage seconds (timings.parquet). Writes nothing; one error line and exit 2 on
+bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ablate.components.errors import InputError
+from ablate.components.vocab import BASELINE
+
+
+def find_pilot(out_root: Path, experiment: str) -> Path | None:
+    """The latest finished sweep (by its manifest's `created`) of `experiment` under
+    `out_root`; None when there is none. Folders being written (dot names) are skipped."""
+    from ablate.components.report.sweep_data import REQUIRED
+    found = []
+    for man_path in Path(out_root).glob("*/manifest.json"):
+        folder = man_path.parent
+        if folder.name.startswith(".") or not all((folder / f).is_file() for f in REQUIRED):
+            continue
+        try:
+            man = json.loads(man_path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(man, dict) and man.get("experiment") == experiment:
+            found.append((str(man.get("created") or ""), man_path.stat().st_mtime, folder))
+    return max(found)[2] if found else None
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}g}"
+
+
+def _cost(seconds: float) -> str:
+    from ablate.flows.plan.estimate import duration
+    if not math.isfinite(seconds):
+        return "-"
+    return "<1 s" if seconds < 0.5 else duration(seconds)
+
+
+def format_plan(rows, total: float, baseline_n: int, *, dataset_questions: int | None) -> list[str]:
+    """The table and notes `ablate power` prints."""
+    from ablate.flows.plan.estimate import duration
+    head = ["metric", "variant", "pilot n", "sd", "delta", "needed n", "s/question", "cost"]
+    table = [head]
+    for r in rows:
+        s = r.size
+        table.append([r.metric, r.variant, str(s.n_pilot), _fmt(s.sd), _fmt(s.delta, 4),
+                      str(s.n) if s.n else "-", _fmt(r.seconds_per_question),
+                      _cost(r.cost)])
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    if baseline_n and total > 0:
+        lines.append(f"total: about {duration(total)} of per-question stage compute to run "
+                     f"every comparison at its needed n (the baseline at {baseline_n}; a "
+                     f"stage variants share counted once)")
+    elif any(r.size.n for r in rows):
+        lines.append("total: - (the pilot has no stage timings)")
+    for r in rows:
+        if r.size.reason:
+            lines.append(f"note: {r.metric} {r.variant}: needed n undefined: {r.size.reason}")
+    rough = [r for r in rows if r.size.rough]
+    if rough:
+        from ablate.components.stats.sample_size import FEW_CHANGED
+        lines.append(f"note: {len(rough)} needed n rest on fewer than {FEW_CHANGED} pilot "
+                     f"questions whose score changed (" + ", ".join(
+                         f"{r.metric} {r.variant}: {r.size.n_changed}" for r in rough)
+                     + "): their sd is a rough guess; a larger pilot firms them up")
+    over = [r for r in rows if r.size.n and dataset_questions and r.size.n > dataset_questions]
+    if over:
+        lines.append(f"note: {len(over)} comparison(s) need more questions than the data set "
+                     f"has ({dataset_questions}): only a larger effect can be detected on it")
+    return lines
+
+
+def _metrics(requested: list[str], key: list[str], results) -> list[str]:
+    """The requested metrics (each must be in the pilot), else the experiment's key
+    metrics that the pilot has (sweep_data.present_key)."""
+    from ablate.components.report.sweep_data import present_key
+    from ablate.components.stats.pilot_plan import metric_columns
+    have = metric_columns(results.per_query)
+    if not requested:
+        return present_key(key, have)
+    for m in requested:
+        if m not in have:
+            raise InputError(f"metric '{m}' is not in the pilot (known: {', '.join(have)})",
+                             field="--metric")
+    return list(dict.fromkeys(requested))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("power")
+    def power_cmd(
+        experiment: Path = typer.Argument(..., help="Experiment YAML file."),
+        pilot: Optional[Path] = typer.Option(None, help="Pilot sweep folder (default: the latest finished sweep of this experiment under its `out`)."),
+        mde: float = typer.Option(0.05, help="Smallest effect to detect, in each metric's own units."),
+        power: float = typer.Option(0.8, help="Target power."),
+        metric: Optional[list[str]] = typer.Option(None, help="Metric to plan for (repeat or comma-separate; default: the experiment's metrics.key)."),
+        alpha: Optional[float] = typer.Option(None, help="Significance level (default: the experiment's stats.alpha)."),
+        correction: Optional[str] = typer.Option(None, help="Multiple-comparison correction (default: the experiment's stats.correction)."),
+        out: Optional[str] = typer.Option(None, help="Output root holding the sweeps (default: the spec's `out`)."),
+    ) -> None:
+        """Questions needed per comparison for a target minimum detectable effect."""
+        from ablate.components.report.sweep_data import load_sweep
+        from ablate.components.stats.correction import check_method
+        from ablate.components.stats.pilot_plan import plan, total_seconds
+        from ablate.components.stats.sample_size import check_target, planning_alpha
+        from ablate.flows.plan.spec import load_spec
+
+        spec = load_spec(experiment).spec
+        a = spec.stats.alpha if alpha is None else alpha
+        corr = check_method(spec.stats.correction if correction is None else correction)
+        check_target(mde, power, a)
+        if pilot is None:
+            root = Path(out or spec.out)
+            pilot = find_pilot(root, spec.name)
+            if pilot is None:
+                raise InputError(f"no finished sweep of experiment '{spec.name}' in {root}: "
+                                 f"run a smoke pilot first (ablate run {experiment} --tier "
+                                 f"smoke) or pass --pilot SWEEP_DIR", field="--pilot")
+        results = load_sweep(pilot)
+        pq = results.per_query
+        if "variant" not in pq.columns or "qid" not in pq.columns:
+            raise InputError("per_query.parquet has no variant/qid columns", path=str(pilot))
+        if BASELINE not in pq["variant"].to_list():
+            raise InputError(f"the pilot has no '{BASELINE}' rows", path=str(pilot))
+        chosen = _metrics([x.strip() for v in metric or [] for x in v.split(",") if x.strip()],
+                          list(spec.metrics.key), results)
+        rows = plan(pq, results.timings, baseline=BASELINE, metrics=chosen, mde=mde, alpha=a,
+                    power=power, correction=corr, family=spec.stats.family)
+        if not rows:
+            raise InputError("the pilot has no variant besides the baseline", path=str(pilot))
+        total, base_n = total_seconds(rows, results.timings, results.variants, BASELINE)
+        man = results.manifest
+        typer.echo(f"pilot: {pilot} (experiment '{man.get('experiment')}', tier "
+                   f"{man.get('tier')}, {man.get('questions', {}).get('total', '?')} questions, "
+                   f"{man.get('created', '?')})")
+        if man.get("experiment") != spec.name:
+            typer.echo(f"note: the pilot is from experiment '{man.get('experiment')}', "
+                       f"not '{spec.name}'")
+        m = rows[0].family_size
+        typer.echo(f"plan: MDE {mde:g} at power {power:g}, two-sided paired t-test at alpha "
+                   f"{planning_alpha(a, corr, m):.3g} per comparison ({corr}, alpha {a:g}, "
+                   f"{m} comparison{'s' if m != 1 else ''} per family)"
+                   + (f"; the {spec.stats.test} test is planned with the t-test's power"
+                      if spec.stats.test != "t" else ""))
+        for line in format_plan(rows, total, base_n,
+                                dataset_questions=man.get("dataset", {}).get("questions")):
+            typer.echo(line)

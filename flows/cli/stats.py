@@ -1,0 +1,147 @@
+"""`ablate stats`: paired tests of every variant against a baseline on any per-question
+table (long or wide, parquet or CSV), printed as a table and written as one row per
+variant x metric."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Optional
+
+import polars as pl
+import typer
+
+from ablate.components.errors import InputError
+from ablate.components.stats.correction import CORRECTIONS
+from ablate.components.stats.paired_tests import TESTS
+from ablate.components.vocab import CI_METHODS, FAMILIES
+
+
+_OPTION_FIELDS = {"test", "correction", "ci_method", "family", "alpha", "resamples"}
+
+
+def _fmt(x: float, digits: int = 4) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
+
+
+def format_stats(df: pl.DataFrame) -> str:
+    """A readable fixed-width text table of a compare_variants result, plus notes."""
+    from ablate.components.stats.bootstrap import FLAG_BCA_UNDEFINED
+    from ablate.components.stats.compare import (FLAG_FEW_UNTIED, FLAG_FEW_UNTIED_UNBOUNDED,
+                                          MIN_UNTIED_FOR_BOOTSTRAP)
+    head = ["metric", "variant", "n", "delta", "CI", "p", "p_adj", "sig", "d_z",
+            "W/T/L", "MDE"]
+    show_undef = df.height > 0 and bool((df["n_undefined"] + df["n_missing"]).sum() > 0)
+    if show_undef:
+        head.insert(3, "undef/miss")
+    rows = [head]
+    for r in df.iter_rows(named=True):
+        ci = f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]"
+        rows.append([r["metric"], r["variant"], str(r["n_used"]), _fmt(r["delta"]), ci,
+                     _fmt(r["p_value"], 3), _fmt(r["p_adjusted"], 3),
+                     "*" if r["significant"] else "", _fmt(r["d_z"], 3),
+                     f"{r['wins']}/{r['ties']}/{r['losses']}", _fmt(r["mde"], 3)])
+        if show_undef:
+            rows[-1].insert(3, f"{r['n_undefined']}/{r['n_missing']}")
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    if df.height:
+        r0 = df.row(0, named=True)
+        lines.append("")
+        lines.append(f"test: {r0['test']}  correction: {r0['correction']} "
+                     f"(family: {r0['family']})  alpha: {r0['alpha']}  seed: {r0['seed']}  "
+                     f"CI: {r0['bootstrap_resamples']} bootstrap resamples")
+        mc = df.filter(pl.col("resamples") > 0)
+        if mc.height:
+            lines.append(f"Monte-Carlo sign flips: {mc['resamples'][0]} resamples "
+                         f"({mc.height} comparisons; the others are exact)")
+    for r in df.filter(pl.col("missingness_flag")).iter_rows(named=True):
+        lines.append(f"warning: {r['metric']}/{r['variant']}: unequal missingness vs "
+                     f"baseline (undefined {r['n_undefined_variant']} vs "
+                     f"{r['n_undefined_baseline']}, missing rows {r['n_missing']})")
+    flags = df["ci_flag"].to_list() if df.height else []
+    n_fb = flags.count(FLAG_BCA_UNDEFINED)
+    if n_fb:
+        lines.append(f"note: BCa undefined for {n_fb} comparison(s); percentile CI used")
+    n_few = flags.count(FLAG_FEW_UNTIED) + flags.count(FLAG_FEW_UNTIED_UNBOUNDED)
+    if n_few:
+        lines.append(f"note: fewer than {MIN_UNTIED_FOR_BOOTSTRAP} pairs differ in {n_few} "
+                     f"comparison(s): exact sign-flip interval instead of the bootstrap "
+                     f"({flags.count(FLAG_FEW_UNTIED_UNBOUNDED)} unbounded, shown as nan)")
+    return "\n".join(lines)
+
+
+def _split(values: Optional[list[str]]) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out += [x.strip() for x in v.split(",") if x.strip()]
+    return out
+
+
+def run_stats(path: Path, *, baseline: str, metrics: list[str] | None = None,
+              out: Path | None = None, variant_column: str | None = None,
+              qid_column: str | None = None, cluster_column: str | None = None,
+              **options) -> pl.DataFrame:
+    """Load, compare, optionally write; InputErrors name the file."""
+    from ablate.components.stats import compare_variants, load_per_query  # scipy.stats: only here
+    pq = load_per_query(path, variant_col=variant_column, qid_col=qid_column,
+                        cluster_col=cluster_column)
+    chosen = metrics or pq.metrics
+    if not chosen:
+        raise InputError("no numeric metric columns found", path=str(path), field="metrics")
+    try:
+        result = compare_variants(pq.table, baseline=baseline, metrics=chosen,
+                                  variant_col=pq.variant_col, qid_col=pq.qid_col,
+                                  cluster_col=cluster_column, **options)
+    except InputError as exc:
+        if exc.field in _OPTION_FIELDS or exc.path:
+            raise
+        raise InputError(exc.message, path=str(path), line=exc.line,
+                         field=exc.field) from None
+    if out is not None:
+        suffix = out.suffix.lower()
+        if suffix not in (".parquet", ".csv"):
+            raise InputError("output must end in .parquet or .csv", path=str(out),
+                             field="out")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        if suffix == ".parquet":
+            result.write_parquet(tmp)
+        else:
+            result.write_csv(tmp)
+        tmp.replace(out)
+    return result
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("stats")
+    def stats(
+        per_query_file: Path = typer.Argument(..., help="Per-question table (.parquet/.csv), long or wide."),
+        baseline: str = typer.Option(..., help="Name of the baseline variant."),
+        metrics: Optional[list[str]] = typer.Option(None, help="Metrics to test (repeat or comma-separate); default: all numeric columns."),
+        test: str = typer.Option("permutation", help=f"{' | '.join(TESTS)}"),
+        correction: str = typer.Option("holm", help=f"{' | '.join(CORRECTIONS)}"),
+        alpha: float = typer.Option(0.05, help="Significance level (and CI level 1-alpha)."),
+        resamples: int = typer.Option(10_000, help="Monte-Carlo sign flips (raised if too few for the correction)."),
+        bootstrap_resamples: int = typer.Option(10_000, help="Bootstrap resamples for the CI."),
+        ci_method: str = typer.Option("bca", help=f"{' | '.join(CI_METHODS)}"),
+        seed: int = typer.Option(0, help="The one seed for every resample."),
+        cluster_column: Optional[str] = typer.Option(None, help="Resample clusters of questions (e.g. document id)."),
+        family: str = typer.Option("per_metric", help=f"{' | '.join(FAMILIES)}"),
+        variant_column: Optional[str] = typer.Option(None, help="Variant column (default: detected)."),
+        qid_column: Optional[str] = typer.Option(None, help="Question id column (default: detected)."),
+        out: Optional[Path] = typer.Option(None, help="Write the result (.parquet or .csv)."),
+    ) -> None:
+        """Test every variant against the baseline, per metric, paired on question id."""
+        result = run_stats(per_query_file, baseline=baseline, metrics=_split(metrics),
+                           out=out, variant_column=variant_column, qid_column=qid_column,
+                           cluster_column=cluster_column, test=test, correction=correction,
+                           alpha=alpha, resamples=resamples,
+                           bootstrap_resamples=bootstrap_resamples, ci_method=ci_method,
+                           seed=seed, family=family)
+        typer.echo(format_stats(result))
+        if out is not None:
+            typer.echo(f"wrote {result.height} rows to {out}")

@@ -1,0 +1,1 @@
+"""A finished sweep's output folder: per-query table, statistics, manifest, report."""

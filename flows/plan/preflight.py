@@ -1,0 +1,62 @@
+"""Checks run before any compute: every component every variant names is registered.
+
+Pydantic validates types and ranges when the spec loads; this resolves each variant's
+stages through the registries (chunkers, paths, analyzers, fusers, rerankers and their
+signals, generators, and whatever plugins add), so a typo in a sweep value fails in a
+second with the YAML line, not an hour into the sweep. A component whose declaration
+`requires` a module that is not installed (the local GGUF generators' `llama_cpp` backend
+needs the extra `ablate[local-llm]`) fails here too, naming the extra.
+"""
+
+from __future__ import annotations
+
+from ablate.components.config import PipelineConfig, get_dotted
+from ablate.components.errors import InputError
+from ablate.components.pipeline import STAGES, field_names, resolve
+from ablate.components.registry import CATALOGUE
+from ablate.flows.plan.spec import LoadedSpec
+from ablate.flows.plan.variant import Variant
+
+
+def _check_installed(decl, config: dict) -> None:  # type: ignore[no-untyped-def]
+    missing = decl.missing_requirement(config)
+    if missing is not None:
+        module, extra = missing
+        raise InputError(f"{decl.kind} '{decl.name}' needs the Python module '{module}', which "
+                         f"is not installed; install the extra: pip install 'ablate[{extra}]'",
+                         field=registry_field(decl.kind))
+
+
+def registry_field(kind: str) -> str | None:
+    from ablate.components.registry import registry
+    return registry(kind).config_field
+
+
+def _names_registered(cfg: PipelineConfig) -> None:
+    """Every config field that names components (a registry's `config_field`) names
+    registered ones, used by this variant or not (`fusion.method` with a single path)."""
+    data = cfg.model_dump(mode="json")
+    for reg in CATALOGUE.values():
+        if reg.config_field and reg.config_field.split(".")[0] in data:
+            for name in field_names(get_dotted(data, reg.config_field)):
+                reg.declaration(name)
+
+
+def check_variants(loaded: LoadedSpec, variants: list[Variant]) -> None:
+    for v in variants:
+        cfg = v.config
+        try:
+            for sd in STAGES:
+                parts = get_dotted(cfg.model_dump(mode="json"), sd.per) if sd.per else [None]
+                for part in parts:
+                    for decl in resolve(cfg, sd.select(cfg, part)).components:
+                        _check_installed(decl, cfg.model_dump(mode="json"))
+            _names_registered(cfg)
+            unknown = sorted(set(cfg.fusion.weights or {}) - set(cfg.retrieval.paths))
+            if unknown and len(cfg.retrieval.paths) > 1:
+                raise InputError(f"retrieval path '{unknown[0]}' is not among "
+                                 f"{', '.join(cfg.retrieval.paths)}", field="fusion.weights")
+        except InputError as exc:
+            field = exc.field or ""
+            loc = ("baseline", *field.split(".")) if v.is_baseline and field else v.loc
+            raise loaded.error(f"{exc.message} (variant {v.name})", loc) from None

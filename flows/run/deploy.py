@@ -1,0 +1,95 @@
+"""Deployment definitions of the sweep flow, read from the project's prefect.yaml.
+
+prefect.yaml is the one place the scheduled deployments are written down (a nightly
+smoke tier and a weekly full tier on a process work pool, for `prefect deploy`); this
+module turns the same entries into runner deployments for `flow.serve`, so `ablate serve`
+runs exactly what a worker would, on one machine and without a work pool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ablate.components.errors import InputError
+
+PREFECT_YAML = "prefect.yaml"
+
+
+@dataclass(frozen=True)
+class DeploymentDef:
+    """One deployment entry: name, crons, flow parameters, tags."""
+
+    name: str
+    crons: tuple[str, ...]
+    timezone: str | None
+    parameters: dict[str, Any] = field(hash=False)
+    tags: tuple[str, ...] = ()
+    description: str | None = None
+    entrypoint: str = "flows/run/sweep.py:sweep_flow"
+    concurrency_limit: int | None = None
+
+
+def load_definitions(path: str | Path = PREFECT_YAML) -> list[DeploymentDef]:
+    """The deployments in prefect.yaml (schedules given as cron only)."""
+    path = Path(path)
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise InputError("not found (run from the project root)", path=str(path)) from None
+    out = []
+    for i, dep in enumerate((doc or {}).get("deployments") or []):
+        where = f"deployments[{i}]"
+        if not isinstance(dep, dict) or not dep.get("name"):
+            raise InputError("a deployment needs a name", path=str(path), field=where)
+        crons = [s["cron"] for s in dep.get("schedules") or [] if s.get("active", True)]
+        zones = {s.get("timezone") for s in dep.get("schedules") or []} - {None}
+        if len(zones) > 1:
+            raise InputError("one timezone per deployment", path=str(path), field=where)
+        out.append(DeploymentDef(
+            name=dep["name"], crons=tuple(crons), timezone=next(iter(zones), None),
+            parameters=dict(dep.get("parameters") or {}), tags=tuple(dep.get("tags") or ()),
+            description=dep.get("description"),
+            entrypoint=dep.get("entrypoint", "flows/run/sweep.py:sweep_flow"),
+            concurrency_limit=dep.get("concurrency_limit")))
+    return out
+
+
+def runner_deployments(defs: list[DeploymentDef], overrides: dict[str, Any] | None = None,
+                       paused: bool = False) -> list[Any]:
+    """`sweep_flow.to_deployment(...)` for each definition; `overrides` replace parameters
+    (e.g. another experiment file) in every one of them."""
+    from prefect.client.schemas.schedules import construct_schedule
+    from prefect.deployments.runner import DeploymentScheduleCreate
+
+    from ablate.flows.run.sweep import sweep_flow
+    deps = []
+    for d in defs:
+        if d.entrypoint.rsplit(":", 1)[-1] != "sweep_flow":
+            raise InputError(f"ablate serve runs sweep_flow, not {d.entrypoint}",
+                             path=PREFECT_YAML, field=f"{d.name}.entrypoint")
+        schedules = [DeploymentScheduleCreate(schedule=construct_schedule(cron=c, timezone=d.timezone),
+                                              active=not paused) for c in d.crons]
+        deps.append(sweep_flow.to_deployment(
+            name=d.name, schedules=schedules or None, tags=list(d.tags),
+            description=d.description, concurrency_limit=d.concurrency_limit,
+            parameters={**d.parameters, **(overrides or {})}))
+    return deps
+
+
+def serve(names: list[str] | None = None, overrides: dict[str, Any] | None = None,
+          limit: int | None = None, path: str | Path = PREFECT_YAML) -> None:
+    """Serve the selected deployments (all by default) until interrupted."""
+    from prefect import serve as prefect_serve
+    defs = load_definitions(path)
+    if names:
+        unknown = sorted(set(names) - {d.name for d in defs})
+        if unknown:
+            raise InputError(f"no deployment {', '.join(unknown)} (there are: "
+                             f"{', '.join(d.name for d in defs)})", path=str(path),
+                             field="--deployment")
+        defs = [d for d in defs if d.name in names]
+    prefect_serve(*runner_deployments(defs, overrides), limit=limit)

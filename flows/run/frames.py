@@ -1,0 +1,88 @@
+"""Stage outputs as polars frames and back: rankings, packed contexts and answers (what
+the store holds for the retrieve/fuse/rerank, assemble and generate stages)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ablate.components.records import Answer, PackedContext, Passage, Ranking
+
+if TYPE_CHECKING:
+    from ablate.flows.run.context import RunContext
+
+Rankings = dict[str, Ranking]  # qid -> ranking
+
+
+def rankings_frame(rankings: Rankings, latency: dict[str, float]) -> pl.DataFrame:
+    qids = sorted(rankings)
+    return pl.DataFrame({
+        "qid": qids,
+        "chunk_ids": [[c for c, _ in rankings[q]] for q in qids],
+        "scores": [[float(s) for _, s in rankings[q]] for q in qids],
+        "latency_s": [float(latency.get(q, math.nan)) for q in qids],
+    }, schema={"qid": pl.Utf8, "chunk_ids": pl.List(pl.Utf8), "scores": pl.List(pl.Float64),
+               "latency_s": pl.Float64})
+
+
+def frame_rankings(frame: pl.DataFrame) -> Rankings:
+    return {q: list(zip(ids, scores)) for q, ids, scores in
+            zip(frame["qid"], frame["chunk_ids"], frame["scores"])}
+
+
+def contexts_frame(contexts: dict[str, PackedContext], latency: dict[str, float]) -> pl.DataFrame:
+    qids = sorted(contexts)
+    return pl.DataFrame({
+        "qid": qids,
+        "chunk_ids": [list(contexts[q].chunk_ids) for q in qids],
+        "cut_chunk_ids": [list(contexts[q].cut_chunk_ids) for q in qids],
+        "passages": [json.dumps([[p.doc_id, p.start, p.end] for p in contexts[q].passages])
+                     for q in qids],
+        "n_tokens": [contexts[q].n_tokens for q in qids],
+        "budget": [contexts[q].budget for q in qids],
+        "latency_s": [float(latency.get(q, math.nan)) for q in qids],
+    }, schema={"qid": pl.Utf8, "chunk_ids": pl.List(pl.Utf8), "cut_chunk_ids": pl.List(pl.Utf8),
+               "passages": pl.Utf8, "n_tokens": pl.Int64, "budget": pl.Int64,
+               "latency_s": pl.Float64})
+
+
+def frame_contexts(ctx: RunContext, frame: pl.DataFrame) -> dict[str, PackedContext]:
+    """Contexts of an assemble frame, with passage texts sliced from the documents."""
+    docs = ctx.dataset.doc_by_id()
+    out = {}
+    for row in frame.iter_rows(named=True):
+        passages = tuple(Passage(d, s, e, docs[d].text[s:e]) for d, s, e in json.loads(row["passages"]))
+        out[row["qid"]] = PackedContext(tuple(row["chunk_ids"]), passages, row["n_tokens"],
+                                        row["budget"], tuple(row["cut_chunk_ids"]))
+    return out
+
+
+def answers_frame(answers: dict[str, Answer]) -> pl.DataFrame:
+    qids = sorted(answers)
+    return pl.DataFrame({
+        "qid": qids,
+        "text": [answers[q].text for q in qids],
+        "refused": [answers[q].refused for q in qids],
+        "tokens_in": [answers[q].tokens_in for q in qids],
+        "tokens_out": [answers[q].tokens_out for q in qids],
+        "latency_s": [float(answers[q].latency_s) for q in qids],
+        "error": [answers[q].error for q in qids],
+    }, schema={"qid": pl.Utf8, "text": pl.Utf8, "refused": pl.Boolean, "tokens_in": pl.Int64,
+               "tokens_out": pl.Int64, "latency_s": pl.Float64, "error": pl.Utf8})
+
+
+def frame_answer_repeats(frame: pl.DataFrame) -> dict[str, list[Answer]]:
+    """qid -> the answers of every repeat, in repeat order."""
+    out: dict[str, list[Answer]] = {}
+    for r in frame.sort("repeat", maintain_order=True).iter_rows(named=True):
+        out.setdefault(r["qid"], []).append(Answer(r["text"], r["refused"], r["tokens_in"],
+                                                   r["tokens_out"], r["latency_s"], False, r["error"]))
+    return out
+
+
+def frame_answers(frame: pl.DataFrame) -> dict[str, Answer]:
+    """qid -> the answer of the first repeat (the only one unless generator.repeats > 1)."""
+    return {q: answers[0] for q, answers in frame_answer_repeats(frame).items()}

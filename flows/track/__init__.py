@@ -1,0 +1,1 @@
+"""Tracking: MLflow runs of a finished sweep, and its Prefect artifacts."""

@@ -1,0 +1,113 @@
+"""What the MLflow runs of a sweep carry, computed from the sweep folder's tables (no MLflow).
+
+Compare-first: a child run carries what a person compares across runs (the means of the
+final-stage retrieval, answer, refusal, token, cost and latency metrics, named as
+`final/ndcg_at_10`, `answer/f1`, plus `delta/`, `ci_low/`, `ci_high/`, `p_adj/` and `n/` of
+the key metrics only, and `questions`, how many it ran on), so MLflow's chart view builds dozens of panels, not hundreds. Everything
+else (candidates/reranked means, the comparison of every metric) is on the parent: the
+full comparison table as an MLflow table (`comparison.json`, `mlflow.log_table` format)
+and as `comparison.parquet`.
+"""
+
+from __future__ import annotations
+
+import calendar
+import time
+from typing import Any, Sequence
+
+import polars as pl
+
+from ablate.components.report.markdown import E2E, with_end_to_end
+from ablate.components.report.sweep_data import SweepResults
+
+COMPARISONS = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_adjusted": "p_adj",
+               "n_used": "n"}  # n: the questions the comparison used (a sweep may set its own)
+CHILD_STAGES_OMITTED = ("candidates", "reranked")  # their means go to the parent's table
+
+
+def created_ms(manifest: dict[str, Any]) -> int:
+    """The sweep's creation time (manifest `created`, UTC) in ms since the epoch; 0 if absent."""
+    try:
+        return calendar.timegm(time.strptime(manifest["created"], "%Y-%m-%dT%H:%M:%SZ")) * 1000
+    except (KeyError, ValueError):
+        return 0
+
+
+def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.DataFrame | None,
+                    name: str, key_metrics: Sequence[str] | None = None) -> dict[str, float]:
+    """What a child run carries: the mean of each metric a person compares (defined values
+    only; not the candidates/reranked stages), mean latency per stage and end to end, and
+    the comparison with the baseline for the key metrics (all metrics when None)."""
+    rows = per_query.filter(pl.col("variant") == name)
+    out: dict[str, float] = {"questions": float(rows.height)}
+    for col in rows.columns:
+        if ("/" in col and rows[col].dtype.is_numeric()
+                and col.split("/", 1)[0] not in CHILD_STAGES_OMITTED):
+            m = rows[col].cast(pl.Float64).fill_nan(None).mean()
+            if m is not None:
+                out[col] = float(m)
+    if timings is not None:
+        t = timings.filter(pl.col("variant") == name)
+        lat = [c for c in t.columns if c.startswith("latency/")]
+        for col in lat:
+            if t.height:
+                m = t[col].cast(pl.Float64).fill_nan(None).mean()
+                if m is not None:
+                    out[col] = float(m)
+        if lat and t.height:
+            total = with_end_to_end(t.with_columns(pl.col(lat).cast(pl.Float64)))[f"latency/{E2E}"]
+            if total.drop_nulls().len():
+                out["latency/total"] = float(total.mean())
+    key = None if key_metrics is None else set(key_metrics)
+    for r in stats.filter(pl.col("variant") == name).iter_rows(named=True):
+        if key is not None and r["metric"] not in key:
+            continue
+        for field, prefix in COMPARISONS.items():
+            if r.get(field) is not None:
+                out[f"{prefix}/{r['metric']}"] = float(r[field])
+    return out
+
+
+def comparison_table(res: SweepResults) -> pl.DataFrame:
+    """Every variant x metric comparison with its swept variable and value: the parent's
+    table (what the children no longer carry one metric at a time)."""
+    meta = pl.DataFrame({"variant": [v["name"] for v in res.variants],
+                         "variable": [v["variable"] or "" for v in res.variants],
+                         "value": [v["value_label"] or "" for v in res.variants]})
+    return meta.join(res.stats, on="variant", how="inner")
+
+
+def _seconds_to_ms(t: float | None) -> int | None:
+    return None if t is None else int(round(t * 1000))
+
+
+def run_times(res: SweepResults) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
+    """(parent start, end) in ms and per variant (start, end) from the stages computed for
+    it; a variant with none computed gets (sweep start, sweep start)."""
+    man = res.manifest
+    end = created_ms(man)
+    start = end - int(round(float(man.get("wall_seconds") or 0) * 1000))
+    times = (man.get("stages") or {}).get("times") or {}
+    out: dict[str, tuple[int, int]] = {}
+    for v in res.variants:
+        spans = [times[k] for k in (v.get("stage_keys") or {}).values() if k in times]
+        if spans:
+            out[v["name"]] = (_seconds_to_ms(min(s for s, _ in spans)),
+                              _seconds_to_ms(max(e for _, e in spans)))
+        else:
+            out[v["name"]] = (start, start)
+    return (start, end), out
+
+
+def judge_run_data(man: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+    """The parent run's judge params (its config, prompt version) and calibration metrics."""
+    judge = man.get("judge")
+    if not judge:
+        return {}, {}
+    params = {f"judge.{k}": v for k, v in judge.get("config", {}).items()}
+    params["judge.prompts"] = judge["prompts"]["version"]
+    cal = judge.get("calibration") or {}
+    metrics = {f"judge/calibration_{k}": cal[k] for k in ("agreement", "kappa") if k in cal}
+    for kind, s in (cal.get("by_kind") or {}).items():
+        metrics[f"judge/calibration_{kind}_agreement"] = s["agreement"]
+    return params, metrics
