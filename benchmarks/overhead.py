@@ -5,7 +5,7 @@ Spec: experiments/demo.yaml without its generator sweep (extractive generator on
 the run stays short; the demo's other variables are swept). Both sides start from a cold,
 separate cache, each in a fresh Python process:
 
-  (flow)   ablate.flows.run.sweep.run_sweep: Prefect flow, one task per unique stage key, analysis,
+  (flow)   ablate.flows.sweep.run_sweep: Prefect flow, one task per unique stage key, analysis,
            outputs, MLflow logging to SQLite + local artifacts (all in a temp folder);
   (direct) ablate.flows.run.context.build_context, ablate.flows.run.stages.run_stage for every stage in plan
            order, ablate.flows.outputs.write.write_outputs; no Prefect, no MLflow.
@@ -66,7 +66,7 @@ def inner(mode: str, spec: str, tier: str, tmp: str, workers: int) -> dict:
                 "stages": len(ctx.plan.nodes), "variants": len(ctx.variants),
                 "questions": len(ctx.questions)}
     from prefect.testing.utilities import prefect_test_harness
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     t0 = time.perf_counter()
     with prefect_test_harness(server_startup_timeout=180):
         t1 = time.perf_counter()

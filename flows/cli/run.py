@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
                    "`ablate server stop` stops it)" if prefect_server.started else "reused")
             typer.echo(f"Prefect server {info.api_url}: {how}")
         with console.quiet(not verbose):
-            from ablate.flows.run.sweep import run_sweep
+            from ablate.flows.sweep import run_sweep
             result = run_sweep(str(experiment), workers=workers, out=out, tier=tier, split=split,
                                cache_dir=cache_dir, tracking_uri=None if no_mlflow else uri,
                                artifact_root=env.default_artifact_root(root), mlflow=not no_mlflow)

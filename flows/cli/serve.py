@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         limit: Optional[int] = typer.Option(None, min=1, help="Sweeps running at once."),
     ) -> None:
         """Serve the nightly/weekly sweep deployments until interrupted (Ctrl-C)."""
-        from ablate.flows.run.deploy import serve as serve_deployments
+        from ablate.flows.deploy import serve as serve_deployments
         root = env.prepare()
         from prefect.settings import PREFECT_API_URL
         if not PREFECT_API_URL.value():

@@ -160,9 +160,24 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
     if spec.stats.sequential and spec.design is not None:
         raise loaded.error("stats.sequential cannot be combined with a factorial design "
                            "(every cell must run on the same questions)", ("stats", "sequential"))
-    variants = expand(loaded, notices)
+    folder = loaded.path.parent.resolve()
+    data: list[Dataset] = []
+    analyzer_choice: dict[str, str] | None = None
+
+    def adjust(cfg: PipelineConfig) -> PipelineConfig:
+        """Paths relative to the experiment file, and analyzer `auto` resolved for this
+        corpus (which loads the data set the first time a config needs it)."""
+        nonlocal analyzer_choice
+        if cfg.retrieval.analyzer == AUTO and analyzer_choice is None:
+            data.append(data[0] if data else load_data(loaded))
+            name, reason = choose_analyzer([d.text for d in data[0].documents])
+            analyzer_choice = {"analyzer": name, "reason": reason}
+        chosen_name = analyzer_choice["analyzer"] if analyzer_choice else AUTO
+        return with_files_from(resolve_auto_analyzer(cfg, chosen_name), folder)
+
+    variants = expand(loaded, notices, adjust)  # once: every check runs on the final configs
     check_variants(loaded, variants)
-    dataset = load_data(loaded)
+    dataset = data[0] if data else load_data(loaded)
     tier = options.tier or spec.tier
     split = options.split or spec.split
     ids = None
@@ -182,14 +197,6 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
         steps = ", ".join(f"{name}: {n}" for name, n in chosen.steps)
         where = ("questions",) if "questions" in spec.model_fields_set else ("dataset", "path")
         raise loaded.error(f"no questions to run ({steps})", where)
-    analyzer_choice, name = None, AUTO
-    if any(v.config.retrieval.analyzer == AUTO for v in variants):
-        name, reason = choose_analyzer([d.text for d in dataset.documents])
-        analyzer_choice = {"analyzer": name, "reason": reason}
-    folder = loaded.path.parent.resolve()
-    variants = expand(loaded, notices=None,
-                      adjust=lambda cfg: with_files_from(resolve_auto_analyzer(cfg, name), folder))
-    check_variants(loaded, variants)
     qfp = questions_fingerprint(questions)
     question_sets = {qfp: questions}
     variant_questions: dict[str, str] = {}

@@ -30,7 +30,7 @@ baseline:
 @pytest.fixture(scope="module")
 def sweeps(prefect_server, tmp_path_factory, shared_cache):
     from ablate.flows.run.context import forget_contexts
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     tmp = tmp_path_factory.mktemp("gate")
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
     out = {}
@@ -49,7 +49,7 @@ def test_worse_pipeline_fails_its_flow_run_with_an_artifact(sweeps):
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     from ablate.flows.run.context import forget_contexts
-    from ablate.flows.run.sweep import GateFailed, sweep_flow
+    from ablate.flows.sweep import GateFailed, sweep_flow
     specs, good, tmp, _ = sweeps
     forget_contexts()
     state = sweep_flow(experiment=str(specs["worse"]), out=str(tmp / "runs-worse"),

@@ -23,7 +23,7 @@ def _restore():
 @pytest.fixture(scope="module")
 def sweep(prefect_server, tmp_path_factory, shared_cache):
     from ablate.flows.run.context import forget_contexts
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     tmp = tmp_path_factory.mktemp("plugins")
     forget_contexts()
     uri = f"sqlite:///{tmp / 'mlflow.db'}"

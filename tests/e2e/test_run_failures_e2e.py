@@ -37,7 +37,7 @@ def test_failed_report_fails_the_flow_run_and_a_rerun_analyses_again(prefect_ser
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
     from ablate.flows.run.context import forget_contexts
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     spec_file = write_spec(tmp_path, SPEC)
     run = dict(out=str(tmp_path / "runs"), cache_dir=str(shared_cache), mlflow=False)
     forget_contexts()

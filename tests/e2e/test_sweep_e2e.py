@@ -37,7 +37,7 @@ sweeps:
 
 @pytest.fixture(scope="module")
 def sweep(prefect_server, tmp_path_factory, shared_cache):
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     tmp = tmp_path_factory.mktemp("e2e")
     spec = tmp / "exp.yaml"
     spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
@@ -116,7 +116,7 @@ def test_rerun_reuses_every_stage_and_mlflow_runs(sweep, shared_cache):
     analyses again and writes the same numbers, logging to the same MLflow runs."""
     from mlflow.tracking import MlflowClient
     from ablate.flows.run.context import forget_contexts
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     result, uri = sweep
     out = Path(result["sweep_dir"])
     first = (out / "per_query.parquet").read_bytes()

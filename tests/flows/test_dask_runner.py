@@ -41,7 +41,7 @@ def _spec(folder: Path, kind: str) -> Path:
 @pytest.mark.slow
 def test_dask_local_cluster_matches_threads(prefect_server, tmp_path, shared_cache):
     from ablate.flows.run.context import RunOptions, forget_contexts, get_context
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     forget_contexts()
     threads = run_sweep(str(_spec(tmp_path / "t", "threads")), out=str(tmp_path / "runs-t"),
                         cache_dir=str(shared_cache), mlflow=False)

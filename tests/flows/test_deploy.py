@@ -1,5 +1,5 @@
 """Deployments: prefect.yaml is valid for `prefect deploy`, and a deployment built by
-flows/run/deploy.py runs the sweep once through a real Prefect API (the test harness)."""
+flows/deploy.py runs the sweep once through a real Prefect API (the test harness)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ sweeps:
 
 def test_definitions_read_from_prefect_yaml():
     from prefect.client.schemas.schedules import construct_schedule
-    from ablate.flows.run.deploy import load_definitions
+    from ablate.flows.deploy import load_definitions
     defs = {d.name: d for d in load_definitions(ROOT / "prefect.yaml")}
     assert set(defs) == {"nightly-smoke", "weekly-full"}
     assert defs["nightly-smoke"].parameters["tier"] == "smoke"
@@ -43,7 +43,7 @@ def test_definitions_read_from_prefect_yaml():
     assert (ROOT / defs["nightly-smoke"].parameters["gate_reference"] / "per_query.parquet").is_file()
     assert defs["weekly-full"].parameters["tier"] == "full"
     for d in defs.values():
-        assert d.entrypoint == "flows/run/sweep.py:sweep_flow"
+        assert d.entrypoint == "flows/sweep.py:sweep_flow"
         assert (ROOT / d.parameters["experiment"]).is_file()
         assert len(d.crons) == 1
         construct_schedule(cron=d.crons[0], timezone=d.timezone)  # a valid cron
@@ -52,7 +52,7 @@ def test_definitions_read_from_prefect_yaml():
 
 def test_unknown_deployment_is_input_error():
     from ablate.components.errors import InputError
-    from ablate.flows.run.deploy import serve
+    from ablate.flows.deploy import serve
     with pytest.raises(InputError, match="no deployment nope"):
         serve(names=["nope"], path=ROOT / "prefect.yaml")
 
@@ -90,7 +90,7 @@ def test_prefect_deploy_registers_both_deployments(prefect_server):
     for name, tier in (("nightly-smoke", "smoke"), ("weekly-full", "full")):
         dep = deps[name]
         assert dep.work_pool_name == "ablate-pool"
-        assert dep.entrypoint == "flows/run/sweep.py:sweep_flow"
+        assert dep.entrypoint == "flows/sweep.py:sweep_flow"
         assert dep.parameters["tier"] == tier
         assert [s.schedule.cron for s in dep.schedules] and all(s.active for s in dep.schedules)
         step = dep.pull_steps[0]["prefect.deployments.steps.set_working_directory"]
@@ -103,7 +103,7 @@ def test_served_deployment_runs_the_sweep_once(prefect_server, tmp_path, shared_
     from prefect.client.orchestration import get_client
     from prefect.deployments import run_deployment
     from prefect.runner import Runner
-    from ablate.flows.run.deploy import load_definitions, runner_deployments
+    from ablate.flows.deploy import load_definitions, runner_deployments
     monkeypatch.chdir(ROOT)  # the flow run starts where a user would serve from
     spec = tmp_path / "exp.yaml"
     spec.write_text(textwrap.dedent(TINY.format(data=FIXTURES / "squad_tiny.json")))

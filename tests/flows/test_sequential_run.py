@@ -95,7 +95,7 @@ def test_outputs_decide_by_the_looks(sweep):
 def test_the_prefect_flow_runs_the_looks(prefect_server, tmp_path, shared_cache):
     """The same sweep through the real flow: each look's sizes reach the stage tasks."""
     from ablate.flows.run.context import forget_contexts
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     spec = write_spec(tmp_path, SPEC)
     forget_contexts()
     result = run_sweep(str(spec), out=str(tmp_path / "runs"), cache_dir=str(shared_cache),

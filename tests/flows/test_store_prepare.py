@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ablate.flows.track import mlflow_store
-from ablate.flows.run import sweep
+from ablate.flows import sweep
 from tests.fresh import imported_after
 
 
@@ -92,7 +92,7 @@ def test_store_opened_on_the_side_thread(tmp_path, monkeypatch):
 
 
 def test_cli_start_imports_no_heavy_libraries():
-    code = ("from ablate.flows.cli.main import build_app; import ablate.flows.run.sweep, ablate.flows.track.mlflow_links; "
+    code = ("from ablate.flows.cli.main import build_app; import ablate.flows.sweep, ablate.flows.track.mlflow_links; "
             "build_app()")
     assert imported_after(code, ("mlflow", "matplotlib", "scipy.stats", "torch",
                                  "sentence_transformers")) == []

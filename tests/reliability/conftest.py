@@ -47,7 +47,7 @@ class Run:
 def sweep(spec: Path, cache: Path, out_root: Path) -> Run:
     """run_sweep in this process (Prefect test server, no MLflow), from a fresh context."""
     from ablate.flows.run.context import forget_contexts
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     forget_contexts()
     result = run_sweep(str(spec), out=str(out_root), cache_dir=str(cache), mlflow=False)
     forget_contexts()

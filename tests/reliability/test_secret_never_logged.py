@@ -52,7 +52,7 @@ def test_api_key_never_logged(prefect_server, keyed_server, tmp_path, monkeypatc
     from mlflow.tracking import MlflowClient
     from prefect.client.orchestration import get_client
     from ablate.flows.run.context import forget_contexts
-    from ablate.flows.run.sweep import run_sweep
+    from ablate.flows.sweep import run_sweep
     monkeypatch.setenv(ENV, SECRET)
     caplog.set_level(logging.DEBUG)
     spec = tmp_path / "exp.yaml"

@@ -29,7 +29,7 @@ class DeploymentDef:
     parameters: dict[str, Any] = field(hash=False)
     tags: tuple[str, ...] = ()
     description: str | None = None
-    entrypoint: str = "flows/run/sweep.py:sweep_flow"
+    entrypoint: str = "flows/sweep.py:sweep_flow"
     concurrency_limit: int | None = None
 
 
@@ -53,7 +53,7 @@ def load_definitions(path: str | Path = PREFECT_YAML) -> list[DeploymentDef]:
             name=dep["name"], crons=tuple(crons), timezone=next(iter(zones), None),
             parameters=dict(dep.get("parameters") or {}), tags=tuple(dep.get("tags") or ()),
             description=dep.get("description"),
-            entrypoint=dep.get("entrypoint", "flows/run/sweep.py:sweep_flow"),
+            entrypoint=dep.get("entrypoint", "flows/sweep.py:sweep_flow"),
             concurrency_limit=dep.get("concurrency_limit")))
     return out
 
@@ -65,7 +65,7 @@ def runner_deployments(defs: list[DeploymentDef], overrides: dict[str, Any] | No
     from prefect.client.schemas.schedules import construct_schedule
     from prefect.deployments.runner import DeploymentScheduleCreate
 
-    from ablate.flows.run.sweep import sweep_flow
+    from ablate.flows.sweep import sweep_flow
     deps = []
     for d in defs:
         if d.entrypoint.rsplit(":", 1)[-1] != "sweep_flow":

@@ -1,0 +1,73 @@
+"""The import graph of ablate.components and ablate.flows has no circle, and keeps the
+layers and rules of pyproject.toml's [tool.importlinter] contracts (`lint-imports`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def circles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(imports):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(imports[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            for t in targets:
+                if t not in index:
+                    index[t] = low[t] = len(index)
+                    stack.append(t)
+                    on_stack.add(t)
+                    work.append((t, iter(sorted(imports.get(t, ())))))
+                    break
+                if t in on_stack:
+                    low[node] = min(low[node], index[t])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        m = stack.pop()
+                        on_stack.discard(m)
+                        group.append(m)
+                        if m == node:
+                            break
+                    if len(group) > 1:
+                        found.append(sorted(group))
+    return found
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle():
+    graph = grimp.build_graph("ablate.components", "ablate.flows", cache_dir=None)
+    imports = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert len(imports) > 100  # the graph holds the packages
+    assert circles(imports) == []
+
+
+def test_import_contracts_kept():
+    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports())"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "0 broken" in done.stdout
