@@ -85,6 +85,12 @@ def field_names(value: Any) -> list[str]:
     return sorted(str(v) for v in value)
 
 
+def own_reads(decl: Declaration) -> tuple[str, ...]:
+    """The fields one component's own declaration adds to the reads of every stage that
+    runs it: its `reads` and its `uses` fields (which name the components it uses)."""
+    return tuple(decl.reads) + tuple(fld for fld, _ in decl.uses)
+
+
 def resolve(cfg: PipelineConfig, choices: Sequence[Choice]) -> Resolved:
     """Fold the declarations of the chosen components and of every component they use."""
     data = cfg.model_dump(mode="json")
@@ -103,11 +109,10 @@ def resolve(cfg: PipelineConfig, choices: Sequence[Choice]) -> Resolved:
         if decl.identity in seen:
             continue
         seen[decl.identity] = decl
-        reads.update(decl.reads)
+        reads.update(own_reads(decl))
         settings.update(decl.settings)
         files.update(decl.files)
         for fld, used_kind in decl.uses:
-            reads.add(fld)
             todo.extend((used_kind, n) for n in field_names(get_dotted(data, fld)))
     decls = tuple(seen.values())
     return Resolved(decls, tuple(sorted(reads)), tuple(sorted(settings - reads)),
@@ -145,6 +150,14 @@ def read_values(cfg: PipelineConfig, fields: Sequence[str],
         if path:
             out[f"file:{f}"] = content_digest(str(path))
     return out
+
+
+def contribution(decl: Declaration, cfg: PipelineConfig) -> dict[str, Any]:
+    """One component's own share of the key of any stage that runs it under `cfg`: its
+    identity and `read_values` of its `own_reads` and declared `files` (settings never
+    enter). A stage key hashes the union of the contributions of the components `resolve`
+    finds (those they use included) with the stage's own reads."""
+    return {"identity": decl.identity, "reads": read_values(cfg, own_reads(decl), decl.files)}
 
 
 def file_fields(cfg: PipelineConfig) -> set[str]:
