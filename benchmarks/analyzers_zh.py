@@ -103,4 +103,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from ablate.components import catalogue
+    catalogue.load()  # register the built-in components, as the CLI does
     main()

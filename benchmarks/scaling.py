@@ -163,5 +163,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from ablate.components import catalogue
+    catalogue.load()  # register the built-in components, as the CLI does
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     main()

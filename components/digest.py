@@ -1,7 +1,9 @@
 """Content digests of files and folders, each file hashed once per (path, size, mtime) in a
 process: model weights of hundreds of MB are read once, a file rewritten in place is read
-again. Stage keys (declared `files` fields), the GGUF generators' identity and MLflow's
-recorded model hashes all come from here."""
+again. Stage keys (declared `files` fields) hash `content_digest`; a model's identity in
+the generation, judge and embedding caches and in MLflow's provenance is
+`model_identity`, built on the same digest: one recipe, so a key, a cache and a record
+can never disagree about which weights ran."""
 
 from __future__ import annotations
 
@@ -37,3 +39,11 @@ def content_digest(path: str | Path) -> str:
             h.update(f"{f.relative_to(p)}\0{file_sha256(f)}\n".encode())
         return h.hexdigest()
     return "missing"
+
+
+def model_identity(path: str | Path) -> str:
+    """`<name>-<first 16 hex of content_digest>` of a model file or folder (a folder named
+    `model` takes its parent's name): what caches key a model by and MLflow records."""
+    p = Path(path)
+    name = p.parent.name if p.name == "model" else p.name
+    return f"{name}-{content_digest(p)[:16]}"

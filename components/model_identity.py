@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ablate.components.config import PipelineConfig
-from ablate.components.digest import file_sha256
+from ablate.components.digest import content_digest
 from ablate.components.errors import InputError
 from ablate.components.generation.base import GENERATORS, make_generator
 from ablate.components.models import MINILM_NAME, dense_model_path
@@ -48,7 +48,7 @@ def generator_identity(cfg: PipelineConfig) -> dict[str, str]:
     gen = make_generator(cfg.generator, cfg.prompt)
     path = getattr(gen, "path", None)
     if path is not None:
-        return {"model_file": Path(path).name, "model_sha256": file_sha256(Path(path)),
+        return {"model_file": Path(path).name, "model_sha256": content_digest(Path(path)),
                 "backend": str(getattr(cfg.generator, "backend", ""))}
     out = {"model": str(cfg.generator.model)}
     if getattr(cfg.generator, "base_url", None):

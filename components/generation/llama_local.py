@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from ablate.components.digest import file_sha256
+from ablate.components.digest import model_identity
 from ablate.components.errors import InputError
 from ablate.components.generation.base import GENERATORS, BaseGenerator
 from ablate.components.generation.prompt import first_answer_line
@@ -91,14 +91,6 @@ def _no_extra_buffer_types() -> Iterator[None]:
         lib.llama_model_default_params = defaults
 
 
-def _file_identity(path: str) -> str:
-    """Name, size and the sha256 of the whole file (the first MiB of a GGUF file is its
-    header and tokenizer: a fine-tune of the same size would share it), hashed once per
-    path, size and modification time in a process (ablate.components.digest)."""
-    p = Path(path)
-    return f"{p.name}:{p.stat().st_size}:{file_sha256(p)[:16]}"
-
-
 def _llama_version() -> str:
     return installed_version("llama_cpp_python")
 
@@ -146,11 +138,11 @@ class LlamaLocalGenerator(BaseGenerator):
             engine = f"torch/{torch_gguf.versions()}/dtype={torch_gguf.DTYPE}"
         else:
             engine = f"llama_cpp/llama_cpp_python={_llama_version()}"
-        return (f"{engine}/v{self.version}/{_file_identity(str(self.path))}/n_ctx={N_CTX}"
+        return (f"{engine}/v{self.version}/{model_identity(self.path)}/n_ctx={N_CTX}"
                 f"/max_new_tokens={c.max_new_tokens}/temperature={c.temperature!r}/seed={c.seed}")
 
     def model_key(self) -> str:
-        return f"gguf:{_file_identity(str(self.path))}"
+        return f"gguf:{model_identity(self.path)}"
 
     def _generate_one(self, question: Question, context: PackedContext | None,
                       system: str, user: str) -> Answer:

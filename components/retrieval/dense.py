@@ -12,15 +12,14 @@ than queries x corpus.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from ablate.components.digest import model_identity
 from ablate.components.memory import release_freed_memory
 from ablate.components.progress import Progress
 from ablate.components.records import Ranking
@@ -34,18 +33,10 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 
-@lru_cache(maxsize=None)
 def model_fingerprint(model_path: Path) -> str:
-    """`<dir name>-<sha256 of every file in the model dir>[:16]`: a stable id for cache keys."""
-    h = hashlib.sha256()
-    root = Path(model_path)
-    for p in sorted(q for q in root.rglob("*") if q.is_file()):
-        h.update(str(p.relative_to(root)).encode() + b"\0")
-        with open(p, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    name = root.parent.name if root.name == "model" else root.name
-    return f"{name}-{h.hexdigest()[:16]}"
+    """The model folder's identity (ablate.components.digest.model_identity): its name and
+    the digest of every file in it, a stable id for the embedding cache."""
+    return model_identity(model_path)
 
 
 class DenseEncoder:

@@ -15,7 +15,8 @@ one-time compile of the BM25 kernel are offline costs, not included.
 from __future__ import annotations
 
 import time
-from typing import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Protocol, Sequence
 
 from ablate.components.config import PipelineConfig
 from ablate.components.records import Chunk, Question, Ranking
@@ -31,8 +32,31 @@ PathFn = Callable[[Sequence[Chunk], Sequence[Question], PipelineConfig, Resource
                   dict[str, Ranking]]
 
 PATHS: Registry[PathFn] = Registry("retrieval path", config_field="retrieval.paths")
-RERANKERS: Registry[Callable[..., dict[str, Ranking]]] = Registry("reranker",
-                                                                  config_field="rerank.method")
+
+
+@dataclass(frozen=True)
+class RerankJob:
+    """What a reranker is given: the questions, the chunking's chunks, the fused rankings
+    ({qid: ranking}), the config (undeclared fields at their defaults), shared resources,
+    the documents' credibility and, when asked for, a dict to fill with seconds per
+    question."""
+
+    questions: Sequence[Question]
+    chunks: Sequence[Chunk]
+    fused: Mapping[str, Ranking]
+    cfg: PipelineConfig
+    res: Resources = DEFAULT
+    credibility: Mapping[str, float | None] = field(default_factory=dict)
+    latency: dict[str, float] | None = None
+
+
+class Reranker(Protocol):
+    """A reranker: {qid: ranking} for every question of `job.fused`, best first."""
+
+    def __call__(self, job: RerankJob) -> dict[str, Ranking]: ...
+
+
+RERANKERS: Registry[Reranker] = Registry("reranker", config_field="rerank.method")
 
 
 @PATHS.register("bm25", reads=("retrieval.depth", "retrieval.bm25"),
@@ -87,29 +111,29 @@ def fuse_rankings(per_path: Mapping[str, dict[str, Ranking]], cfg: PipelineConfi
 
 
 @RERANKERS.register("none")
-def _no_rerank(questions, chunks, fused, cfg, res, credibility, latency):
-    if latency is not None:
-        latency.update({qid: 0.0 for qid in fused})
-    return {qid: list(r) for qid, r in fused.items()}
+def _no_rerank(job: RerankJob) -> dict[str, Ranking]:
+    if job.latency is not None:
+        job.latency.update({qid: 0.0 for qid in job.fused})
+    return {qid: list(r) for qid, r in job.fused.items()}
 
 
 @RERANKERS.register("composite", reads=("rerank.depth", "rerank.weights"),
                     uses={"rerank.weights": "rerank signal"})
-def _composite(questions, chunks, fused, cfg, res, credibility, latency):
-    weights = check_weights(cfg.rerank)
-    chunks = list(chunks)
-    ctx = SignalContext(cfg, chunks, res, credibility)
+def _composite(job: RerankJob) -> dict[str, Ranking]:
+    weights = check_weights(job.cfg.rerank)
+    chunks = list(job.chunks)
+    ctx = SignalContext(job.cfg, chunks, job.res, job.credibility)
     by_id = {c.chunk_id: c for c in chunks}
-    qmap = {q.qid: q for q in questions}
-    missing = sorted(set(fused) - set(qmap))
+    qmap = {q.qid: q for q in job.questions}
+    missing = sorted(set(job.fused) - set(qmap))
     if missing:
         raise ValueError(f"fused rankings for unknown questions: {missing[:5]}")
     out: dict[str, Ranking] = {}
-    for qid in fused:
+    for qid, ranking in job.fused.items():
         t0 = time.perf_counter()
-        out[qid] = rerank_one(ctx, qmap[qid], fused[qid], by_id, weights)
-        if latency is not None:
-            latency[qid] = time.perf_counter() - t0
+        out[qid] = rerank_one(ctx, qmap[qid], ranking, by_id, weights)
+        if job.latency is not None:
+            job.latency[qid] = time.perf_counter() - t0
     return out
 
 
@@ -119,5 +143,5 @@ def rerank_rankings(questions: Sequence[Question], chunks: Sequence[Chunk],
                     *, latency: dict[str, float] | None = None) -> dict[str, Ranking]:
     """method "none": the fused rankings unchanged; "composite": top `rerank.depth`
     re-scored, the rest kept after in fused order with their fused scores."""
-    return RERANKERS.get(cfg.rerank.method)(questions, chunks, fused, cfg, res,
-                                            credibility or {}, latency)
+    job = RerankJob(questions, chunks, fused, cfg, res, credibility or {}, latency)
+    return RERANKERS.get(cfg.rerank.method)(job)

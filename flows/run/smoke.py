@@ -12,9 +12,11 @@ CONTEXT = "Paris is the capital and largest city of France."
 
 
 def smoke(backend: str) -> str:
+    from ablate.components import catalogue
     from ablate.components.config import GeneratorConfig, PromptConfig
     from ablate.components.generation import make_generator
     from ablate.components.records import PackedContext, Passage, Question
+    catalogue.load()
     if backend == "llama_cpp":
         from ablate.flows.run.native_probe import ensure_safe
         ensure_safe("llama_cpp", "install smoke check")

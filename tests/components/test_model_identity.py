@@ -40,3 +40,22 @@ def test_bm25_only_without_semantic_rerank_uses_no_embedder():
     got = resolved_models(_cfg(generator__name="extractive", retrieval__paths=["bm25"],
                                rerank__weights={"fusion": 1.0}))
     assert got == {}
+
+
+def test_one_digest_serves_the_stage_key_the_cache_and_mlflow(tmp_path):
+    """A GGUF file named by `generator.model`: the generate stage's key hashes its content,
+    the generation cache keys it by the same digest, and MLflow records that digest."""
+    import shutil
+
+    from ablate.components.digest import content_digest, model_identity
+    from ablate.components.generation.base import make_generator
+    from ablate.components.pipeline import read_values
+    gguf = tmp_path / "tuned.gguf"
+    shutil.copyfile(smollm2_gguf_path(), gguf)
+    cfg = _cfg(generator__name="smollm2", generator__model=str(gguf), retrieval__paths=["bm25"])
+    digest = content_digest(gguf)
+    key_values = read_values(cfg, [], files=["generator.model"])
+    assert key_values == {"file:generator.model": digest}
+    assert model_identity(gguf) == f"tuned.gguf-{digest[:16]}"
+    assert model_identity(gguf) in make_generator(cfg.generator, cfg.prompt).cache_identity
+    assert resolved_models(cfg)["generator"]["model_sha256"] == digest
