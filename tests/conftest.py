@@ -83,7 +83,7 @@ def shared_cache(tmp_path_factory) -> Path:
 @pytest.fixture
 def run_cli():
     """`ablate ARGV...` in this process through the real entry point; its exit code."""
-    from ablate.flows.cli import main
+    from ablate.flows.cli import main as cli
 
     def run(*argv: str) -> int:
         with pytest.raises(SystemExit) as info:

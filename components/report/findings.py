@@ -4,7 +4,6 @@ truncation)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import polars as pl

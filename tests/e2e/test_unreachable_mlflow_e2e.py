@@ -22,7 +22,7 @@ def test_sweep_survives_unreachable_mlflow_then_sync(prefect_server, tmp_path, s
     from mlflow.tracking import MlflowClient
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
-    from ablate.flows.cli import main
+    from ablate.flows.cli import main as cli
     from ablate.flows.run.context import forget_contexts
     from ablate.flows.sweep import run_sweep
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")

@@ -12,7 +12,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-import ablate.flows.cli.main as cli
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.records import Answer
 from ablate.components.retrieval.embed_cache import EmbeddingCache

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from ablate.flows.cli import main
+from ablate.flows.cli import main as cli
 from tests.components.report.synthetic import make_sweep
 
 

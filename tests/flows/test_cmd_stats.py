@@ -9,7 +9,7 @@ import typer
 from typer.testing import CliRunner
 
 from ablate.components.stats import STATS_COLUMNS
-from ablate.flows.cli import main
+from ablate.flows.cli import main as cli
 from ablate.flows.cli.stats import register
 
 

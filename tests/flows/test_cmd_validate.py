@@ -3,7 +3,6 @@ from pathlib import Path
 
 import pytest
 
-import ablate.flows.cli.main as cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
 
