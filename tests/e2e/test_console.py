@@ -8,37 +8,24 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import ROOT
+from tests.flows.direct import write_spec
+from tests.specs import experiment, vary
 
-SPEC = """
-name: console-tiny
-dataset: {{path: {data}, format: squad}}
-tier: smoke
-smoke_size: 12
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 5}}
-  context: {{budget: 96}}
-  generator: {{name: extractive}}
-sweeps:
-  - variable: fusion.rrf_k
-    values: [60]          # equals the baseline: a notice, not a warning
-  - variable: context.budget
-    values: [64]
-"""
+# A tiny sweep (BM25, extractive answers) that other tests reuse. Its fusion.rrf_k value
+# equals the baseline's (line 13 of the file): a notice, not a warning.
+FIELDS = {"tier": "smoke", "smoke_size": 12,
+          "sweeps": [vary("fusion.rrf_k", 60), vary("context.budget", 64)]}
+SPEC = experiment("console-tiny", **FIELDS)
 STAGE = re.compile(r"^  \[ ?\d+/\d+\] \S+ +[0-9a-f]{8}  (computed +\d+\.\ds|cached) +\d+s$")
 
 
 @pytest.fixture
 def spec(tmp_path):
-    p = tmp_path / "exp.yaml"
-    p.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")).lstrip())
-    return p
+    return write_spec(tmp_path, SPEC)
 
 
 def _run(spec, tmp_path, shared_cache, *extra) -> subprocess.CompletedProcess:

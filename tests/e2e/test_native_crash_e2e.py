@@ -7,14 +7,13 @@ SIGSEGV, in a probe replaced for the test (the shipped build does not crash here
 from __future__ import annotations
 
 from ablate.flows.run import native_probe
-from tests.e2e.test_console import SPEC as CONSOLE_SPEC
+from tests.e2e.test_console import FIELDS as CONSOLE
 from tests.flows.direct import write_spec
+from tests.specs import experiment, pipeline
 
 # the console test's tiny spec, its generator on the llama_cpp backend
-SPEC = (CONSOLE_SPEC.replace("name: console-tiny", "name: native-crash")
-        .replace("generator: {{name: extractive}}",
-                 "generator: {{name: smollm2, backend: llama_cpp, max_new_tokens: 4}}"))
-assert "llama_cpp" in SPEC and "native-crash" in SPEC
+SPEC = experiment("native-crash", **CONSOLE, baseline=pipeline(
+    generator={"name": "smollm2", "backend": "llama_cpp", "max_new_tokens": 4}))
 SEGFAULT = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
 
 

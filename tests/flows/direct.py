@@ -6,24 +6,23 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tests.conftest import FIXTURES
+
+def write_spec(folder: Path, spec: str) -> Path:
+    """`spec` (an experiment file's YAML text, as tests.specs.experiment makes it) as
+    folder/exp.yaml."""
+    path = Path(folder) / "exp.yaml"
+    path.write_text(textwrap.dedent(spec))
+    return path
 
 
-def write_spec(folder: Path, template: str) -> Path:
-    """`template` (a YAML text with a `{data}` field) as folder/exp.yaml."""
-    spec = Path(folder) / "exp.yaml"
-    spec.write_text(textwrap.dedent(template.format(data=FIXTURES / "squad_tiny.json")))
-    return spec
-
-
-def run_direct(folder: Path, template: str):
+def run_direct(folder: Path, spec: str):
     """(run context, sweep folder, spec path): every stage of the plan run directly with
     the stage cache under `folder`, then the outputs written under folder/runs."""
     from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.outputs.write import write_outputs
     from ablate.flows.run.stages import run_stage
-    spec = write_spec(folder, template)
-    ctx = build_context(str(spec), RunOptions(cache_dir=str(Path(folder) / "cache")))
+    spec_path = write_spec(folder, spec)
+    ctx = build_context(str(spec_path), RunOptions(cache_dir=str(Path(folder) / "cache")))
     for node in ctx.plan.nodes.values():
         run_stage(ctx, node)
-    return ctx, write_outputs(ctx, Path(folder) / "runs", ctx.started, {}), spec
+    return ctx, write_outputs(ctx, Path(folder) / "runs", ctx.started, {}), spec_path

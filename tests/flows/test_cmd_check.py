@@ -5,37 +5,24 @@ nothing; `ablate validate` says when it is handed an experiment file."""
 from __future__ import annotations
 
 import json
-import textwrap
 import warnings
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURES
+from tests.specs import TINY_SQUAD, data_set, vary, write_experiment
 
-SPEC = """\
-name: check-me
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-{extra}baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 5}}
-  context: {{budget: 96}}
-  generator: {{name: extractive}}
-sweeps:
-  - variable: fusion.rrf_k
-    values: [60]
-  - variable: chunking.size
-    values: [32]
-"""
+# The layout of tests.specs puts the chunking.size sweep's values on line 15, an extra
+# field (`questions`) on line 5 and the data set on line 2: the checks below name them.
+SWEEPS = [vary("fusion.rrf_k", 60), vary("chunking.size", 32)]
 
 
-def _spec(tmp_path: Path, extra: str = "", data: str | None = None) -> Path:
-    p = tmp_path / "exp.yaml"
-    p.write_text(SPEC.format(data=data or FIXTURES / "squad_tiny.json", extra=textwrap.dedent(extra)))
-    return p
+def _spec(tmp_path: Path, data: str | None = None, format: str = "squad",
+          sweeps: list | None = SWEEPS, **extra) -> Path:
+    """The check-me experiment as tmp_path/exp.yaml; `extra` fields before the baseline."""
+    return write_experiment(tmp_path, "check-me", dataset=data_set(data or TINY_SQUAD, format),
+                            tier="full", split="all", **extra, sweeps=sweeps)
 
 
 def _files(folder: Path) -> list[Path]:
@@ -79,8 +66,7 @@ def test_cached_stages_and_estimate_from_an_earlier_run(run_cli, capsys, tmp_pat
     from ablate.flows.outputs.write import write_outputs
     from ablate.flows.run.stages import run_stage
     monkeypatch.chdir(tmp_path)
-    spec = _spec(tmp_path)
-    spec.write_text(spec.read_text().split("sweeps:")[0])  # the baseline alone
+    spec = _spec(tmp_path, sweeps=None)  # the baseline alone
     ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "cache")))
     for node in ctx.plan.nodes.values():
         run_stage(ctx, node)
@@ -148,7 +134,7 @@ def test_unknown_id_in_ids_file_points_at_its_line(run_cli, capsys, tmp_path):
     from ablate.components.data import load_dataset
     first = load_dataset(FIXTURES / "squad_tiny.json").questions[0].qid
     (tmp_path / "ids.txt").write_text(f"{first}\n\nno-such-question\n")
-    spec = _spec(tmp_path, "questions: {ids_file: ids.txt}\n")
+    spec = _spec(tmp_path, questions={"ids_file": "ids.txt"})
     code, out, err = _check(run_cli, capsys, str(spec))
     assert code == 2 and out == ""
     assert err.strip() == (f"ablate: error: {tmp_path / 'ids.txt'}:3: question id "
@@ -156,7 +142,7 @@ def test_unknown_id_in_ids_file_points_at_its_line(run_cli, capsys, tmp_path):
 
 
 def test_missing_ids_file_points_at_the_spec_field(run_cli, capsys, tmp_path):
-    spec = _spec(tmp_path, "questions: {ids_file: nowhere.txt}\n")
+    spec = _spec(tmp_path, questions={"ids_file": "nowhere.txt"})
     code, _, err = _check(run_cli, capsys, str(spec))
     assert code == 2 and err.startswith(f"ablate: error: {spec}:5: field 'questions.ids_file': "
                                         "no such file")
@@ -167,7 +153,7 @@ def test_ids_file_and_answerable_only_select_the_questions(run_cli, capsys, tmp_
     qs = load_dataset(FIXTURES / "squad_tiny.json").questions
     listed = [q.qid for q in qs[:12]]
     (tmp_path / "ids.txt").write_text("\n".join(listed) + "\n")
-    spec = _spec(tmp_path, "questions: {ids_file: ids.txt, answerable_only: true}\n")
+    spec = _spec(tmp_path, questions={"ids_file": "ids.txt", "answerable_only": True})
     code, out, err = _check(run_cli, capsys, str(spec))
     n = sum(q.answerable for q in qs[:12])
     assert code == 0, err
@@ -185,8 +171,7 @@ def test_missing_dataset_path_points_at_the_spec_field(run_cli, capsys, tmp_path
 
 def test_dataset_path_of_the_wrong_kind_points_at_the_spec_field(run_cli, capsys, tmp_path):
     (tmp_path / "notes.txt").write_text("hello\n")
-    spec = _spec(tmp_path, data="notes.txt").read_text().replace("format: squad", "format: auto")
-    (tmp_path / "exp.yaml").write_text(spec)
+    _spec(tmp_path, data="notes.txt", format="auto")
     code, _, err = _check(run_cli, capsys, str(tmp_path / "exp.yaml"))
     assert code == 2 and f"{tmp_path / 'exp.yaml'}:2: field 'dataset.path': a file data set" in err
 
@@ -195,12 +180,12 @@ def test_selection_is_part_of_the_sweep_identity(tmp_path):
     from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.outputs.write import sweep_id
     ids = {}
-    for name, extra in (("plain", ""), ("share", "split_share: 0.5\n"),
-                        ("answerable", "questions: {answerable_only: true}\n"),
-                        ("max", "questions: {max: 20}\n")):
+    for name, extra in (("plain", {}), ("share", {"split_share": 0.5}),
+                        ("answerable", {"questions": {"answerable_only": True}}),
+                        ("max", {"questions": {"max": 20}})):
         folder = tmp_path / name
         folder.mkdir()
-        ctx = build_context(str(_spec(folder, extra)), RunOptions(cache_dir=str(tmp_path / "c")))
+        ctx = build_context(str(_spec(folder, **extra)), RunOptions(cache_dir=str(tmp_path / "c")))
         ids[name] = (sweep_id(ctx), ctx.questions_fp)
     assert len({v[0] for v in ids.values()}) == 4
     assert len({v[1] for v in ids.values()}) == 3  # split all: split_share selects the same questions

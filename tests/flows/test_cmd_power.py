@@ -15,20 +15,12 @@ import pytest
 from ablate.components.stats.sample_size import n_for_dz
 from ablate.flows.plan.estimate import duration
 from tests.components.report.synthetic import make_sweep
-from tests.conftest import FIXTURES
-
-SPEC = """\
-name: synthetic
-dataset: {{path: {data}, format: squad}}
-out: {out}
-{extra}"""
+from tests.specs import write_experiment
 
 
-def _spec(tmp_path: Path, extra: str = "", name: str = "exp.yaml") -> Path:
-    p = tmp_path / name
-    p.write_text(SPEC.format(data=FIXTURES / "squad_tiny.json", out=tmp_path / "runs",
-                             extra=extra))
-    return p
+def _spec(tmp_path: Path, name: str = "exp.yaml", **extra) -> Path:
+    return write_experiment(tmp_path, "synthetic", file=name, baseline=None,
+                            out=str(tmp_path / "runs"), **extra)
 
 
 def _power(run_cli, capsys, *argv: str) -> tuple[int, str, str]:
@@ -77,7 +69,7 @@ def test_needed_n_and_cost_per_comparison(run_cli, capsys, tmp_path):
 
 def test_power_and_metric_options_and_family_all(run_cli, capsys, tmp_path):
     sweep = make_sweep(tmp_path / "runs" / "synthetic-0123456789")
-    spec = _spec(tmp_path, "stats: {family: all, correction: bonferroni}\n")
+    spec = _spec(tmp_path, stats={"family": "all", "correction": "bonferroni"})
     code, out, err = _power(run_cli, capsys, str(spec), "--mde", "0.01", "--power", "0.9",
                             "--metric", "final/recall_at_5")
     assert code == 0, err

@@ -4,22 +4,9 @@ so editing the dictionary recomputes what depends on it and nothing else."""
 
 from __future__ import annotations
 
-import textwrap
-
 from tests.conftest import FIXTURES
-from tests.e2e.test_console import SPEC as CONSOLE_SPEC
-
-SPEC = """
-name: files
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-baseline:
-  retrieval:
-    paths: [bm25]
-    analyzer: zh
-    analyzer_options: {{user_dict: dicts/terms.txt}}
-"""
+from tests.e2e.test_console import FIELDS as CONSOLE
+from tests.specs import pipeline, write_experiment
 
 
 def test_user_dict_relative_to_spec_and_hashed(tmp_path, monkeypatch):
@@ -27,8 +14,9 @@ def test_user_dict_relative_to_spec_and_hashed(tmp_path, monkeypatch):
     (tmp_path / "dicts").mkdir()
     terms = tmp_path / "dicts" / "terms.txt"
     terms.write_text("知识图谱 10 n\n", encoding="utf-8")
-    spec = tmp_path / "e.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    spec = write_experiment(tmp_path, "files", file="e.yaml", tier="full", split="all", baseline={
+        "retrieval": {"paths": ["bm25"], "analyzer": "zh",
+                      "analyzer_options": {"user_dict": "dicts/terms.txt"}}})
     monkeypatch.chdir(FIXTURES)  # not the spec's folder
     first = build_context(spec, RunOptions(cache_dir=str(tmp_path / "c")))
     keys = first.plan.by_variant["baseline"]
@@ -40,20 +28,12 @@ def test_user_dict_relative_to_spec_and_hashed(tmp_path, monkeypatch):
     assert second["chunk"] == keys["chunk"] and second["label"] == keys["label"]
 
 
-# the console test's tiny spec, with a dense model and a GGUF generator named by path
-MODELS_SPEC = (CONSOLE_SPEC
-               .replace("retrieval: {{paths: [bm25], depth: 10}}",
-                        "retrieval: {{paths: [bm25, dense], depth: 10, dense_model: {dense}}}")
-               .replace("generator: {{name: extractive}}",
-                        "generator: {{name: smollm2, model: {gguf}}}"))
-assert "{dense}" in MODELS_SPEC and "{gguf}" in MODELS_SPEC
-
-
 def _keys(tmp_path, dense, gguf):
+    """The console test's tiny spec, with a dense model and a GGUF generator named by path."""
     from ablate.flows.run.context import RunOptions, build_context
-    spec = tmp_path / "m.yaml"
-    spec.write_text(textwrap.dedent(MODELS_SPEC.format(data=FIXTURES / "squad_tiny.json",
-                                                       dense=dense, gguf=gguf)))
+    spec = write_experiment(tmp_path, "console-tiny", file="m.yaml", **CONSOLE, baseline=pipeline(
+        retrieval={"paths": ["bm25", "dense"], "depth": 10, "dense_model": dense},
+        generator={"name": "smollm2", "model": gguf}))
     ctx = build_context(spec, RunOptions(cache_dir=str(tmp_path / "c")))
     return ctx.plan.by_variant["baseline"], ctx
 

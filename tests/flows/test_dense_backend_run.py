@@ -10,26 +10,17 @@ import json
 import pytest
 
 from tests.flows.direct import run_direct
+from tests.specs import FAST_STATS, experiment, pipeline, vary
 
 pytest.importorskip("onnxruntime")
 
-SPEC = """
-name: dense-backend
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-seed: 3
-metrics: {{ks: [1, 5], key: [reranked/recall_at_5]}}
-stats: {{resamples: 200, bootstrap_resamples: 200}}
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25, dense], depth: 10}}
-  rerank: {{method: none}}
-  generator: {{name: none}}
-sweeps:
-  - variable: retrieval.dense_backend
-    values: [onnx-int8]
-"""
+SPEC = experiment(
+    "dense-backend", tier="full", split="all", seed=3,
+    metrics={"ks": [1, 5], "key": ["reranked/recall_at_5"]}, stats=FAST_STATS,
+    baseline=pipeline(chunking={"size": 48, "overlap": 16},
+                      retrieval={"paths": ["bm25", "dense"], "depth": 10},
+                      rerank={"method": "none"}, context=None, generator={"name": "none"}),
+    sweeps=[vary("retrieval.dense_backend", "onnx-int8")])
 
 
 @pytest.fixture(scope="module")

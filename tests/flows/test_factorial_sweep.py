@@ -11,27 +11,16 @@ import polars as pl
 import pytest
 
 from tests.flows.direct import run_direct
+from tests.specs import FAST_STATS, experiment, pipeline
 
-SPEC = """
-name: factorial
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-seed: 5
-metrics: {{ks: [1, 5], key: [final/recall_at_5, answer/f1]}}
-stats: {{resamples: 200, bootstrap_resamples: 200}}
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{method: composite, depth: 6, weights: {{fusion: 1.0}}}}
-  context: {{budget: 128}}
-  generator: {{name: extractive}}
-design:
-  kind: factorial
-  variables:
-    chunking.size: [48, 96]
-    context.budget: [128, 40]
-"""
+SPEC = experiment(
+    "factorial", tier="full", split="all", seed=5,
+    metrics={"ks": [1, 5], "key": ["final/recall_at_5", "answer/f1"]}, stats=FAST_STATS,
+    baseline=pipeline(chunking={"size": 48, "overlap": 16},
+                      rerank={"method": "composite", "depth": 6, "weights": {"fusion": 1.0}},
+                      context={"budget": 128}),
+    design={"kind": "factorial",
+            "variables": {"chunking.size": [48, 96], "context.budget": [128, 40]}})
 CELLS = ["baseline", "chunking.size=96", "context.budget=40",
          "chunking.size=96 × context.budget=40"]
 

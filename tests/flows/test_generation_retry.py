@@ -4,26 +4,13 @@ from it) is stored incomplete, and the next run retries only the failed question
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from ablate.components.records import Answer
-from tests.conftest import FIXTURES
+from tests.specs import write_experiment
 
 CALLS: list[str] = []
 FAIL_ONCE: set[str] = set()
-
-SPEC = """
-name: retry
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-baseline:
-  chunking: {{size: 64, overlap: 8}}
-  retrieval: {{paths: [bm25], depth: 5}}
-  generator: {{name: flaky_for_tests}}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +47,10 @@ def _run(spec, cache):
 
 
 def test_failed_questions_are_retried_and_nothing_else(flaky, tmp_path):
-    spec = tmp_path / "e.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    spec = write_experiment(tmp_path, "retry", file="e.yaml", tier="full", split="all",
+                            baseline={"chunking": {"size": 64, "overlap": 8},
+                                      "retrieval": {"paths": ["bm25"], "depth": 5},
+                                      "generator": {"name": "flaky_for_tests"}})
     CALLS.clear()
     ctx, computed = _run(spec, tmp_path / "cache")
     qids = [q.qid for q in ctx.questions]

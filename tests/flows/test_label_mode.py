@@ -3,19 +3,7 @@ chunk of a relevant document is relevant; the mode is part of the label stage's 
 
 from __future__ import annotations
 
-import textwrap
-
-
-SPEC = """
-name: labels
-dataset: {{path: {data}, format: beir}}
-tier: full
-split: all
-{labels}
-baseline:
-  chunking: {{size: 16, overlap: 0}}
-  retrieval: {{paths: [bm25], depth: 5}}
-"""
+from tests.specs import data_set, write_experiment
 
 
 def _beir(folder):
@@ -31,18 +19,21 @@ def _beir(folder):
     return folder
 
 
-def _ctx(tmp_path, labels: str):
+def _ctx(tmp_path, **metrics):
     from ablate.flows.run.context import RunOptions, build_context
-    spec = tmp_path / f"e{len(labels)}.yaml"
     data = _beir(tmp_path / "beir")
-    spec.write_text(textwrap.dedent(SPEC.format(data=data, labels=labels)))
+    spec = write_experiment(tmp_path, "labels", file=f"e{len(metrics)}.yaml",
+                            dataset=data_set(data, "beir"), tier="full", split="all",
+                            metrics=metrics or None,
+                            baseline={"chunking": {"size": 16, "overlap": 0},
+                                      "retrieval": {"paths": ["bm25"], "depth": 5}})
     return build_context(spec, RunOptions(cache_dir=str(tmp_path / "cache")))
 
 
 def test_beir_defaults_to_document_labels(tmp_path):
     from ablate.flows.run.stages import run_stage
-    doc = _ctx(tmp_path, "")
-    span = _ctx(tmp_path, "metrics: {labels: span}")
+    doc = _ctx(tmp_path)
+    span = _ctx(tmp_path, labels="span")
     assert doc.label_mode == "document" and span.label_mode == "span"
     kd, ks = doc.plan.by_variant["baseline"], span.plan.by_variant["baseline"]
     assert kd["label"] != ks["label"] and kd["chunk"] == ks["chunk"]

@@ -4,25 +4,16 @@ says so."""
 
 from __future__ import annotations
 
-import textwrap
-
 import polars as pl
 
 from ablate.components.report.findings import warnings
-from tests.conftest import FIXTURES
-
-SPEC = """
-name: lat
-dataset: {{path: {data}, format: squad}}
-baseline:
-  retrieval: {{paths: [{paths}]}}
-"""
+from tests.specs import write_experiment
 
 
 def _ctx(tmp_path, paths):
     from ablate.flows.run.context import RunOptions, build_context
-    spec = tmp_path / f"{paths.replace(', ', '-')}.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json", paths=paths)))
+    spec = write_experiment(tmp_path, "lat", file=f"{paths.replace(', ', '-')}.yaml",
+                            baseline={"retrieval": {"paths": paths.split(", ")}})
     return build_context(spec, RunOptions(cache_dir=str(tmp_path / "c")))
 
 

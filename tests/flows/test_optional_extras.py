@@ -6,22 +6,10 @@ without it. The module's absence is faked (sys.modules)."""
 from __future__ import annotations
 
 import sys
-import textwrap
 
 import pytest
 
-from tests.conftest import FIXTURES
-
-SPEC = """\
-name: extras
-dataset: {{path: {data}, format: squad}}
-baseline:
-  retrieval: {{paths: [bm25]}}
-  generator: {{name: {generator}, backend: {backend}}}
-sweeps:
-  - variable: generator.name
-    values: [{sweep}]
-"""
+from tests.specs import vary, write_experiment
 
 
 @pytest.fixture
@@ -29,11 +17,11 @@ def no_llama(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # `import llama_cpp` now fails
 
 
-def _spec(tmp_path, generator, sweep, backend="llama_cpp"):
-    p = tmp_path / "e.yaml"
-    p.write_text(SPEC.format(data=FIXTURES / "squad_tiny.json", generator=generator, sweep=sweep,
-                             backend=backend))
-    return p
+def _spec(tmp_path, generator, value, backend="llama_cpp"):
+    """The sweep's value stands on line 8 (the layout of tests.specs)."""
+    return write_experiment(tmp_path, "extras", file="e.yaml", baseline={
+        "retrieval": {"paths": ["bm25"]}, "generator": {"name": generator, "backend": backend}},
+        sweeps=[vary("generator.name", value)])
 
 
 def test_local_model_without_the_extra_is_one_line_naming_it(tmp_path, no_llama, run_cli, capsys):
@@ -82,23 +70,12 @@ def test_declaration_sees_the_module_when_installed():
     assert registry("generator").declaration("smollm2").missing_requirement() is None
 
 
-ONNX_SPEC = """\
-name: extras-onnx
-dataset: {{path: {data}, format: squad}}
-baseline:
-  retrieval: {{paths: [dense]}}
-  generator: {{name: none}}
-sweeps:
-  - variable: retrieval.dense_backend
-    values: [{backend}]
-"""
-
-
 def test_onnx_backend_without_the_extra_is_one_line_naming_it(tmp_path, monkeypatch, run_cli,
                                                               capsys):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
-    spec = tmp_path / "e.yaml"
-    spec.write_text(ONNX_SPEC.format(data=FIXTURES / "squad_tiny.json", backend="onnx-int8"))
+    spec = write_experiment(tmp_path, "extras-onnx", file="e.yaml", baseline={
+        "retrieval": {"paths": ["dense"]}, "generator": {"name": "none"}},
+        sweeps=[vary("retrieval.dense_backend", "onnx-int8")])
     code = run_cli("run", str(spec), "--no-mlflow", "--cache-dir", str(tmp_path / "c"),
                    "--out", str(tmp_path / "runs"))
     err = capsys.readouterr().err.strip()

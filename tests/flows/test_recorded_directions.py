@@ -11,6 +11,7 @@ import sys
 
 from tests.conftest import ROOT, registries_restored
 from tests.flows.direct import run_direct
+from tests.specs import experiment, pipeline, vary
 
 PLUGIN = '''
 from ablate.components.metrics.registry import metric
@@ -20,21 +21,8 @@ from ablate.components.metrics.registry import metric
 def wrong_words(view):
     return {"answer/wrong_words": float(len(view.answer.text.split()))}
 '''
-SPEC = """
-name: recorded-directions
-dataset: {{path: {data}, format: squad}}
-tier: smoke
-smoke_size: 6
-plugins: [./lowplug.py]
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  context: {{budget: 96}}
-  generator: {{name: extractive}}
-sweeps:
-  - variable: context.budget
-    values: [64]
-"""
+SPEC = experiment("recorded-directions", tier="smoke", smoke_size=6, plugins=["./lowplug.py"],
+                  baseline=pipeline(rerank=None), sweeps=[vary("context.budget", 64)])
 # In a fresh interpreter (the plugin never imported): the direction read from the folder.
 CHILD = ("import sys\n"
          "from ablate.components.metrics.registry import direction\n"

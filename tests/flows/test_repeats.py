@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import math
 import statistics
-import textwrap
 
 import polars as pl
 import pytest
 
 from ablate.components.records import Answer, Question, Span
 from ablate.flows.run.scoring import score_variant
-from tests.conftest import FIXTURES
+from tests.specs import write_experiment
 
 Q = Question("q1", "Capital of France?", ("Paris",), True, ((Span("d", 0, 5),),))
 LABELS = pl.DataFrame({"qid": ["q1"], "group": [0], "chunk_id": ["c1"], "gain": [1.0]})
@@ -36,27 +35,17 @@ def test_scores_are_means_over_repeats_with_their_spread():
     assert single["answer/em"][0] == 0.0 and not any(c.startswith("sd::") for c in single.columns)
 
 
-SPEC = """
-name: repeats
-dataset: {{path: {data}, format: squad}}
-tier: smoke
-smoke_size: 3
-seed: 2
-baseline:
-  chunking: {{size: 64, overlap: 8}}
-  retrieval: {{paths: [bm25], depth: 5}}
-  context: {{budget: 160}}
-  generator: {{name: smollm2, temperature: 0.7, repeats: 3, max_new_tokens: 16}}
-"""
-
-
 @pytest.mark.slow
 def test_smollm2_at_temperature_07_three_repeats(tmp_path):
     from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.outputs.write import collect_per_query, repeat_spread
     from ablate.flows.run.stages import run_stage
-    spec = tmp_path / "e.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    spec = write_experiment(tmp_path, "repeats", file="e.yaml", tier="smoke", smoke_size=3, seed=2,
+                            baseline={"chunking": {"size": 64, "overlap": 8},
+                                      "retrieval": {"paths": ["bm25"], "depth": 5},
+                                      "context": {"budget": 160},
+                                      "generator": {"name": "smollm2", "temperature": 0.7,
+                                                    "repeats": 3, "max_new_tokens": 16}})
 
     def run():
         ctx = build_context(spec, RunOptions(cache_dir=str(tmp_path / "cache")))

@@ -11,28 +11,19 @@ import polars as pl
 import pytest
 
 from tests.flows.direct import run_direct
+from tests.specs import FAST_STATS, experiment, pipeline, vary
 
-SPEC = """
-name: retrieval-only
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-seed: 3
-metrics: {{ks: [1, 5], key: [final/recall_at_5, reranked/ndcg_at_5]}}
-stats: {{resamples: 200, bootstrap_resamples: 200}}
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{method: composite, depth: 6, weights: {{source: 1.0}}}}
-  generator: {{name: none}}
-sweeps:
-  - variable: chunking.size
-    values: [96]
-  - variable: rerank.weights      # other keys, the same order of chunks: no effect
-    values: [{{source: 2.0}}]
-  - variable: context.budget      # read by no stage of this pipeline: the same stages
-    values: [60]
-"""
+SPEC = experiment(
+    "retrieval-only", tier="full", split="all", seed=3,
+    metrics={"ks": [1, 5], "key": ["final/recall_at_5", "reranked/ndcg_at_5"]}, stats=FAST_STATS,
+    baseline=pipeline(chunking={"size": 48, "overlap": 16},
+                      rerank={"method": "composite", "depth": 6, "weights": {"source": 1.0}},
+                      context=None, generator={"name": "none"}),
+    sweeps=[vary("chunking.size", 96),
+            # other keys, the same order of chunks: no effect
+            vary("rerank.weights", {"source": 2.0}),
+            # read by no stage of this pipeline: the same stages
+            vary("context.budget", 60)])
 
 
 @pytest.fixture(scope="module")

@@ -9,29 +9,16 @@ import math
 
 import polars as pl
 import pytest
-
 from ablate.components.metrics.consistency import COLUMN, with_consistency
-from tests.flows.direct import run_direct
 
-SPEC = """
-name: robustness
-dataset: {{path: {data}, format: squad}}
-tier: smoke
-smoke_size: 20
-split: all
-seed: 3
-metrics: {{ks: [1, 5], key: [final/recall_at_5, answer/f1]}}
-stats: {{resamples: 200, bootstrap_resamples: 200}}
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 5}}
-  context: {{budget: 96}}
-  generator: {{name: extractive}}
-sweeps:
-  - variable: query.perturbation
-    values: [typo, casing]
-"""
+from tests.flows.direct import run_direct
+from tests.specs import FAST_STATS, experiment, pipeline, vary
+
+SPEC = experiment(
+    "robustness", tier="smoke", smoke_size=20, split="all", seed=3,
+    metrics={"ks": [1, 5], "key": ["final/recall_at_5", "answer/f1"]}, stats=FAST_STATS,
+    baseline=pipeline(chunking={"size": 48, "overlap": 16}),
+    sweeps=[vary("query.perturbation", "typo", "casing")])
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,12 @@ import polars as pl
 import pytest
 
 from tests.flows.direct import write_spec
+from tests.specs import TINY_SQUAD
 
-SPEC = """
+# Inline, not tests.specs: a spec-error test below names a line of this exact layout.
+SPEC = f"""
 name: sequential
-dataset: {{path: {data}, format: squad}}
+dataset: {{path: {TINY_SQUAD}, format: squad}}
 tier: full
 split: all
 seed: 3

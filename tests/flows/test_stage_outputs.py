@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -25,6 +24,7 @@ import polars as pl
 import pytest
 
 from tests.conftest import FIXTURES
+from tests.specs import FAST_STATS, data_set, pipeline, vary, write_experiment
 
 KS = (1, 2, 3, 5, 10)
 RENAME = {"normans": "Time off for family and dependants", "huguenot": "100% Zürich #1 ~ x",
@@ -60,34 +60,6 @@ def _weird_dataset(folder: Path) -> Path:
     return folder
 
 
-SPEC = """
-name: weird-ids
-dataset: {{path: {data}, format: jsonl}}
-tier: full
-split: all
-seed: 1
-metrics: {{ks: {ks}, label_threshold: 0.5}}
-stats: {{resamples: 200, bootstrap_resamples: 200}}
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{method: composite, depth: 6, weights: {{source: 1.0}}}}
-  context: {{budget: 120}}
-  generator: {{name: extractive}}
-sweeps:
-  - variable: fusion.rrf_k        # one path: fusion is not read, the same stages
-    values: [5]
-  - variable: retrieval.depth     # other stage keys, the same top 6 and so the same contexts
-    values: [9]
-  - variable: context.budget
-    values: [60]
-  - variable: generator.threshold
-    values: [1.0]
-  - variable: chunking.size       # some chunks longer than MiniLM's 256-piece window
-    values: [300]
-  - variable: generator.name      # the model is faked here (see _fake_model)
-    values: [closed_book]
-"""
 
 
 def _fake_model(self, question, context, system, user):
@@ -105,8 +77,19 @@ def sweep(tmp_path_factory):
     from ablate.flows.run.stages import run_stage
     tmp = tmp_path_factory.mktemp("weird")
     data = _weird_dataset(tmp / "data")
-    spec = tmp / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=data, ks=list(KS))))
+    spec = write_experiment(
+        tmp, "weird-ids", dataset=data_set(data, "jsonl"), tier="full", split="all", seed=1,
+        metrics={"ks": list(KS), "label_threshold": 0.5}, stats=FAST_STATS,
+        baseline=pipeline(chunking={"size": 48, "overlap": 16},
+                          rerank={"method": "composite", "depth": 6, "weights": {"source": 1.0}},
+                          context={"budget": 120}),
+        sweeps=[vary("fusion.rrf_k", 5),  # one path: fusion is not read, the same stages
+                # other stage keys, the same top 6 and so the same contexts
+                vary("retrieval.depth", 9),
+                vary("context.budget", 60),
+                vary("generator.threshold", 1.0),
+                vary("chunking.size", 300),  # some chunks longer than MiniLM's 256-piece window
+                vary("generator.name", "closed_book")])  # the model is faked (_fake_model)
     ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
     from ablate.components.generation.llama_local import LlamaLocalGenerator
     with pytest.MonkeyPatch.context() as mp:

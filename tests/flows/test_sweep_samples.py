@@ -12,10 +12,12 @@ import pytest
 
 from ablate.components.errors import InputError
 from tests.flows.direct import run_direct, write_spec
+from tests.specs import TINY_SQUAD
 
-SPEC = """
+# Inline, not tests.specs: a spec-error test below names a line of this exact layout.
+SPEC = f"""
 name: samples
-dataset: {{path: {data}, format: squad}}
+dataset: {{path: {TINY_SQUAD}, format: squad}}
 tier: smoke
 smoke_size: 10
 split: all
