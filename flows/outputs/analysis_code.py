@@ -1,7 +1,8 @@
 """The version of the code that turns stage results into a sweep's outputs: a hash of the
-sources of the statistics, the report and the analysis (flows/outputs/write.py, flows/outputs/manifest.py),
-recorded in the manifest (`analysis_code`). An unchanged re-run reuses the outputs in place only when it
-is the same (ablate.flows.outputs.write.outputs_in_place), so new statistics or report code re-analyse
+sources of the statistics, the report and the outputs package (flows/outputs/: per-query
+table, manifest, judge summary), recorded in the manifest (`analysis_code`). An unchanged
+re-run reuses the outputs in place only when it is the same
+(ablate.flows.outputs.write.outputs_in_place), so new statistics or report code re-analyse
 even when every stage is reused."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("components/stats", "components/report", "flows/outputs/write.py", "flows/outputs/manifest.py")
+ROOT = Path(__file__).resolve().parents[2]  # the folder holding components/ and flows/
+SOURCES = ("components/stats", "components/report", "flows/outputs")
 
 
 def analysis_version(root: Path = ROOT, sources: tuple[str, ...] = SOURCES) -> str:
