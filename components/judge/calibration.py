@@ -31,7 +31,8 @@ from ablate.components.errors import InputError
 from ablate.components.judge.backends import BaseJudge
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import PromptSet, language
-from ablate.components.judge.tasks import SCORES, Ask, JudgeCache, ask_many
+from ablate.components.judge.tasks import Ask, JudgeCache, ask_many
+from ablate.components.metrics.judged import SCORES
 
 KINDS = {"support": ("question", "claim", "context"), "relevance": ("question", "answer"),
          "usefulness": ("question", "reference", "passage")}

@@ -3,12 +3,13 @@ never a swept pipeline field, so every variant is judged by the same judge).
 
 `backend` names a registered judge backend (`llama_cpp`: a local GGUF file run in-process
 by llama-cpp-python, the bundled SmolLM2 by default; `openai`: any OpenAI-compatible
-endpoint: vLLM, Ollama, llama.cpp's server, a hosted API). Decoding is greedy
-(temperature 0) with a fixed seed, so the same inputs give the same verdicts.
-`identity()` is what the judge's stage keys record of this section: every field that
-can change a verdict; timeouts, retries, concurrency and the name of the key's
-environment variable cannot, so they are left out (like a generator's settings), and the
-prompts enter the keys by the hash of their files.
+endpoint: vLLM, Ollama, llama.cpp's server, a hosted API); the spec checks the name
+against the `judge` registry (flows/plan/spec.py). `metrics` names registered judged
+metrics (ablate.components.metrics.judged). Decoding is greedy (temperature 0) with a
+fixed seed, so the same inputs give the same verdicts. What the judge's stage keys record
+of this section comes from declarations (ablate.components.judge.keys): the fields the
+backend and the chosen judged metrics read, never its settings; the prompts enter the
+keys by the hash of their files.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-JUDGED = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+from ablate.components.metrics.judged import judged_names
+
 JSON_MODES = ("json_schema", "json_object_schema", "json_object")
-SETTINGS = ("timeout_s", "max_retries", "concurrency", "api_key_env")
 
 
 class JudgeConfig(BaseModel):
@@ -43,7 +44,7 @@ class JudgeConfig(BaseModel):
     """A bundled prompt version, or a folder holding `en.yaml` / `zh.yaml`."""
     language: Literal["auto", "en", "zh"] = "auto"
     """Prompt language: `auto` uses the Chinese prompts for Chinese questions."""
-    metrics: tuple[str, ...] = JUDGED
+    metrics: tuple[str, ...] = Field(default_factory=judged_names)
     """The judged metrics to compute."""
     claims: Literal["judge", "sentences"] = "judge"
     """Who splits an answer into claims: the judge, or a sentence splitter."""
@@ -70,22 +71,10 @@ class JudgeConfig(BaseModel):
     @field_validator("metrics")
     @classmethod
     def _metrics_ok(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        unknown = [m for m in v if m not in JUDGED]
+        known = judged_names()
+        unknown = [m for m in v if m not in known]
         if unknown:
-            raise ValueError(f"unknown judged metric '{unknown[0]}' (known: {', '.join(JUDGED)})")
+            raise ValueError(f"unknown judged metric '{unknown[0]}' (known: {', '.join(known)})")
         if not v:
             raise ValueError("at least one judged metric is needed")
-        return tuple(m for m in JUDGED if m in v)
-
-    @field_validator("backend")
-    @classmethod
-    def _backend_ok(cls, v: str) -> str:
-        from ablate.components.judge.backends import JUDGES
-        if v not in JUDGES:
-            raise ValueError(f"unknown judge backend '{v}' (known: {', '.join(JUDGES.names())})")
-        return v
-
-    def identity(self) -> dict:
-        """Every field that can change a verdict, the settings left out; the prompts are
-        recorded by their content (PromptSet.fingerprint), not by where they are."""
-        return self.model_dump(mode="json", exclude=set(SETTINGS) | {"calibration", "prompts"})
+        return tuple(m for m in known if m in v)

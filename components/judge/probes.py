@@ -27,7 +27,8 @@ from ablate.components.judge.backends import BaseJudge
 from ablate.components.judge.calibset import anchors_of, partner_of, swap
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import PromptSet, language
-from ablate.components.judge.tasks import SCORES, Ask, JudgeCache, ask_many
+from ablate.components.judge.tasks import Ask, JudgeCache, ask_many
+from ablate.components.metrics.judged import SCORES
 from ablate.components.records import Dataset, Question
 from ablate.components.sentences import sentence_spans
 

@@ -36,8 +36,7 @@ from ablate.components.metrics.answer import STOPWORDS
 
 VERSION = "2"  # of the parsing and checking rules: part of every verdict's cache key
 VERDICTS = {"support": ("yes", "no"), "relevance": ("yes", "partly", "no"),
-            "usefulness": ("yes", "no")}
-SCORES = {"yes": 1.0, "partly": 0.5, "no": 0.0}
+            "usefulness": ("yes", "no")}  # scored by ablate.components.metrics.judged.SCORES
 
 
 def schema(task: str, max_claims: int) -> dict[str, Any]:

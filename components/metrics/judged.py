@@ -1,25 +1,42 @@
-"""Judged metrics (RAGAS definitions), computed from the judge stage's verdicts.
+"""Judged metrics: metric-registry entries scored from the judge stage's verdicts, each
+declaring what it asks the judge.
 
-- `judge/faithfulness`: supported claims / claims of the answer (context the generator read);
-- `judge/answer_relevancy`: does the answer address the question: yes 1, partly 0.5, no 0;
-- `judge/context_precision`: rank-weighted usefulness of the context passages for the
-  reference answer, as in RAGAS: sum over ranks k of precision@k x v_k, divided by the
-  number of useful passages (0 when none is useful), v_k = 1 when passage k is useful;
-- `judge/context_recall`: the reference answer's sentences supported by the context / all.
+A judged metric is defined in one place, by `judged_metric` on its `asks` function:
+- `asks(case)`: what the judge is asked about one question (a Case of
+  ablate.components.judge.case: question, answer, the context the generator read, the
+  assembled context, the judge config, the prompt language). It returns the judgment
+  itself when nothing needs asking (undefined: a refusal, closed book, no reference
+  answer; or defined by rule: an empty context supports nothing), else an Asking: the
+  judge's tasks to ask and what to make of their verdicts (a judgment, or a follow-up
+  Asking: faithfulness asks for claims, then whether each is supported);
+- `score(judgment)`: its score from an `ok` judgment (the verdicts);
+- `reads`: the `judge.*` fields its asks read (e.g. `judge.claims`), part of the judge
+  stage's key; `calibration`: the calibration kind its verdicts are (support, relevance,
+  usefulness: the report shows that agreement beside it); `order`: its place among the
+  judged metrics (the judge config's default lists them in this order).
 
-A judgment that is undefined (refusal, closed book, no reference answer: see
-components/judge/run.py) or failed (a judge failure) gives NaN: excluded from the
-statistics and counted, never 0 or 1. Without a judge (`view.judgments` is None) these
+It registers `judge/<name>` in the metric registry like any metric, its declaration
+(`Judging`) held by the registered compute function, so the registry is the one list of
+judged metrics (a test's or a plugin's registration leaves with the registry's entry).
+The judge (ablate.components.judge.run) asks what the chosen judged metrics declare and
+knows none by name; this module imports nothing of the judge.
+
+A judgment that is undefined or failed (a judge failure) scores NaN: excluded from the
+statistics and counted, never 0 or 1. Without a judge (`view.judgments` is None) judged
 metrics are skipped; a judged metric the judge config leaves out gives no column.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
 
-from ablate.components.judge.tasks import SCORES
-from ablate.components.metrics.registry import QuestionView, metric
+from ablate.components.metrics.registry import METRICS, Direction, QuestionView, metric
+from ablate.components.registry import require_builtins
+
+# a verdict word as a score (relevance: yes / partly / no; support, usefulness: yes / no)
+SCORES = {"yes": 1.0, "partly": 0.5, "no": 0.0}
 
 
 def share_yes(verdicts: Sequence[str]) -> float:
@@ -40,30 +57,57 @@ def rank_weighted_precision(useful: Sequence[bool]) -> float:
     return total / hits if hits else 0.0
 
 
-def _ok(view: QuestionView, name: str) -> Mapping[str, Any] | None | bool:
-    """The judgment when usable; None when undefined or failed; False when not judged."""
-    j = (view.judgments or {}).get(name)
-    if j is None:
-        return False
-    return j if j.get("status") == "ok" else None
+@dataclass(frozen=True)
+class Judging:
+    """What a judged metric asks the judge and how it scores the verdicts (module doc)."""
+
+    name: str
+    asks: Callable[[Any], Any]  # Case -> judgment dict | Asking (ablate.components.judge.case)
+    score: Callable[[Mapping[str, Any]], float]
+    reads: tuple[str, ...] = ()  # judge.* fields its asks read (keyed)
+    calibration: str | None = None  # the calibration kind of its verdicts
+    order: int = 100
 
 
-def _judged(name: str, score, description: str) -> None:
-    def compute(view: QuestionView) -> dict[str, float]:
-        j = _ok(view, name)
-        if j is False:
-            return {}
-        return {f"judge/{name}": math.nan if j is None else score(j)}
-    compute.__module__ = __name__
-    metric(name, stages=("judge",), direction="higher", 
-           description=description)(compute)
+def judged_metric(name: str, *, score: Callable[[Mapping[str, Any]], float], description: str,
+                  reads: Sequence[str] = (), calibration: str | None = None, order: int = 100,
+                  direction: Direction = "higher", low: float = 0.0, high: float = 1.0,
+                  version: str = "1") -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+    """Decorator on a judged metric's `asks` function: registers `judge/<name>` in the
+    metric registry, scored by `score` from its judgment (NaN unless the judgment is
+    `ok`). `version`: bump it when a change of its asks or score changes its values."""
+    bad = [f for f in reads if not f.startswith("judge.")]
+    if bad:
+        raise ValueError(f"judged metric '{name}': reads names judge fields, got '{bad[0]}'")
+
+    def deco(asks: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        judging = Judging(name, asks, score, tuple(reads), calibration, order)
+
+        def compute(view: QuestionView) -> dict[str, float]:
+            j = (view.judgments or {}).get(name)
+            if j is None:  # not judged: no column
+                return {}
+            return {f"judge/{name}": score(j) if j.get("status") == "ok" else math.nan}
+        compute.__module__ = asks.__module__  # its origin (a plugin's source is keyed)
+        compute.judging = judging  # type: ignore[attr-defined]
+        metric(name, stages=("judge",), direction=direction, low=low, high=high,
+               version=version, description=description)(compute)
+        return asks
+    return deco
 
 
-_judged("faithfulness", lambda j: share_yes(j["verdicts"]),
-        "claims of the answer supported by the context it read / claims (judged)")
-_judged("answer_relevancy", lambda j: SCORES[j["verdicts"][0]],
-        "the answer addresses the question: yes 1, partly 0.5, no 0 (judged)")
-_judged("context_precision", lambda j: rank_weighted_precision([v == "yes" for v in j["verdicts"]]),
-        "rank-weighted share of context passages useful for the reference answer (judged)")
-_judged("context_recall", lambda j: share_yes(j["verdicts"]),
-        "sentences of the reference answer supported by the context / sentences (judged)")
+def judged_metrics() -> list[Judging]:
+    """Every registered judged metric, in order (then by name)."""
+    require_builtins()
+    found = (getattr(METRICS.get(n).compute, "judging", None) for n in METRICS.names())
+    return sorted((j for j in found if j is not None), key=lambda j: (j.order, j.name))
+
+
+def judged_names() -> tuple[str, ...]:
+    """The names of the registered judged metrics, in order."""
+    return tuple(j.name for j in judged_metrics())
+
+
+def judging_of(name: str) -> Judging | None:
+    """A judged metric's declaration by name (`faithfulness`), None when none is registered."""
+    return next((j for j in judged_metrics() if j.name == name), None)

@@ -1,7 +1,7 @@
 """The judge in the report: how far to trust the judged metrics.
 
 From the manifest's `judge` section (flows/outputs/judging.py): the judge's calibration beside
-every judged metric (the calibration kind whose verdict the metric is made of), a warning
+every judged metric (the calibration kind of its verdicts, as the metric declares it), a warning
 when agreement is below the 0.8 needed to trust a judge, or when no calibration was run,
 the counts of questions judged, undefined and lost to judge failures, and a
 self-preference flag when the judge's model also generates in the sweep.
@@ -14,12 +14,18 @@ from typing import Any
 
 import polars as pl
 
+from ablate.components.metrics.judged import judging_of
 from ablate.components.report.numbers import fmt
 
-# the calibration kind behind each judged metric's verdicts
-KIND_OF = {"judge/faithfulness": "support", "judge/context_recall": "support",
-           "judge/answer_relevancy": "relevance", "judge/context_precision": "usefulness"}
 TARGET = 0.8
+
+
+def kind_of(metric: str) -> str | None:
+    """The calibration kind behind a judged metric column's verdicts, as the metric
+    declares it (`judge/faithfulness`: support); None for any other column."""
+    stage, _, name = metric.partition("/")
+    judging = judging_of(name) if stage == "judge" else None
+    return judging.calibration if judging is not None else None
 
 
 def _calibration(manifest: dict[str, Any]) -> dict[str, Any] | None:
@@ -29,12 +35,12 @@ def _calibration(manifest: dict[str, Any]) -> dict[str, Any] | None:
 def metric_note(metric: str, manifest: dict[str, Any]) -> str | None:
     """One line on the judge's calibration for a judged metric's table (None otherwise)."""
     judge = (manifest or {}).get("judge")
-    if judge is None or metric not in KIND_OF:
+    kind = kind_of(metric)
+    if judge is None or kind is None:
         return None
     cal = _calibration(manifest)
     if cal is None:
         return f"_Judged by {judge['backend']}: **not calibrated** (no calibration set given)._"
-    kind = KIND_OF[metric]
     k = cal.get("by_kind", {}).get(kind)
     part = (f"{kind} verdicts {fmt(k['agreement'])} (kappa {fmt(k['kappa'], 2)}, n={k['judged']})"
             if k else f"no {kind} items")
@@ -105,10 +111,11 @@ def judge_section(manifest: dict[str, Any], per_query: pl.DataFrame) -> list[str
         for m, c in per.items():
             col = f"judge/{m}"
             mean = (rows[col].fill_nan(None).mean() if col in rows.columns else None)
-            k = (cal or {}).get("by_kind", {}).get(KIND_OF[col]) if cal else None
+            kind = kind_of(col)
+            k = cal.get("by_kind", {}).get(kind) if cal and kind else None
             lines.append(f"| {variant} | {col} | {fmt(math.nan if mean is None else mean)} | "
                          f"{c['judged']} | {c['undefined']} | {c['failed']} | "
-                         f"{fmt(k['agreement']) + ' (' + KIND_OF[col] + ')' if k else '–'} |")
+                         f"{fmt(k['agreement']) + ' (' + str(kind) + ')' if k else '–'} |")
     return lines + [""]
 
 

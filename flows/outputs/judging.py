@@ -10,6 +10,7 @@ from typing import Any
 from ablate.components.errors import InputError
 from ablate.components.generation import GENERATORS
 from ablate.components.judge.calibration import summarize
+from ablate.components.judge.keys import recorded_config
 from ablate.components.judge.probes import self_preference
 from ablate.flows.run.context import RunContext
 from ablate.flows.run.stages import judge_of
@@ -56,7 +57,7 @@ def judge_manifest(ctx: RunContext) -> dict[str, Any] | None:
     mine = judge.model_key()
     gens = generator_models(ctx)
     return {
-        "backend": judge_cfg.backend, "config": judge_cfg.identity(),
+        "backend": judge_cfg.backend, "config": recorded_config(judge_cfg),
         "identity": judge.cache_identity, "model": mine,
         "prompts": {"version": ctx.judge_prompts.version,
                     "fingerprint": ctx.judge_prompts.fingerprint},

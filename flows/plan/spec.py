@@ -14,6 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
                       model_validator)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ablate.components.config import PipelineConfig
 from ablate.components.judge.config import JudgeConfig
@@ -258,6 +259,21 @@ class ExperimentSpec(_Spec):
     """Output root: results go to `<out>/<sweep_id>/`; relative to the working folder."""
     cache_dir: str = ".ablate/cache"
     """Stage result cache; relative to the working folder."""
+
+    @field_validator("judge")
+    @classmethod
+    def _judge_backend_ok(cls, v: JudgeConfig | None) -> JudgeConfig | None:
+        """`judge.backend` names a registered judge backend (error at `judge.backend`)."""
+        if v is None:
+            return v
+        reg = registry("judge")
+        if v.backend not in reg:
+            message = (f"unknown judge backend '{v.backend}'{did_you_mean(v.backend, reg.names())} "
+                       f"(known: {', '.join(reg.names())})")
+            raise ValidationError.from_exception_data("JudgeConfig", [InitErrorDetails(
+                type=PydanticCustomError("value_error", "{message}", {"message": message}),
+                loc=("backend",), input=v.backend)])
+        return v
 
 
 class LoadedSpec(BaseModel):

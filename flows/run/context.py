@@ -17,6 +17,8 @@ from typing import Any
 from ablate.components.data import load_dataset
 from ablate.components.data.selection import Selected, read_ids, sample, select
 from ablate.components.errors import InputError
+from ablate.components.judge.backends import make_judge
+from ablate.components.judge.keys import key_input
 from ablate.components.judge.prompts import PromptSet, load_prompts
 from ablate.components.config import PipelineConfig
 from ablate.components.pipeline import with_files_from
@@ -133,12 +135,13 @@ class RunContext:
                 "calibration": file_fingerprint(self.calibration_path)}
 
     def judge_input(self) -> dict[str, Any] | None:
-        """What a judge stage key records of the judge: its config (settings left out) and
-        its prompts' version and content hash; None without a judge."""
+        """What a judge stage key records of the judge, from the declarations of its
+        backend and judged metrics, and its prompts' content hash
+        (ablate.components.judge.keys); None without a judge."""
         judge = self.spec.judge
         if judge is None or self.judge_prompts is None:
             return None
-        return {"config": judge.identity(), "prompts": self.judge_prompts.fingerprint}
+        return key_input(judge, self.judge_prompts.fingerprint)
 
     @property
     def label_mode(self) -> str:
@@ -261,9 +264,9 @@ def judge_files(loaded: LoadedSpec) -> tuple[PromptSet, Path | None]:
         prompts = load_prompts(judge.prompts, loaded.path.parent)
     except InputError as exc:
         raise loaded.error(exc.one_line(), ("judge", "prompts")) from None
-    from ablate.components.judge.backends import make_judge
     try:
         made = make_judge(judge)  # a missing model file, URL or key fails here, before compute
+        key_input(judge, prompts.fingerprint)  # an unreadable declared file too
     except InputError as exc:
         raise loaded.error(exc.message, tuple((exc.field or "judge").split("."))) from None
     getattr(made, "close", lambda: None)()

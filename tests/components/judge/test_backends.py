@@ -1,6 +1,7 @@
 """The `openai` judge backend against an in-process fake transport (no network): the
 structured-output request per json_mode, the key kept out of everything logged, transport
-failures as errors; and the judge config's identity."""
+failures as errors; the judge config's checks, and the backend's name checked where the
+spec is validated."""
 
 from __future__ import annotations
 
@@ -90,17 +91,27 @@ def test_configuration_errors_name_judge_fields(monkeypatch):
     assert e.value.field == "judge.model"
 
 
-def test_config_identity_leaves_settings_out():
-    a = JudgeConfig(timeout_s=5, max_retries=0, concurrency=3, api_key_env="K", calibration="c.jsonl")
-    assert a.identity() == JudgeConfig().identity()
-    assert JudgeConfig(seed=1).identity() != JudgeConfig().identity()
-    assert JudgeConfig(claims="sentences").identity() != JudgeConfig().identity()
-    assert "prompts" not in JudgeConfig().identity()  # recorded by content (flows/run/context.py)
+def test_judge_config_checks():
     with pytest.raises(ValueError):
         JudgeConfig(temperature=0.7)  # greedy, always
-    with pytest.raises(ValueError, match="unknown judged metric"):
+    with pytest.raises(ValueError, match="unknown judged metric 'vibes' \\(known: faithfulness, "
+                                         "answer_relevancy, context_precision, context_recall\\)"):
         JudgeConfig(metrics=("faithfulness", "vibes"))
-    with pytest.raises(ValueError, match="unknown judge backend"):
-        JudgeConfig(backend="gpt")
     assert JudgeConfig(metrics=("context_recall", "faithfulness")).metrics == \
         ("faithfulness", "context_recall")
+
+
+def test_unknown_backend_is_refused_where_the_spec_is_validated(tmp_path):
+    from pydantic import ValidationError
+    from ablate.flows.plan.spec import ExperimentSpec, load_spec
+    spec = {"name": "x", "dataset": {"path": "d"}, "judge": {"backend": "gpt"}}
+    with pytest.raises(ValidationError, match="unknown judge backend 'gpt'") as e:
+        ExperimentSpec.model_validate(spec)
+    assert e.value.errors()[0]["loc"] == ("judge", "backend")
+    assert ExperimentSpec.model_validate(spec | {"judge": {"backend": "openai"}}).judge.backend == "openai"
+    path = tmp_path / "exp.yaml"
+    path.write_text("name: x\ndataset: {path: d}\njudge:\n  seed: 1\n  backend: lama_cpp\n")
+    with pytest.raises(InputError) as e:
+        load_spec(path)
+    assert str(e.value) == (f"{path}:5: field 'judge.backend': unknown judge backend 'lama_cpp'; "
+                            "did you mean llama_cpp? (known: llama_cpp, openai)")

@@ -1,0 +1,89 @@
+"""What the judge's stage keys (the judge and calibrate stages) record of the judge, from
+declarations alone, the way ablate.components.pipeline keys the pipeline's stages:
+
+- the backend `judge.backend` names: its identity (kind, name, code version, the
+  installed versions of its `libraries`), the values of the `judge.*` fields it reads
+  (`judge_reads`), and the content digest of each of its `files` fields (a GGUF file
+  rewritten in place is a new key); its `judge_settings` are never keyed;
+- the fields every ask reads (ablate.components.judge.run.READS);
+- each chosen judged metric: its identity in the metric registry (a plugin's: with its
+  module's source) and the values of the `judge.*` fields it reads;
+- the prompts' content fingerprint.
+
+A field nothing declares cannot change a key; tests/contract/test_judge_fields.py checks
+that every field of the `judge:` section changes a key or is a declared setting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ablate.components.config import get_dotted
+from ablate.components.digest import content_digest
+from ablate.components.errors import InputError
+from ablate.components.judge.backends import JUDGES
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.judge.run import READS
+from ablate.components.metrics.judged import judged_metrics
+from ablate.components.metrics.registry import METRICS
+from ablate.components.registry import Declaration
+
+# recorded by content elsewhere: the prompts by their fingerprint, the calibration set by
+# its file's hash (the calibrate stage's own input)
+BY_CONTENT = ("judge.prompts", "judge.calibration")
+
+
+def judge_reads(decl: Declaration) -> tuple[str, ...]:
+    """The `judge.*` fields a judge backend reads (keyed)."""
+    return tuple(decl.info.get("judge_reads", ()))
+
+
+def judge_settings(decl: Declaration) -> tuple[str, ...]:
+    """The `judge.*` fields a judge backend uses that cannot change a verdict (never keyed)."""
+    return tuple(decl.info.get("judge_settings", ()))
+
+
+def declared_settings() -> tuple[str, ...]:
+    """Every judge backend's settings."""
+    return tuple(sorted({s for d in JUDGES.declarations() for s in judge_settings(d)}))
+
+
+def read_fields(cfg: JudgeConfig) -> tuple[str, ...]:
+    """The `judge.*` fields the judge of `cfg` reads: the backend's, every ask's and the
+    chosen judged metrics'."""
+    fields = {"judge.backend", *READS, *judge_reads(JUDGES.declaration(cfg.backend))}
+    for j in judged_metrics():
+        if j.name in cfg.metrics:
+            fields.update(j.reads)
+    return tuple(sorted(fields))
+
+
+def file_digest(field: str, value: str) -> str:
+    """The content digest of a declared file field's path ("missing" for a name, such as
+    the bundled model's); an unreadable file is an InputError naming the field and path."""
+    try:
+        return content_digest(Path(value).expanduser())
+    except OSError as exc:
+        raise InputError(f"cannot read {value}: {exc.strerror}", field=field) from None
+
+
+def key_input(cfg: JudgeConfig, prompts_fingerprint: str) -> dict[str, Any]:
+    """The experiment-level `judge` input of the judge and calibrate stages (module doc).
+    `config` holds the values of the fields read, named as in the `judge:` section."""
+    decl = JUDGES.declaration(cfg.backend)
+    data = {"judge": cfg.model_dump(mode="json")}
+    values = {f.removeprefix("judge."): get_dotted(data, f) for f in read_fields(cfg)}
+    files = {f.removeprefix("judge."): file_digest(f, str(value)) for f in decl.files
+             if (value := get_dotted(data, f))}
+    metrics = [METRICS.declaration(f"judge/{j.name}").identity
+               for j in judged_metrics() if j.name in cfg.metrics]
+    return {"config": values, "backend": decl.identity, "files": files, "metrics": metrics,
+            "prompts": prompts_fingerprint}
+
+
+def recorded_config(cfg: JudgeConfig) -> dict[str, Any]:
+    """The judge config as the manifest records it: every field but the backends' settings
+    and the fields recorded by content."""
+    left_out = {f.removeprefix("judge.") for f in declared_settings() + BY_CONTENT}
+    return cfg.model_dump(mode="json", exclude=left_out)
