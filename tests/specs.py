@@ -6,14 +6,24 @@ otherwise, and exactly the other fields a test passes (nothing else is added, so
 states every field its meaning depends on). `write_experiment(folder, name, ...)` writes
 it. A field set to None is left out.
 
-The layout is fixed, so a test may name the line a field stands on: one key a line; the
-top-level keys in the order name, dataset, the other fields as passed, baseline, sweeps,
-design, variants; a top-level mapping holding mappings (baseline, design) and a list of
-mappings (sweeps, variants) in block style, each sweep or variant entry a key a line;
-everything below that on one line in flow style, never wrapped. So `baseline:` is
-followed by one line a block (`chunking: {size: 48, overlap: 8}`), and a sweep is
-`- variable: ...` then `  values: [...]`. Tests whose subject is the text itself (line
-numbers of hand-made layouts, malformed YAML) keep their own inline text.
+The layout is fixed, so a test may name the line a field stands on. The top-level keys
+come in the order name, dataset, the other fields as passed, baseline, sweeps, design,
+variants. A top-level value holding mappings (baseline, design, sweeps, variants) is in
+block style, and so is each entry of such a list; everything else is on one line in flow
+style, never wrapped:
+
+    name: console-tiny
+    dataset: {path: .../tests/fixtures/squad_tiny.json, format: squad}
+    tier: smoke
+    baseline:
+      chunking: {size: 48, overlap: 8}
+      ...
+    sweeps:
+      - variable: fusion.rrf_k
+        values: [60]
+
+Tests whose subject is the text itself (line numbers in a hand-made layout, malformed
+YAML) keep their own inline text.
 """
 
 from __future__ import annotations
@@ -100,7 +110,7 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 def _set_styles(node: yaml.Node, depth: int, entry: bool = False) -> None:
     """Block style for the document, a top-level value holding a mapping, and the entries
-    of a block list (`entry`); flow style for everything below those."""
+    of a block list (`entry`); flow style for everything else."""
     if isinstance(node, yaml.ScalarNode):
         return
     children = _children(node)
@@ -108,8 +118,10 @@ def _set_styles(node: yaml.Node, depth: int, entry: bool = False) -> None:
         depth == 1 and any(isinstance(c, yaml.MappingNode) for c in children))
     node.flow_style = not block
     for child in children:
-        _set_styles(child, depth + 1, entry=block and isinstance(node, yaml.SequenceNode)) \
-            if block else _flow(child)
+        if block:
+            _set_styles(child, depth + 1, entry=isinstance(node, yaml.SequenceNode))
+        else:
+            _flow(child)
 
 
 def _flow(node: yaml.Node) -> None:

@@ -4,27 +4,11 @@ exits 1 on the same folders and 0 against itself; the reference can be an MLflow
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
-
-SPEC = """
-name: gate-ref
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-seed: 5
-metrics: {{ks: [1, 3], key: [final/recall_at_3]}}
-stats: {{resamples: 2000, bootstrap_resamples: 500}}
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  context: {{budget: {budget}}}
-  generator: {{name: extractive}}
-"""
+from tests.specs import pipeline, write_experiment
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +19,11 @@ def sweeps(prefect_server, tmp_path_factory, shared_cache):
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
     out = {}
     for name, budget in (("good", 200), ("worse", 12)):
-        spec = tmp / f"{name}.yaml"
-        spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json", budget=budget)))
-        out[name] = spec
+        out[name] = write_experiment(
+            tmp, "gate-ref", file=f"{name}.yaml", tier="full", split="all", seed=5,
+            metrics={"ks": [1, 3], "key": ["final/recall_at_3"]},
+            stats={"resamples": 2000, "bootstrap_resamples": 500},
+            baseline=pipeline(rerank=None, context={"budget": budget}))
     forget_contexts()
     good = run_sweep(str(out["good"]), out=str(tmp / "runs-good"), cache_dir=str(shared_cache),
                      tracking_uri=uri, artifact_root=(tmp / "art").as_uri(), mlflow=True)

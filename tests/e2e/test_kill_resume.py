@@ -17,32 +17,20 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import ROOT
+from tests.specs import experiment, pipeline, vary
 
-SPEC = """
-name: kill-tiny
-dataset: {{path: {data}, format: squad}}
-smoke_size: 24
-seed: 7
-metrics: {{ks: [1, 3, 5], key: [final/recall_at_3, answer/f1]}}
-stats: {{resamples: 1000, bootstrap_resamples: 500}}
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25, dense], depth: 10}}
-  rerank: {{depth: 5}}
-  context: {{budget: 96}}
-sweeps:
-  - variable: fusion.rrf_k
-    values: [5, 500]
-  - variable: chunking.size
-    values: [64]
-"""
+SPEC = experiment(
+    "kill-tiny", smoke_size=24, seed=7,
+    metrics={"ks": [1, 3, 5], "key": ["final/recall_at_3", "answer/f1"]},
+    stats={"resamples": 1000, "bootstrap_resamples": 500},
+    baseline=pipeline(retrieval={"paths": ["bm25", "dense"], "depth": 10}, generator=None),
+    sweeps=[vary("fusion.rrf_k", 5, 500), vary("chunking.size", 64)])
 N_VARIANTS = 4
 TIMEOUT = 600
 
@@ -50,7 +38,7 @@ TIMEOUT = 600
 def _project(folder: Path) -> Path:
     folder.mkdir(parents=True)
     shutil.copy(ROOT / "prefect.toml", folder / "prefect.toml")
-    (folder / "exp.yaml").write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    (folder / "exp.yaml").write_text(SPEC)
     return folder
 
 

@@ -4,43 +4,26 @@ MLflow store, with real BM25, MiniLM embeddings and statistics."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.specs import pipeline, vary, write_experiment
 
-SPEC = """
-name: e2e-tiny
-dataset: {{path: {data}, format: squad}}
-tier: smoke
-smoke_size: 24
-seed: 3
-metrics: {{ks: [1, 3, 5], key: [final/recall_at_3, answer/f1]}}
-stats: {{resamples: 2000, bootstrap_resamples: 1000}}
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25, dense], depth: 10}}
-  fusion: {{rrf_k: 60}}
-  rerank: {{depth: 5}}
-  context: {{budget: 96}}
-  generator: {{name: extractive}}
-sweeps:
-  - variable: fusion.rrf_k
-    values: [5, 500]
-  - variable: retrieval.paths
-    values: [[bm25]]
-"""
+FIELDS = {"tier": "smoke", "smoke_size": 24, "seed": 3,
+          "metrics": {"ks": [1, 3, 5], "key": ["final/recall_at_3", "answer/f1"]},
+          "stats": {"resamples": 2000, "bootstrap_resamples": 1000},
+          "baseline": pipeline(retrieval={"paths": ["bm25", "dense"], "depth": 10},
+                               fusion={"rrf_k": 60}),
+          "sweeps": [vary("fusion.rrf_k", 5, 500), vary("retrieval.paths", ["bm25"])]}
 
 
 @pytest.fixture(scope="module")
 def sweep(prefect_server, tmp_path_factory, shared_cache):
     from ablate.flows.sweep import run_sweep
     tmp = tmp_path_factory.mktemp("e2e")
-    spec = tmp / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    spec = write_experiment(tmp, "e2e-tiny", **FIELDS)
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
     from ablate.flows.run.context import forget_contexts
     forget_contexts()

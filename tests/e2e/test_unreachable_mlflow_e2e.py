@@ -4,11 +4,10 @@ so, publishes its Prefect artifacts, and `ablate sync` logs it later (idempotent
 from __future__ import annotations
 
 import socket
-import textwrap
 from pathlib import Path
 
-from tests.conftest import FIXTURES
-from tests.e2e.test_sweep_e2e import SPEC
+from tests.e2e.test_sweep_e2e import FIELDS as E2E
+from tests.specs import write_experiment
 
 
 def _closed_port() -> int:
@@ -27,9 +26,7 @@ def test_sweep_survives_unreachable_mlflow_then_sync(prefect_server, tmp_path, s
     from ablate.flows.sweep import run_sweep
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
-    spec = tmp_path / "exp.yaml"
-    text = textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json"))
-    spec.write_text(text.replace("name: e2e-tiny", "name: e2e-offline"))  # own artifact keys
+    spec = write_experiment(tmp_path, "e2e-offline", **E2E)  # own artifact keys
     forget_contexts()
     result = run_sweep(str(spec), out=str(tmp_path / "runs"), cache_dir=str(shared_cache),
                        tracking_uri=f"http://127.0.0.1:{_closed_port()}", mlflow=True)

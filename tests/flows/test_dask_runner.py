@@ -3,39 +3,23 @@ byte-identical results to the thread runner."""
 
 from __future__ import annotations
 
-import textwrap
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
-
-SPEC = """
-name: dask-tiny
-dataset: {{path: {data}, format: squad}}
-smoke_size: 16
-seed: 5
-metrics: {{ks: [1, 3], key: [final/recall_at_3, answer/f1]}}
-stats: {{resamples: 500, bootstrap_resamples: 200}}
-runner: {{kind: {kind}, workers: 2}}
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25, dense], depth: 10}}
-  rerank: {{depth: 5}}
-  context: {{budget: 96}}
-sweeps:
-  - variable: fusion.rrf_k
-    values: [5]
-"""
+from tests.specs import pipeline, vary, write_experiment
 
 
 def _spec(folder: Path, kind: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "exp.yaml"
-    path.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json", kind=kind)))
-    return path
+    return write_experiment(
+        folder, "dask-tiny", smoke_size=16, seed=5,
+        metrics={"ks": [1, 3], "key": ["final/recall_at_3", "answer/f1"]},
+        stats={"resamples": 500, "bootstrap_resamples": 200},
+        runner={"kind": kind, "workers": 2},
+        baseline=pipeline(retrieval={"paths": ["bm25", "dense"], "depth": 10}, generator=None),
+        sweeps=[vary("fusion.rrf_k", 5)])
 
 
 @pytest.mark.slow

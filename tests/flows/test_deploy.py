@@ -7,30 +7,18 @@ import asyncio
 import os
 import subprocess
 import sys
-import textwrap
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import ROOT
+from tests.specs import experiment, pipeline, vary
 
-TINY = """
-name: deploy-tiny
-dataset: {{path: {data}, format: squad}}
-smoke_size: 8
-seed: 2
-metrics: {{ks: [1, 3], key: [final/recall_at_3]}}
-stats: {{resamples: 200, bootstrap_resamples: 100}}
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 5}}
-  context: {{budget: 96}}
-sweeps:
-  - variable: fusion.rrf_k
-    values: [5]
-"""
+TINY = experiment("deploy-tiny", smoke_size=8, seed=2,
+                  metrics={"ks": [1, 3], "key": ["final/recall_at_3"]},
+                  stats={"resamples": 200, "bootstrap_resamples": 100},
+                  baseline=pipeline(generator=None), sweeps=[vary("fusion.rrf_k", 5)])
 
 
 def test_definitions_read_from_prefect_yaml():
@@ -106,7 +94,7 @@ def test_served_deployment_runs_the_sweep_once(prefect_server, tmp_path, shared_
     from ablate.flows.deploy import load_definitions, runner_deployments
     monkeypatch.chdir(ROOT)  # the flow run starts where a user would serve from
     spec = tmp_path / "exp.yaml"
-    spec.write_text(textwrap.dedent(TINY.format(data=FIXTURES / "squad_tiny.json")))
+    spec.write_text(TINY)
     # Its own name: a served deployment must not update the work-pool one registered above
     # (Prefect would keep that one's pull steps).
     nightly = [replace(d, name="nightly-smoke-served") for d in load_definitions(

@@ -9,26 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.specs import experiment, pipeline, vary
 
-SPEC = f"""\
-name: rel-tiny
-dataset: {{path: {FIXTURES / 'squad_tiny.json'}, format: squad}}
-tier: smoke
-smoke_size: 16
-seed: 5
-metrics: {{ks: [1, 3], key: [final/recall_at_3, answer/f1]}}
-stats: {{resamples: 500, bootstrap_resamples: 500}}
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25, dense], depth: 10}}
-  fusion: {{rrf_k: 60}}
-  context: {{budget: 96}}
-  generator: {{name: extractive}}
-sweeps:
-  - variable: fusion.rrf_k
-    values: [5]
-"""
+FIELDS = {"tier": "smoke", "smoke_size": 16, "seed": 5,
+          "metrics": {"ks": [1, 3], "key": ["final/recall_at_3", "answer/f1"]},
+          "stats": {"resamples": 500, "bootstrap_resamples": 500},
+          "baseline": pipeline(retrieval={"paths": ["bm25", "dense"], "depth": 10},
+                               fusion={"rrf_k": 60}, rerank=None),
+          "sweeps": [vary("fusion.rrf_k", 5)]}
+SPEC = experiment("rel-tiny", **FIELDS)
 
 
 @dataclass(frozen=True)

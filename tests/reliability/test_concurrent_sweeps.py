@@ -11,7 +11,8 @@ import sys
 import numpy as np
 import polars as pl
 
-from tests.reliability.conftest import SPEC
+from tests.reliability.conftest import FIELDS, SPEC
+from tests.specs import experiment, vary
 
 
 def _env() -> dict[str, str]:
@@ -23,8 +24,8 @@ def _env() -> dict[str, str]:
 def test_two_sweeps_at_once_share_cache_and_mlflow(clean_run, tmp_path):
     from mlflow.tracking import MlflowClient
     from ablate.flows.run.store import Store, cache_files
-    specs = {"a": SPEC, "b": SPEC.replace("name: rel-tiny", "name: rel-tiny-paths").replace(
-        "variable: fusion.rrf_k\n    values: [5]", "variable: retrieval.paths\n    values: [[bm25]]")}
+    specs = {"a": SPEC, "b": experiment("rel-tiny-paths", **{
+        **FIELDS, "sweeps": [vary("retrieval.paths", ["bm25"])]})}
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     # No store yet: both processes create it at once (mlflow_store.store_lock serialises them).
     assert not (tmp_path / "mlflow.db").exists()

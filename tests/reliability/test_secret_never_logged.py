@@ -11,30 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.servers import llama_server
-from tests.conftest import FIXTURES
+from tests.specs import FAST_STATS, pipeline, vary, write_experiment
 
 pytestmark = pytest.mark.slow
 
 SECRET = f"sk-ablate-rel-{uuid.uuid4().hex}"
 ENV = "ABLATE_REL_SECRET_KEY"
-
-SPEC = """\
-name: rel-secret
-dataset: {{path: {data}, format: squad}}
-smoke_size: 4
-seed: 1
-metrics: {{ks: [1, 3], key: [final/recall_at_3, answer/f1]}}
-stats: {{resamples: 200, bootstrap_resamples: 200}}
-baseline:
-  chunking: {{size: 48, overlap: 8}}
-  retrieval: {{paths: [bm25], depth: 5}}
-  context: {{budget: 96}}
-  generator: {{name: openai, base_url: "{base}", model: smollm2, api_key_env: {env},
-              max_new_tokens: 6, concurrency: 2, timeout_s: 60, max_retries: 1}}
-sweeps:
-  - variable: fusion.rrf_k
-    values: [5]
-"""
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +37,13 @@ def test_api_key_never_logged(prefect_server, keyed_server, tmp_path, monkeypatc
     from ablate.flows.sweep import run_sweep
     monkeypatch.setenv(ENV, SECRET)
     caplog.set_level(logging.DEBUG)
-    spec = tmp_path / "exp.yaml"
-    spec.write_text(SPEC.format(data=FIXTURES / "squad_tiny.json", base=keyed_server, env=ENV))
+    spec = write_experiment(
+        tmp_path, "rel-secret", smoke_size=4, seed=1,
+        metrics={"ks": [1, 3], "key": ["final/recall_at_3", "answer/f1"]}, stats=FAST_STATS,
+        baseline=pipeline(retrieval={"paths": ["bm25"], "depth": 5}, rerank=None, generator={
+            "name": "openai", "base_url": keyed_server, "model": "smollm2", "api_key_env": ENV,
+            "max_new_tokens": 6, "concurrency": 2, "timeout_s": 60, "max_retries": 1}),
+        sweeps=[vary("fusion.rrf_k", 5)])
     db = tmp_path / "mlflow.db"
     forget_contexts()
     result = run_sweep(str(spec), out=str(tmp_path / "runs"), cache_dir=str(tmp_path / "cache"),
