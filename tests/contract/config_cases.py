@@ -32,8 +32,9 @@ EXPERIMENT = {"data": "d", "questions": "q", "tokenizer": "t", "metrics": {"ks":
 
 # judge: tests/contract/test_judge_fields.py
 EXCLUDED_KINDS = frozenset({"judge"})
-# judge: tests/contract/test_judge_fields.py (the judged metrics are being reworked with it)
-EXCLUDED_ORIGINS = frozenset({"ablate.components.metrics.judged"})
+# (none: the judged metrics are metric-registry entries like any metric; what they ask the
+# judge is checked by tests/contract/test_judge_fields.py)
+EXCLUDED_ORIGINS: frozenset[str] = frozenset()
 
 # The base config of every case: defaults, with values small enough that the fields matter
 # on the run test's tiny corpus (8 chunks of a few words), and the analyzer `auto`

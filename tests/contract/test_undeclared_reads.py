@@ -194,7 +194,8 @@ def _fuser(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
 
 
 def _reranker(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
-    return registry("reranker").get(decl.name)(QUESTIONS, CHUNKS, FUSED, cfg, RES, CREDIBILITY, None)
+    from ablate.components.retrieval.stages import RerankJob
+    return registry("reranker").get(decl.name)(RerankJob(QUESTIONS, CHUNKS, FUSED, cfg, RES, CREDIBILITY))
 
 
 def _signal(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
