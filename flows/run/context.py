@@ -176,7 +176,11 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
             name, reason = choose_analyzer([d.text for d in data[0].documents])
             analyzer_choice = {"analyzer": name, "reason": reason}
         chosen_name = analyzer_choice["analyzer"] if analyzer_choice else AUTO
-        return with_files_from(resolve_auto_analyzer(cfg, chosen_name), folder)
+        cfg = resolve_auto_analyzer(cfg, chosen_name)
+        try:
+            return with_files_from(cfg, folder)
+        except InputError:  # a component name no registry knows: check_variants says
+            return cfg      # which, at its line in the experiment file
 
     variants = expand(loaded, notices, adjust)  # once: every check runs on the final configs
     check_variants(loaded, variants)

@@ -6,18 +6,10 @@ from __future__ import annotations
 from ablate.flows.run import context as context_module
 from ablate.flows.run.context import RunOptions, build_context
 from tests.flows.direct import write_spec
+from tests.specs import experiment, vary
 
-SPEC = """
-name: once
-dataset: {{path: "{data}", format: squad}}
-tier: smoke
-smoke_size: 4
-baseline:
-  generator: {{name: extractive}}
-sweeps:
-  - variable: retrieval.analyzer
-    values: [default, english]
-"""
+SPEC = experiment("once", tier="smoke", smoke_size=4,
+                  sweeps=[vary("retrieval.analyzer", "default", "english")])
 
 
 def test_variants_expanded_once_on_resolved_configs(tmp_path, monkeypatch):

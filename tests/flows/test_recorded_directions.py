@@ -25,6 +25,8 @@ SPEC = experiment("recorded-directions", tier="smoke", smoke_size=6, plugins=[".
                   baseline=pipeline(rerank=None), sweeps=[vary("context.budget", 64)])
 # In a fresh interpreter (the plugin never imported): the direction read from the folder.
 CHILD = ("import sys\n"
+         "from ablate.components import catalogue\n"
+         "catalogue.load()  # what every ablate command does first\n"
          "from ablate.components.metrics.registry import direction\n"
          "before = direction('answer/wrong_words')\n"
          "from ablate.components.report.sweep_data import load_sweep\n"

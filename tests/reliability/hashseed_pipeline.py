@@ -118,6 +118,8 @@ def run() -> dict:
 
 
 if __name__ == "__main__":
+    from ablate.components import catalogue
     from ablate.flows import env
     env.prepare(ROOT)
+    catalogue.load()
     json.dump(run(), sys.stdout, sort_keys=True, default=repr)
