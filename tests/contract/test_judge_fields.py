@@ -154,17 +154,17 @@ def test_an_unreadable_judge_model_is_one_line_before_any_compute(tmp_path):
 
 
 def test_verdict_cache_identities_and_the_recorded_config_keep_their_form(tmp_path):
-    """Verdicts cached before the judge's declarations existed are still served (the same
-    cache identities), and the manifest records the same config."""
-    from ablate.components.digest import file_sha256
+    """The verdict cache's identities (the model by the one model identity, the digest the
+    stage keys hash), and the manifest records the same config."""
+    from ablate.components.digest import content_digest
     from ablate.components.judge.backends import OpenAIJudge
     from ablate.components.judge.keys import recorded_config
     from ablate.components.registry import installed_version
     model = tmp_path / "judge.gguf"
     model.write_bytes(b"GGUF" + bytes(60))
-    sha = file_sha256(model)[:16]
+    sha = content_digest(model)[:16]
     assert LlamaJudge(JudgeConfig(model=str(model), seed=2)).cache_identity == (
-        f"judge/llama_cpp/v1/judge.gguf:64:{sha}/llama_cpp_python="
+        f"judge/llama_cpp/v1/judge.gguf-{sha}/llama_cpp_python="
         f"{installed_version('llama_cpp_python')}/n_ctx=4096/grammar=json_schema"
         f"/temperature=0.0/seed=2")
     assert OpenAIJudge(JudgeConfig(backend="openai", base_url="http://x/v1/", model="m",
