@@ -53,8 +53,8 @@ def inner(mode: str, spec: str, tier: str, tmp: str, workers: int) -> dict:
     env.prepare(ROOT)
     tmp_p = Path(tmp)
     if mode == "direct":
-        from ablate.flows.run.context import RunOptions, build_context
         from ablate.flows.outputs.write import write_outputs
+        from ablate.flows.run.context import RunOptions, build_context
         from ablate.flows.run.stages import run_stage
         t0 = time.perf_counter()
         ctx = build_context(spec, RunOptions(tier=tier, cache_dir=str(tmp_p / "cache")))
@@ -66,6 +66,7 @@ def inner(mode: str, spec: str, tier: str, tmp: str, workers: int) -> dict:
                 "stages": len(ctx.plan.nodes), "variants": len(ctx.variants),
                 "questions": len(ctx.questions)}
     from prefect.testing.utilities import prefect_test_harness
+
     from ablate.flows.sweep import run_sweep
     t0 = time.perf_counter()
     with prefect_test_harness(server_startup_timeout=180):

@@ -21,7 +21,6 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
-
 from contextgrid.embed import EMBEDDERS
 from contextgrid.embed.base import EmbeddingResult
 from contextgrid.tokens import TOKENIZERS

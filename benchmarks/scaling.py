@@ -60,8 +60,9 @@ class Step:
 def inner(n_chunks: int, n_queries: int, k: int, seed: int = 0) -> dict:
     """All steps at one size, in this (fresh) process."""
     import numpy as np
-    from ablate.components.config import ChunkingConfig
+
     from ablate.components.chunking import chunk_documents
+    from ablate.components.config import ChunkingConfig
     from ablate.components.records import Document
     from ablate.components.retrieval.analyzer import get_analyzer
     from ablate.components.retrieval.bm25 import BM25Index

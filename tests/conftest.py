@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import logging
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path

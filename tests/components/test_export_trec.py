@@ -74,6 +74,7 @@ def test_file_formats(tmp_path):
 
 def test_unsafe_ids_are_percent_encoded_reversibly(tmp_path):
     from urllib.parse import unquote
+
     from ablate.components.export_trec import encode_id, write_id_map
     ids = ["Time off for family and dependants:0-688", "tab\there", "100%", "a~b#c",
            "Zürich:1-2", "line\nbreak", "safe-id_1.2:3/4+=@,"]
@@ -98,6 +99,7 @@ def test_unsafe_ids_are_percent_encoded_reversibly(tmp_path):
 
 def test_exact_grades_are_the_labels_times_one_scale_per_question():
     from fractions import Fraction
+
     from ablate.components.export_trec import exact_integer_grades
     rng = random.Random(4)
     for _ in range(200):

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from ablate.components.config import PipelineConfig, get_dotted
 from ablate.components.pipeline import contribution, read_values, resolve, stage_def
 from ablate.components.registry import (
@@ -25,7 +27,6 @@ from ablate.components.registry import (
     registry,
 )
 from ablate.flows.plan.graph import Plan, StageNode, add_variant
-from pydantic import BaseModel
 
 EXPERIMENT = {"data": "d", "questions": "q", "tokenizer": "t", "metrics": {"ks": [5]},
               "labels": "span"}

@@ -211,9 +211,9 @@ def _check_metric(d):
 
 
 def _check_judge(d):
+    from ablate.components.errors import InputError
     from ablate.components.judge.backends import JUDGES, BaseJudge, Completion, Request
     from ablate.components.judge.config import JudgeConfig
-    from ablate.components.errors import InputError
     cls = JUDGES.get(d.name)
     assert isinstance(cls, type) and issubclass(cls, BaseJudge)
     assert not d.reads and not d.reads_context  # a judge reads no pipeline field

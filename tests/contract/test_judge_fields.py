@@ -18,8 +18,7 @@ from ablate.components.config import PipelineConfig
 from ablate.components.errors import InputError
 from ablate.components.judge.backends import JUDGES, LlamaJudge
 from ablate.components.judge.config import JudgeConfig
-from ablate.components.judge.keys import (BY_CONTENT, declared_settings, judge_reads, key_input,
-                                          read_fields)
+from ablate.components.judge.keys import BY_CONTENT, declared_settings, judge_reads, key_input, read_fields
 from ablate.components.judge.run import READS
 from ablate.components.metrics.judged import judged_metrics
 from ablate.flows.plan.graph import Plan, add_variant

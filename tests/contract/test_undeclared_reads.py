@@ -27,12 +27,12 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+
 from ablate.components import config as config_module
 from ablate.components.config import PipelineConfig
 from ablate.components.records import Chunk, Document, PackedContext, Passage, Question
 from ablate.components.registry import CATALOGUE, Declaration, registry
 from ablate.components.retrieval.resources import Resources
-
 from tests.conftest import registries_restored
 from tests.contract.config_cases import (
     EXCLUDED_KINDS,

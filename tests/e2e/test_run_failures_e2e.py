@@ -17,9 +17,9 @@ import pytest
 
 from ablate.components.errors import RunFailed
 from tests.conftest import ROOT
+from tests.e2e.test_console import SPEC
 from tests.e2e.test_unreachable_mlflow_e2e import _closed_port
 from tests.flows.direct import write_spec
-from tests.e2e.test_console import SPEC
 from tests.flows.test_analysis_failures import _boom
 
 # `ablate` through its real entry point, with the report builder raising (no test hook in
@@ -36,6 +36,7 @@ def test_failed_report_fails_the_flow_run_and_a_rerun_analyses_again(prefect_ser
                                                                      shared_cache, monkeypatch):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
     from ablate.flows.run.context import forget_contexts
     from ablate.flows.sweep import run_sweep
     spec_file = write_spec(tmp_path, SPEC)

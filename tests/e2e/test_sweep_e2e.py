@@ -98,6 +98,7 @@ def test_rerun_reuses_every_stage_and_mlflow_runs(sweep, shared_cache):
     skips the analysis, report and MLflow (and says so); with an output missing it
     analyses again and writes the same numbers, logging to the same MLflow runs."""
     from mlflow.tracking import MlflowClient
+
     from ablate.flows.run.context import forget_contexts
     from ablate.flows.sweep import run_sweep
     result, uri = sweep
@@ -134,6 +135,7 @@ def test_rerun_reuses_every_stage_and_mlflow_runs(sweep, shared_cache):
 def test_export_matches_an_independent_evaluator(sweep, tmp_path):
     """TREC export of the candidates stage, scored by ranx, equals ablate's own metrics."""
     from ranx import Qrels, Run, evaluate
+
     from ablate.flows.cli.export import export_sweep
     result, _ = sweep
     out = Path(result["sweep_dir"])

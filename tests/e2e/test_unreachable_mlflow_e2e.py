@@ -21,6 +21,7 @@ def test_sweep_survives_unreachable_mlflow_then_sync(prefect_server, tmp_path, s
     from mlflow.tracking import MlflowClient
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
     from ablate.flows.cli import main as cli
     from ablate.flows.run.context import forget_contexts
     from ablate.flows.sweep import run_sweep

@@ -18,8 +18,8 @@ def write_spec(folder: Path, spec: str) -> Path:
 def run_direct(folder: Path, spec: str):
     """(run context, sweep folder, spec path): every stage of the plan run directly with
     the stage cache under `folder`, then the outputs written under folder/runs."""
-    from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.outputs.write import write_outputs
+    from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.run.stages import run_stage
     spec_path = write_spec(folder, spec)
     ctx = build_context(str(spec_path), RunOptions(cache_dir=str(Path(folder) / "cache")))

@@ -62,8 +62,8 @@ def test_cached_stages_and_estimate_from_an_earlier_run(run_cli, capsys, tmp_pat
     """Run the baseline's stages for real (no Prefect), write its outputs, then check a
     spec with one more variant: the cache holds the baseline's stages and the estimate
     comes from the earlier run's manifest."""
-    from ablate.flows.run.context import RunOptions, build_context, forget_contexts
     from ablate.flows.outputs.write import write_outputs
+    from ablate.flows.run.context import RunOptions, build_context, forget_contexts
     from ablate.flows.run.stages import run_stage
     monkeypatch.chdir(tmp_path)
     spec = _spec(tmp_path, sweeps=None)  # the baseline alone
@@ -177,8 +177,8 @@ def test_dataset_path_of_the_wrong_kind_points_at_the_spec_field(run_cli, capsys
 
 
 def test_selection_is_part_of_the_sweep_identity(tmp_path):
-    from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.outputs.write import sweep_id
+    from ablate.flows.run.context import RunOptions, build_context
     ids = {}
     for name, extra in (("plain", {}), ("share", {"split_share": 0.5}),
                         ("answerable", {"questions": {"answerable_only": True}}),

@@ -23,6 +23,7 @@ TINY = experiment("deploy-tiny", smoke_size=8, seed=2,
 
 def test_definitions_read_from_prefect_yaml():
     from prefect.client.schemas.schedules import construct_schedule
+
     from ablate.flows.deploy import load_definitions
     defs = {d.name: d for d in load_definitions(ROOT / "prefect.yaml")}
     assert set(defs) == {"nightly-smoke", "weekly-full"}
@@ -91,6 +92,7 @@ def test_served_deployment_runs_the_sweep_once(prefect_server, tmp_path, shared_
     from prefect.client.orchestration import get_client
     from prefect.deployments import run_deployment
     from prefect.runner import Runner
+
     from ablate.flows.deploy import load_definitions, runner_deployments
     monkeypatch.chdir(ROOT)  # the flow run starts where a user would serve from
     spec = tmp_path / "exp.yaml"

@@ -37,8 +37,8 @@ def test_scores_are_means_over_repeats_with_their_spread():
 
 @pytest.mark.slow
 def test_smollm2_at_temperature_07_three_repeats(tmp_path):
-    from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.outputs.write import collect_per_query, repeat_spread
+    from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.run.stages import run_stage
     spec = write_experiment(tmp_path, "repeats", file="e.yaml", tier="smoke", smoke_size=3, seed=2,
                             baseline={"chunking": {"size": 64, "overlap": 8},

@@ -9,8 +9,8 @@ import math
 
 import polars as pl
 import pytest
-from ablate.components.metrics.consistency import COLUMN, with_consistency
 
+from ablate.components.metrics.consistency import COLUMN, with_consistency
 from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, experiment, pipeline, vary
 

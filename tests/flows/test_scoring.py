@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ablate.components.metrics.refusal import refusal_summary
 from ablate.components.metrics.builtin import refusal_indicators
+from ablate.components.metrics.refusal import refusal_summary
 
 
 def nanmean(xs):
@@ -33,7 +33,6 @@ def test_undefined_outside_denominator():
 
 import httpx  # noqa: E402
 import polars as pl  # noqa: E402
-
 
 from ablate.components.config import GeneratorConfig, PromptConfig  # noqa: E402
 from ablate.components.generation.openai_http import OpenAIGenerator  # noqa: E402

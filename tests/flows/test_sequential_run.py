@@ -37,8 +37,8 @@ sweeps:
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.outputs.write import collect_per_query, write_outputs
+    from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.run.sequential import run_sequential
     from ablate.flows.run.stages import run_stage
     tmp = tmp_path_factory.mktemp("sequential")

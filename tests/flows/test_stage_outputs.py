@@ -72,8 +72,8 @@ def _fake_model(self, question, context, system, user):
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.outputs.write import write_outputs
+    from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.run.stages import run_stage
     tmp = tmp_path_factory.mktemp("weird")
     data = _weird_dataset(tmp / "data")
@@ -123,6 +123,7 @@ def test_embedder_window_share_matches_the_embedder(sweep):
     """The manifest's share of chunks longer than the embedder's window, against the
     embedder's own tokenizer (with its [CLS]/[SEP]) and its max_seq_length."""
     from tokenizers import Tokenizer
+
     from ablate.components.models import dense_model_path
     from ablate.components.retrieval.dense import DenseEncoder
     from ablate.flows.outputs.manifest import chunking_stats
@@ -151,6 +152,7 @@ def test_embedder_cut_matches_the_embedder(sweep):
     """How much text the embedder's window cuts (word pieces beyond it, share of pieces
     never read), against the embedder's own tokenizer and its max_seq_length."""
     from tokenizers import Tokenizer
+
     from ablate.components.models import dense_model_path
     from ablate.components.retrieval.dense import DenseEncoder
     from ablate.flows.outputs.manifest import chunking_stats

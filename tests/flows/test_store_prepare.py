@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ablate.flows.track import mlflow_store
 from ablate.flows import sweep
+from ablate.flows.track import mlflow_store
 from tests.fresh import imported_after
 
 

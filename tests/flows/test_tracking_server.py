@@ -80,6 +80,7 @@ def _comparison(client, run_id, tmp):
     """The parent's MLflow table (client.load_table searches through the fluent API's
     default tracking URI, not the client's, so read the artifact directly)."""
     import json
+
     import pandas as pd
     tags = json.loads(client.get_run(run_id).data.tags["mlflow.loggedArtifacts"])
     assert {"path": "comparison.json", "type": "table"} in tags
@@ -135,6 +136,7 @@ def test_dataset_input_and_artifacts(server, logged):
 
 def test_logging_again_creates_no_duplicates(server, logged, tmp_path):
     from mlflow.tracking import MlflowClient
+
     from ablate.flows.track.tracking import log_sweep
     folder, out = logged
     again = log_sweep(folder, server)
@@ -149,6 +151,7 @@ def test_logging_again_creates_no_duplicates(server, logged, tmp_path):
 
 def test_batches_stay_within_mlflow_limits():
     from mlflow.entities import Metric, Param, RunTag
+
     from ablate.flows.track.tracking import batches
     params = [Param(f"p{i}", "1") for i in range(250)]
     metrics = [Metric(f"m{i}", 1.0, 0, 0) for i in range(2500)]
@@ -165,6 +168,7 @@ def test_demo_sized_child_stays_within_sixty_metrics():
     judge/ columns) gave about 346 metrics per child before; a child now carries at most 60."""
     import numpy as np
     import polars as pl
+
     from ablate.components import catalogue
     catalogue.load()
     from ablate.components.metrics.registry import example_columns

@@ -41,8 +41,15 @@ class HashingEncoder:
 
 def run() -> dict:
     from ablate.components.chunking import chunk_documents
-    from ablate.components.config import (ChunkingConfig, FusionConfig, GeneratorConfig, PipelineConfig,
-                                   PromptConfig, RerankConfig, RetrievalConfig)
+    from ablate.components.config import (
+        ChunkingConfig,
+        FusionConfig,
+        GeneratorConfig,
+        PipelineConfig,
+        PromptConfig,
+        RerankConfig,
+        RetrievalConfig,
+    )
     from ablate.components.context import pack_context
     from ablate.components.data import load_dataset
     from ablate.components.data.tiers import select_questions
@@ -93,6 +100,7 @@ def run() -> dict:
                for q in wide}
 
     import polars as pl
+
     from ablate.flows.run.scoring import score_variant
     label_rows = [(qid, g, cid, float(v)) for qid, groups in sorted(labels.items())
                   for g, gains in enumerate(groups) for cid, v in sorted(gains.items())]

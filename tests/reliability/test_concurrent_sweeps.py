@@ -23,6 +23,7 @@ def _env() -> dict[str, str]:
 
 def test_two_sweeps_at_once_share_cache_and_mlflow(clean_run, tmp_path):
     from mlflow.tracking import MlflowClient
+
     from ablate.flows.run.store import Store, cache_files
     specs = {"a": SPEC, "b": experiment("rel-tiny-paths", **{
         **FIELDS, "sweeps": [vary("retrieval.paths", ["bm25"])]})}

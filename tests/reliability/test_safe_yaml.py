@@ -31,8 +31,8 @@ CASES = [
 
 @pytest.mark.parametrize("case,edit,line,field", CASES, ids=[c[0] for c in CASES])
 def test_experiment_file_cannot_run_code(case, edit, line, field, tmp_path, capsys, monkeypatch):
-    from ablate.flows.cli import main as cli
     from ablate.flows import sweep
+    from ablate.flows.cli import main as cli
     from ablate.flows.run.context import forget_contexts
     monkeypatch.setattr(sweep, "run_sweep", lambda *a, **k: pytest.fail(f"{case}: sweep started"))
     monkeypatch.chdir(tmp_path)

@@ -33,6 +33,7 @@ def test_api_key_never_logged(prefect_server, keyed_server, tmp_path, monkeypatc
     import polars as pl
     from mlflow.tracking import MlflowClient
     from prefect.client.orchestration import get_client
+
     from ablate.flows.run.context import forget_contexts
     from ablate.flows.sweep import run_sweep
     monkeypatch.setenv(ENV, SECRET)

@@ -2,7 +2,7 @@ from collections import Counter
 
 import pytest
 
-from ablate.components.data.tiers import select_questions, frozen_test_qids
+from ablate.components.data.tiers import frozen_test_qids, select_questions
 from ablate.components.errors import InputError
 from ablate.components.records import Question
 

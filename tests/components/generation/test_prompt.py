@@ -4,8 +4,14 @@ import pytest
 
 from ablate.components.config import PromptConfig
 from ablate.components.errors import InputError
-from ablate.components.generation.prompt import (CLOSED_BOOK_SYSTEM, ZH_SYSTEM, first_answer_line,
-                                          is_refusal, prompt_language, render_prompt)
+from ablate.components.generation.prompt import (
+    CLOSED_BOOK_SYSTEM,
+    ZH_SYSTEM,
+    first_answer_line,
+    is_refusal,
+    prompt_language,
+    render_prompt,
+)
 from ablate.components.records import PackedContext, Passage
 
 

@@ -4,8 +4,15 @@ import math
 
 import pytest
 
-from ablate.components.metrics.answer import (answer_cost, answer_metrics, exact_match, is_correct,
-                                       lexical_support, normalize_answer, token_f1)
+from ablate.components.metrics.answer import (
+    answer_cost,
+    answer_metrics,
+    exact_match,
+    is_correct,
+    lexical_support,
+    normalize_answer,
+    token_f1,
+)
 from ablate.components.records import Answer, PackedContext, Passage, Question
 
 

@@ -4,10 +4,21 @@ import math
 
 import pytest
 
-from ablate.components.metrics.answer import (answer_metrics, exact_match, lexical_support,
-                                       resolve_normalizer, token_f1)
-from ablate.components.metrics.answer_zh import (cmrc_exact_match, cmrc_f1, longest_common_substring,
-                                          mixed_segmentation, remove_punctuation, word_tokenize)
+from ablate.components.metrics.answer import (
+    answer_metrics,
+    exact_match,
+    lexical_support,
+    resolve_normalizer,
+    token_f1,
+)
+from ablate.components.metrics.answer_zh import (
+    cmrc_exact_match,
+    cmrc_f1,
+    longest_common_substring,
+    mixed_segmentation,
+    remove_punctuation,
+    word_tokenize,
+)
 from ablate.components.records import Answer, PackedContext, Passage, Question
 
 

@@ -2,8 +2,12 @@ import math
 
 import pytest
 
-from ablate.components.metrics.retrieval import (RETRIEVAL_METRIC_NAMES, metric_keys, retrieval_metrics,
-                                          span_coverage)
+from ablate.components.metrics.retrieval import (
+    RETRIEVAL_METRIC_NAMES,
+    metric_keys,
+    retrieval_metrics,
+    span_coverage,
+)
 from ablate.components.records import Passage, Question, Span
 
 

@@ -6,8 +6,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ablate.components.report.factorial import (cell_means, factorial_section, interaction_plots,
-                                         marginal_means, sweep_design)
+from ablate.components.report.factorial import (
+    cell_means,
+    factorial_section,
+    interaction_plots,
+    marginal_means,
+    sweep_design,
+)
 from ablate.components.stats.factorial import factorial_effects
 
 NAMES = {(0, 0): "baseline", (1, 0): "a=2", (0, 1): "b=y", (1, 1): "a=2 × b=y"}

@@ -9,12 +9,12 @@ import re
 import polars as pl
 import pytest
 
+from ablate.components.errors import InputError
 from ablate.components.report.build import build_report, write_files
 from ablate.components.report.findings import findings
-from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.latex import render_latex
+from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.sweep_data import family_counts, load_sweep, variables
-from ablate.components.errors import InputError
 from tests.components.report.synthetic import make_sweep
 
 PNG = b"\x89PNG\r\n\x1a\n"

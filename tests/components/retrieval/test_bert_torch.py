@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from retrieval_helpers import TEXTS
 
 from ablate.components.models import minilm_path
 from ablate.components.retrieval.bert_torch import BertEncoder, supported
 from ablate.components.retrieval.dense import DenseEncoder
-from retrieval_helpers import TEXTS
 from tests.fresh import imported_after
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -7,12 +7,12 @@ import random
 
 import numpy as np
 import pytest
+from bm25_paths import bm25_path  # noqa: F401 (fixture)
 from rank_bm25 import BM25Okapi
+from retrieval_helpers import TEXTS, random_corpus
 
 from ablate.components.retrieval.analyzer import get_analyzer
 from ablate.components.retrieval.bm25 import BM25Index
-from bm25_paths import bm25_path  # noqa: F401 (fixture)
-from retrieval_helpers import TEXTS, random_corpus
 
 
 @pytest.fixture(autouse=True)

@@ -7,13 +7,13 @@ import random
 
 import numpy as np
 import pytest
+from bm25_paths import bm25_path  # noqa: F401 (fixture)
+from retrieval_helpers import random_corpus
 
 from ablate.components.retrieval import bm25 as bm25_mod
 from ablate.components.retrieval import bm25_numba
 from ablate.components.retrieval.analyzer import get_analyzer
 from ablate.components.retrieval.bm25 import BM25Index
-from bm25_paths import bm25_path  # noqa: F401 (fixture)
-from retrieval_helpers import random_corpus
 
 ZH = ["向量检索的召回率怎么提升？可以调整 BM25 的参数 k1 和 b。",
       "混合检索（hybrid retrieval）结合 BM25 与稠密向量，用 RRF 融合排名。",

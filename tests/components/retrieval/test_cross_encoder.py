@@ -10,13 +10,13 @@ import shutil
 
 import numpy as np
 import pytest
+from retrieval_helpers import make_chunks, make_questions
 
 from ablate.components.config import PipelineConfig, RerankConfig
 from ablate.components.models import minilm_path
 from ablate.components.retrieval.fusion import minmax
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import rerank_rankings
-from retrieval_helpers import make_chunks, make_questions
 
 
 @pytest.fixture(scope="module")

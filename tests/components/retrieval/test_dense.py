@@ -6,11 +6,11 @@ import os
 
 import numpy as np
 import pytest
+from retrieval_helpers import TEXTS
 
 from ablate.components.models import minilm_path
 from ablate.components.retrieval.dense import DenseEncoder, DenseIndex
 from ablate.components.retrieval.embed_cache import EmbeddingCache, text_key
-from retrieval_helpers import TEXTS
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -141,6 +141,7 @@ def test_long_encoding_reports_progress_as_it_goes(tmp_path, monkeypatch, caplog
     """Encoding is sliced so that progress (count, rate, ETA) arrives during the work."""
     import functools
     import logging
+
     from ablate.components.progress import Progress
     from ablate.components.retrieval.dense import DenseEncoder
     (tmp_path / "m").mkdir()

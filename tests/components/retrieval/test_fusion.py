@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
@@ -9,8 +10,6 @@ from ablate.components.config import FusionConfig, PipelineConfig
 from ablate.components.errors import InputError
 from ablate.components.retrieval.fusion import FUSERS, fuse, minmax, zscore
 from ablate.components.retrieval.stages import fuse_rankings
-
-import numpy as np
 
 BM25 = [("a", 9.0), ("b", 5.0), ("c", 1.0)]
 DENSE = [("c", 0.9), ("d", 0.8), ("a", 0.1)]

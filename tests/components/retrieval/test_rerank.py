@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from retrieval_helpers import FakeEncoder, make_chunks, make_questions
 
 from ablate.components.config import PipelineConfig, RerankConfig, RetrievalConfig
-from ablate.components.retrieval.resources import Resources
 from ablate.components.errors import InputError
 from ablate.components.records import Chunk, Question
 from ablate.components.retrieval.rerank import check_weights
+from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import rerank_rankings
-from retrieval_helpers import FakeEncoder, make_chunks, make_questions
 
 RCFG = RetrievalConfig(paths=("bm25",))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
+from retrieval_helpers import TEXTS, make_chunks, make_questions
 
 from ablate.components.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
 from ablate.components.errors import InputError
@@ -15,7 +16,6 @@ from ablate.components.retrieval.bm25 import BM25Index
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
-from retrieval_helpers import TEXTS, make_chunks, make_questions
 
 
 def P(retrieval=RetrievalConfig(), fusion=FusionConfig(), rerank=RerankConfig()) -> PipelineConfig:

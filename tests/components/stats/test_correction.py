@@ -7,8 +7,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from ablate.components.errors import InputError
-from ablate.components.stats.correction import (adjust_pvalues, resamples_needed,
-                                         smallest_threshold)
+from ablate.components.stats.correction import adjust_pvalues, resamples_needed, smallest_threshold
 
 # Benjamini & Hochberg (1995), section 4: the 15 p-values of the myocardial infarction
 # study. At q = 0.05 BH rejects 4 hypotheses, Bonferroni 3.

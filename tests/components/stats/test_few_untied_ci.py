@@ -11,8 +11,11 @@ import polars as pl
 import pytest
 
 from ablate.components.stats import compare_variants
-from ablate.components.stats.compare import (FLAG_FEW_UNTIED, FLAG_FEW_UNTIED_UNBOUNDED,
-                                      MIN_UNTIED_FOR_BOOTSTRAP)
+from ablate.components.stats.compare import (
+    FLAG_FEW_UNTIED,
+    FLAG_FEW_UNTIED_UNBOUNDED,
+    MIN_UNTIED_FOR_BOOTSTRAP,
+)
 from ablate.components.stats.signflip import enum_pvalue, shift_interval
 
 

@@ -12,8 +12,7 @@ from statsmodels.stats.power import TTestPower
 
 from ablate.components.errors import InputError
 from ablate.components.stats.power import ttest_power
-from ablate.components.stats.sample_size import (FEW_CHANGED, n_for_dz, planning_alpha,
-                                          sample_size)
+from ablate.components.stats.sample_size import FEW_CHANGED, n_for_dz, planning_alpha, sample_size
 from ablate.components.stats.signflip import signflip_pvalues
 
 REPS = 2000  # simulated studies per case

@@ -12,9 +12,14 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ablate.components.stats.signflip import (enum_pvalue, grid_pvalue, grid_steps,
-                                       montecarlo_pvalues, sign_matrix_blocks,
-                                       signflip_pvalues)
+from ablate.components.stats.signflip import (
+    enum_pvalue,
+    grid_pvalue,
+    grid_steps,
+    montecarlo_pvalues,
+    sign_matrix_blocks,
+    signflip_pvalues,
+)
 
 
 def brute_p(d) -> float:

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from ablate.components.stats.ttest import (effect_size_dz, paired_moments, paired_ttest,
-                                    wilcoxon_pvalues, win_tie_loss)
+from ablate.components.stats.ttest import (
+    effect_size_dz,
+    paired_moments,
+    paired_ttest,
+    wilcoxon_pvalues,
+    win_tie_loss,
+)
 
 
 def _masked(rng, n=40, cols=3):
