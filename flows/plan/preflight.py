@@ -5,14 +5,18 @@ stages through the registries (chunkers, paths, analyzers, fusers, rerankers and
 signals, generators, and whatever plugins add), so a typo in a sweep value fails in a
 second with the YAML line, not an hour into the sweep. A component whose declaration
 `requires` a module that is not installed (the local GGUF generators' `llama_cpp` backend
-needs the extra `ablate[local-llm]`) fails here too, naming the extra.
+needs the extra `ablate[local-llm]`) fails here too, naming the extra, and so does a
+declared `files` field naming a path that is missing or unreadable.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from ablate.components.config import PipelineConfig, get_dotted
 from ablate.components.errors import InputError
-from ablate.components.pipeline import STAGES, field_names, resolve
+from ablate.components.pipeline import STAGES, field_names, file_fields, resolve, stage_parts
 from ablate.components.registry import CATALOGUE
 from ablate.flows.plan.spec import LoadedSpec
 from ablate.flows.plan.variant import Variant
@@ -42,16 +46,43 @@ def _names_registered(cfg: PipelineConfig) -> None:
                 reg.declaration(name)
 
 
+# Suffixes that make a declared `files` value a path, not a name (a bundled model's name,
+# an installed model package's): model and dictionary files.
+PATH_SUFFIXES = (".gguf", ".txt", ".dict", ".json", ".onnx", ".bin", ".safetensors", ".pt")
+
+
+def looks_like_path(value: str) -> bool:
+    return ("/" in value or "\\" in value or value.startswith((".", "~"))
+            or Path(value).suffix.lower() in PATH_SUFFIXES)
+
+
+def _files_readable(cfg: PipelineConfig) -> None:
+    """Every declared `files` field of the components this config runs that holds a path
+    names a file or folder that exists and can be read (relative paths were taken from the
+    experiment file's folder when they exist there, else they are read from the working
+    folder)."""
+    data = cfg.model_dump(mode="python")
+    for f in sorted(file_fields(cfg)):
+        value = get_dotted(data, f)
+        if not isinstance(value, str) or not value or not looks_like_path(value):
+            continue
+        path = Path(value).expanduser()
+        if not path.exists():
+            raise InputError(f"no such file or folder: {path.absolute()}", field=f)
+        if not os.access(path, os.R_OK):
+            raise InputError(f"cannot read {path.absolute()}", field=f)
+
+
 def check_variants(loaded: LoadedSpec, variants: list[Variant]) -> None:
     for v in variants:
         cfg = v.config
         try:
             for sd in STAGES:
-                parts = get_dotted(cfg.model_dump(mode="json"), sd.per) if sd.per else [None]
-                for part in parts:
+                for part in stage_parts(sd, cfg):
                     for decl in resolve(cfg, sd.select(cfg, part)).components:
                         _check_installed(decl, cfg.model_dump(mode="json"))
             _names_registered(cfg)
+            _files_readable(cfg)
             unknown = sorted(set(cfg.fusion.weights or {}) - set(cfg.retrieval.paths))
             if unknown and len(cfg.retrieval.paths) > 1:
                 raise InputError(f"retrieval path '{unknown[0]}' is not among "

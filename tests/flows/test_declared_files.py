@@ -74,3 +74,18 @@ def test_model_names_are_not_taken_for_paths(tmp_path):
     keys, ctx = _keys(tmp_path, "all-MiniLM-L6-v2", "smollm2")
     cfg = ctx.plan.nodes[keys["generate"]].config
     assert cfg.generator.model == "smollm2" and cfg.retrieval.dense_model == "all-MiniLM-L6-v2"
+
+
+def test_a_missing_declared_file_is_one_line_before_any_compute(tmp_path, run_cli, capsys,
+                                                                 monkeypatch):
+    """`ablate check` (and so `ablate run`, before any stage) names the field and the path."""
+    monkeypatch.chdir(tmp_path)
+    base = pipeline(retrieval={"paths": ["bm25", "dense"], "dense_model": "./no-such-model"},
+                    generator={"name": "extractive"})
+    spec = write_experiment(tmp_path, "missing-files", tier="smoke", smoke_size=4, baseline=base)
+    assert run_cli("check", str(spec)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "field 'baseline.retrieval.dense_model'" in err
+    assert f"no such file or folder: {tmp_path / 'no-such-model'}" in err
+    assert not (tmp_path / ".ablate").exists()  # nothing computed, nothing cached
