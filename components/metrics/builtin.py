@@ -12,6 +12,7 @@ import math
 from ablate.components.metrics.answer import answer_metrics
 from ablate.components.metrics.registry import QuestionView, metric
 from ablate.components.metrics.retrieval import retrieval_metrics, span_coverage
+from ablate.components.records import Answer
 
 RETRIEVAL_STAGES = ("candidates", "reranked", "final")
 
@@ -52,11 +53,21 @@ def _context_tokens(view: QuestionView) -> dict[str, float]:
     return {"final/context_tokens": float(view.context.n_tokens) if view.context else 0.0}
 
 
+def _given_answer(view: QuestionView) -> Answer:
+    """The answer the answer-stage metrics score; a view without one (no generate stage)
+    has no answer metrics (score_question does not compute them from such a view)."""
+    if view.answer is None:
+        raise ValueError(f"question '{view.question.qid}': the answer metrics need the "
+                         "generate stage's answer, and the pipeline has none")
+    return view.answer
+
+
 def _answer(view: QuestionView) -> dict[str, float]:
     p = view.params
     pricing = p.get("pricing") or {}
     return view.once("answer", lambda: answer_metrics(
-        view.question, view.answer, view.generator_context, f1_threshold=p.get("correct_f1", 0.5),
+        view.question, _given_answer(view), view.generator_context,
+        f1_threshold=p.get("correct_f1", 0.5),
         cost_per_1k_in=pricing.get("in", 0.0), cost_per_1k_out=pricing.get("out", 0.0),
         normalizer=p.get("answer_normalizer", "auto")))
 
@@ -102,7 +113,7 @@ def refusal_indicators(answerable: bool, refused: bool, correct: bool,
 def _refusal(view: QuestionView) -> dict[str, float]:
     a = _answer(view)
     return refusal_indicators(view.question.answerable, a["refused"] == 1.0, a["correct"] == 1.0,
-                              error=view.answer.error is not None)
+                              error=_given_answer(view).error is not None)
 
 
 def _refusal_metric(name: str, direction: str, description: str) -> None:

@@ -223,6 +223,8 @@ def score_question(view: QuestionView, names: Sequence[str] | None = None,
     for name in (METRICS.names() if names is None else names):
         m = METRICS.get(name)
         keep = set(m.stages if available is None else m.feedable(available))
+        if not keep:  # no column of it survives: not computed (its inputs may be missing)
+            continue
         for col, value in m.compute(view).items():
             if col.partition("/")[0] in keep:
                 row[col] = math.nan if value is None else float(value)
