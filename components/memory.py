@@ -7,7 +7,10 @@ Trimming after each batch keeps it near one batch's worth (benchmarks/memory.py)
 
 from __future__ import annotations
 
-_trim = None  # libc's malloc_trim once looked up; False where there is none
+from typing import Any, Callable, Literal
+
+# libc's malloc_trim once looked up; False where there is none
+_trim: Callable[[int], Any] | Literal[False] | None = None
 
 
 def release_freed_memory() -> None:

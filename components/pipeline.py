@@ -162,10 +162,9 @@ def contribution(decl: Declaration, cfg: PipelineConfig) -> dict[str, Any]:
 
 def file_fields(cfg: PipelineConfig) -> set[str]:
     """Every declared `files` field of the components this config runs."""
-    data = cfg.model_dump(mode="json")
     out: set[str] = set()
     for sd in STAGES:
-        for part in (get_dotted(data, sd.per) if sd.per else [None]):
+        for part in stage_parts(sd, cfg):
             out.update(resolve(cfg, sd.select(cfg, part)).files)
     return out
 
@@ -266,9 +265,14 @@ STAGES: tuple[StageDef, ...] = (
 STAGE_NAMES = tuple(s.name for s in STAGES)
 
 
-def _parts(sd: StageDef, cfg: PipelineConfig) -> list[str | None]:
-    return ([str(p) for p in get_dotted(cfg.model_dump(mode="json"), sd.per)]
-            if sd.per else [None])
+def stage_parts(sd: StageDef, cfg: PipelineConfig) -> list[str | None]:
+    """A stage's parts under `cfg`: one per element of its `per` list field, else [None]."""
+    if not sd.per:
+        return [None]
+    values = get_dotted(cfg.model_dump(mode="json"), sd.per)
+    if not isinstance(values, list):
+        raise TypeError(f"stage {sd.name}: config field {sd.per} is not a list ({values!r})")
+    return [str(p) for p in values]
 
 
 def present_stages(cfg: PipelineConfig, experiment: dict | None = None) -> tuple[str, ...]:
@@ -279,7 +283,7 @@ def present_stages(cfg: PipelineConfig, experiment: dict | None = None) -> tuple
     for sd in STAGES:
         if sd.name == "score" or sd.name in dropped:  # score selects metrics by the stages present
             continue
-        decls = [d for part in _parts(sd, cfg)
+        decls = [d for part in stage_parts(sd, cfg)
                  for d in resolve(cfg, sd.select(cfg, part)).components]
         if decls and not any(d.produces for d in decls):
             dropped.add(sd.name)

@@ -30,7 +30,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect.runtime import flow_run
-from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from ablate.components.atomic import atomic_write
 from ablate.components.errors import RunFailed, cause
@@ -121,7 +121,7 @@ def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
     futures: dict[str, Any] = {}
     for key, node in ctx.plan.nodes.items():
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
-            experiment, opts, key, wait_for=[futures[d] for d in node.deps])
+            experiment, opts, key, return_state=False, wait_for=[futures[d] for d in node.deps])
     _report_progress(futures, ctx.plan, started, models_done)
     results = [fut.result() for fut in futures.values()]  # raises the first stage failure
     _replay_remote(ctx, results)
@@ -240,7 +240,7 @@ def _prepare_in_background(tracking_uri: str | None) -> threading.Thread:
     return thread
 
 
-def publish_failure(flow: Any, run: Any, state: Any) -> None:
+def publish_failure(flow: Any, flow_run: Any, state: Any) -> None:
     """The sweep flow's on_failure hook: a RunFailed that ended the run (a stage crashed,
     the analysis or the report failed) is published on it as a Markdown artifact (key
     `ablate-<experiment>-failure`): the cause, what is on disk and the command that
@@ -255,7 +255,7 @@ def publish_failure(flow: Any, run: Any, state: Any) -> None:
         from prefect.artifacts import create_markdown_artifact
 
         from ablate.flows.track.artifacts import artifact_key
-        params = run.parameters
+        params = flow_run.parameters
         ctx = get_context(params["experiment"], _options(
             {k: params.get(k) for k in ("tier", "split", "cache_dir")}))
         hint = f"\n\nTo continue: `{exc.hint}`\n" if exc.hint else "\n"
@@ -348,7 +348,7 @@ def run_sweep(experiment: str, workers: int | None = None, **kwargs: Any) -> dic
     """Run the flow with the task runner the spec (or the caller) asks for."""
     ctx = get_context(experiment, _options({k: kwargs.get(k) for k in ("tier", "split", "cache_dir")}))
     n = workers or ctx.spec.runner.workers
-    runner = ThreadPoolTaskRunner(max_workers=n)
+    runner: TaskRunner[Any] = ThreadPoolTaskRunner(max_workers=n)
     if ctx.spec.runner.kind == "dask":
         # Worker processes rebuild the run context from these paths: make them absolute.
         # One single-threaded worker per core (Dask's nanny sets OMP/MKL threads to 1, so

@@ -51,9 +51,10 @@ def load_beir(folder: Path, split: str = "test"
     corpus = find_file(folder, "corpus")
     queries = find_file(folder, "queries")
     qrels_path = folder / "qrels" / f"{split}.tsv"
-    for p, name in ((corpus, "corpus.jsonl"), (queries, "queries.jsonl")):
-        if p is None:
-            raise InputError(f"missing {name}", path=str(folder))
+    if corpus is None:
+        raise InputError("missing corpus.jsonl", path=str(folder))
+    if queries is None:
+        raise InputError("missing queries.jsonl", path=str(folder))
     if not qrels_path.is_file():
         raise InputError(f"missing qrels/{split}.tsv (beir split '{split}')", path=str(folder))
     docs: list[tuple[Document, Origin]] = []

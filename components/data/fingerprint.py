@@ -17,7 +17,9 @@ from ablate.components.records import Document, Question
 def fingerprint(documents: Sequence[Document], questions: Sequence[Question]) -> str:
     """'sha256:<hex>' of the documents (by doc_id) and questions (by qid)."""
     h = hashlib.sha256()
-    for kind, records, key in (("doc", documents, "doc_id"), ("q", questions, "qid")):
+    kinds: tuple[tuple[str, Sequence[Document | Question], str], ...] = (
+        ("doc", documents, "doc_id"), ("q", questions, "qid"))
+    for kind, records, key in kinds:
         for rec in sorted(records, key=lambda r: getattr(r, key)):
             line = json.dumps([kind, asdict(rec)], sort_keys=True, ensure_ascii=False,
                               separators=(",", ":"), default=str)

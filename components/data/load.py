@@ -7,14 +7,15 @@ naming file, line and field.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterable
 
 from ablate.components.data.beir import load_beir
 from ablate.components.data.fingerprint import fingerprint
 from ablate.components.data.jsonl import find_file, load_jsonl
 from ablate.components.data.squad import load_squad
-from ablate.components.data.validate import check_documents, check_questions
+from ablate.components.data.validate import Origin, check_documents, check_questions
 from ablate.components.errors import InputError
-from ablate.components.records import Dataset
+from ablate.components.records import Dataset, Document, Question
 
 FORMATS = ("auto", "jsonl", "squad", "beir")
 
@@ -46,6 +47,8 @@ def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test
     if not path.exists():
         raise InputError("no such file or folder", path=str(path))
     fmt = detect_format(path) if format == "auto" else format
+    doc_stream: Iterable[tuple[Document, Origin]]
+    q_stream: Iterable[tuple[Question, Origin]]
     if fmt == "jsonl":
         if not path.is_dir():
             raise InputError("the jsonl format needs a folder", path=str(path))

@@ -65,13 +65,20 @@ class OpenAIGenerator(BaseGenerator):
         self._sleep = sleep
 
     @property
+    def _base_url(self) -> str:
+        """The endpoint's base URL without its trailing slashes."""
+        url = self.cfg.base_url
+        assert url is not None  # __init__ raised InputError without one (cfg is frozen)
+        return url.rstrip("/")
+
+    @property
     def cache_identity(self) -> str:
         c = self.cfg
-        return (f"openai/v{self.version}/{c.base_url.rstrip('/')}/model={c.model}"
+        return (f"openai/v{self.version}/{self._base_url}/model={c.model}"
                 f"/max_new_tokens={c.max_new_tokens}/temperature={c.temperature!r}/seed={c.seed}")
 
     def model_key(self) -> str:
-        return f"openai:{self.cfg.base_url.rstrip('/')}/{self.cfg.model}"
+        return f"openai:{self._base_url}/{self.cfg.model}"
 
     def close(self) -> None:
         self._client.close()

@@ -234,10 +234,16 @@ def latency_table(timings: pl.DataFrame, variants: Sequence[str] | None = None,
         cells = []
         for c in cols:
             col = rows[c].fill_nan(None).drop_nulls()
-            cells.append("–" if col.len() == 0 else
-                         f"{col.quantile(0.5, 'linear') * 1e3:.1f} / {col.quantile(0.95, 'linear') * 1e3:.1f}")
+            cells.append("–" if col.len() == 0 else _p50_p95_ms(col))
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def _p50_p95_ms(col: pl.Series) -> str:
+    """'p50 / p95' in ms of a non-empty column of seconds without nulls."""
+    p50, p95 = col.quantile(0.5, "linear"), col.quantile(0.95, "linear")
+    assert p50 is not None and p95 is not None  # only an empty column has no quantile
+    return f"{p50 * 1e3:.1f} / {p95 * 1e3:.1f}"
 
 
 def _buckets_table(per_query: pl.DataFrame) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import Any, Sequence
+from typing import AbstractSet, Any, Sequence
 
 import matplotlib
 
@@ -68,7 +68,7 @@ def _sig(r: dict[str, Any]) -> str:
 
 def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                    means: dict[tuple[str, str], float], srows: dict[tuple[str, str], dict],
-                   unaffected: set[tuple[str, str]] = frozenset()) -> list[str]:
+                   unaffected: AbstractSet[tuple[str, str]] = frozenset()) -> list[str]:
     """One row per variant: its Δ [95% CI] and significance on every key metric
     ("not affected" where the variant computes the same stage outputs as the baseline)."""
     cols = " | ".join(f"{m}: {head('Δ')} {head('95% CI')} | {head('sig.')}" for m in key)
@@ -92,7 +92,7 @@ def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[st
 
 def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                 srows: dict[tuple[str, str], dict],
-                unaffected: set[tuple[str, str]] = frozenset()) -> bytes:
+                unaffected: AbstractSet[tuple[str, str]] = frozenset()) -> bytes:
     """Δ with its CI per variant (rows, grouped by variable) and key metric (panels);
     nothing is drawn where the variant cannot change the metric."""
     from ablate.components.report.plots import _png

@@ -52,8 +52,9 @@ def _numeric(label: str) -> float | None:
 
 def _order(points: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """(variant, value label) sorted by value when every value is a number, else as given."""
-    if all(_numeric(lbl) is not None for _, lbl in points):
-        return sorted(points, key=lambda p: _numeric(p[1]))
+    values = [x for _, lbl in points if (x := _numeric(lbl)) is not None]
+    if len(values) == len(points):
+        return [p for _, p in sorted(zip(values, points), key=lambda vp: vp[0])]
     return points
 
 
@@ -92,7 +93,8 @@ def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Seq
                 color = UP if r["delta"] > 0 else DOWN
             lo, hi = r.get("ci_low"), r.get("ci_high")
             ref = r.get("mean_baseline")
-            if None not in (lo, hi, ref) and not any(map(math.isnan, (lo, hi, ref))):
+            if (lo is not None and hi is not None and ref is not None
+                    and not any(map(math.isnan, (lo, hi, ref)))):
                 y = r["mean_variant"]
                 ax.errorbar([x], [y], yerr=[[y - (ref + lo)], [(ref + hi) - y]], fmt="o",
                             color=color, capsize=3, ms=5, zorder=3)
@@ -146,7 +148,7 @@ def cost_plot(per_query: pl.DataFrame, timings: pl.DataFrame | None, order: Sequ
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 0.45 * len(order) + 1.4))
     ys = list(range(len(order)))[::-1]
     lat = [c for c in (timings.columns if timings is not None else []) if c.startswith("latency/")]
-    if lat:
+    if timings is not None and lat:
         table = latency_means(timings, lat, order)
         left = [0.0] * len(order)
         for i, c in enumerate(lat):
@@ -163,10 +165,10 @@ def cost_plot(per_query: pl.DataFrame, timings: pl.DataFrame | None, order: Sequ
     tok = [c for c in ("tokens/in", "tokens/out") if c in per_query.columns]
     if tok:
         means = per_query.group_by("variant").agg([pl.col(c).fill_nan(None).mean() for c in tok])
-        table = {r["variant"]: r for r in means.iter_rows(named=True)}
+        tok_rows = {r["variant"]: r for r in means.iter_rows(named=True)}
         h = 0.8 / len(tok)
         for i, c in enumerate(tok):
-            vals = [float(table.get(v, {}).get(c) or 0.0) for v in order]
+            vals = [float(tok_rows.get(v, {}).get(c) or 0.0) for v in order]
             ax2.barh([y + (i - (len(tok) - 1) / 2) * h for y in ys], vals, height=h, label=c)
         ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False,
                    ncol=len(tok))

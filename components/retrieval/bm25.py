@@ -101,7 +101,7 @@ class BM25Index:
         eps = epsilon * float(idf.sum() / idf.size)
         return np.where(idf < 0, eps, idf)
 
-    def _pairs(self, queries: Sequence[Sequence[str]]) -> tuple[np.ndarray, ...]:
+    def _pairs(self, queries: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(query, term, count) of every distinct known term of each query, sorted by
         (query, term); a term repeated n times in a query counts n."""
         get, nt = self.vocab.get, max(len(self.vocab), 1)
@@ -163,7 +163,8 @@ class BM25Index:
         if not self.n_docs or k <= 0:
             return [[] for _ in queries]
         qi, term, count = self._pairs(queries)
-        ids, out = self._ids, []
+        ids = self._ids
+        out: list[Ranking] = []
         if bm25_numba.worth(len(queries), self.n_docs):
             m = self.matrix
             qptr = np.searchsorted(qi, np.arange(len(queries) + 1))

@@ -125,19 +125,20 @@ class DenseEncoder:
         for k, t, v in zip(keys, texts, found):
             if v is None and k not in miss:
                 miss[k] = t
+        by_key: dict[str, np.ndarray] = {}
         if miss:
             miss_keys, miss_texts = list(miss), list(miss.values())
-            by_key: dict[str, np.ndarray] = {}
             progress = Progress(f"encode {self.model_path.name}", len(miss_texts))
             for i in range(0, len(miss_keys), self.shard_size):  # a kill loses one slab at most
                 new = self._embed(miss_texts[i:i + self.shard_size], progress)
                 self.cache.store(miss_keys[i:i + self.shard_size], new)
                 by_key.update(zip(miss_keys[i:i + self.shard_size], new))
-            found = [by_key[k] if v is None else v for k, v in zip(keys, found)]
+        # every key looked up in vain is in `miss`, so in `by_key`
+        vectors = [by_key[k] if v is None else v for k, v in zip(keys, found)]
         with self._lock:
             self._embedded += len(miss)
             self._reused += len(texts) - len(miss)
-        return np.stack(found).astype(np.float32, copy=False)
+        return np.stack(vectors).astype(np.float32, copy=False)
 
     @property
     def max_seq_length(self) -> int:

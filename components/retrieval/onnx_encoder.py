@@ -131,7 +131,10 @@ def export_fp32(model_path: Path) -> bytes:
     axes = {n: {0: "batch", 1: "sequence"} for n in names + ["last_hidden_state"]}
     buf = io.BytesIO()
     with _quiet(), torch.no_grad():
-        torch.onnx.export(LastHidden().eval(), tuple(example[n] for n in names), buf,
+        # the TorchScript exporter (dynamo=False) writes to a file object too; torch's
+        # annotation of `f` names paths only
+        torch.onnx.export(LastHidden().eval(), tuple(example[n] for n in names),
+                          buf,  # type: ignore[arg-type]
                           input_names=names, output_names=["last_hidden_state"],
                           dynamic_axes=axes, opset_version=17, dynamo=False,
                           do_constant_folding=True)
@@ -152,15 +155,19 @@ def exported_model(model_path: Path, fingerprint: str, backend: str,
     `export_dir`; without one, the file's bytes (made in a temporary folder)."""
     if export_dir is None:
         with tempfile.TemporaryDirectory(prefix="ablate-onnx-") as tmp:
-            return exported_model(model_path, fingerprint, backend, Path(tmp)).read_bytes()
+            return _exported_into(model_path, fingerprint, backend, Path(tmp)).read_bytes()
+    return _exported_into(model_path, fingerprint, backend, export_dir)
+
+
+def _exported_into(model_path: Path, fingerprint: str, backend: str, export_dir: Path) -> Path:
+    """The model file of `backend` in `export_dir`, exported there unless it already is."""
     target = Path(export_dir) / export_name(fingerprint, backend) / "model.onnx"
     if target.is_file():
         return target
     if backend == "onnx":
         atomic_write(target, export_fp32(model_path))
     elif backend == "onnx-int8":
-        fp32 = exported_model(model_path, fingerprint, "onnx", export_dir)
-        assert isinstance(fp32, Path)
+        fp32 = _exported_into(model_path, fingerprint, "onnx", export_dir)
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".model.onnx.", suffix=".tmp")
         os.close(fd)

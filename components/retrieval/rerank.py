@@ -17,7 +17,7 @@ The seeds' "0.6 model / 0.3 base / 0.1 source" is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -26,6 +26,8 @@ from ablate.components.errors import InputError
 from ablate.components.records import Chunk, Question, Ranking
 from ablate.components.registry import Registry
 from ablate.components.retrieval import indexes
+from ablate.components.retrieval.analyzer import Analyzer
+from ablate.components.retrieval.bm25 import BM25Index
 from ablate.components.retrieval.fusion import minmax
 from ablate.components.retrieval.resources import DEFAULT, Resources
 
@@ -38,7 +40,7 @@ class SignalContext:
     chunks: list[Chunk]
     res: Resources = DEFAULT
     credibility: Mapping[str, float | None] = field(default_factory=dict)
-    _cache: dict[str, object] = field(default_factory=dict)
+    _cache: dict[str, Any] = field(default_factory=dict)  # name -> object built on first use
 
 
 Signal = Callable[[SignalContext, Question, list[Chunk], np.ndarray], np.ndarray]
@@ -56,7 +58,7 @@ def semantic(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndar
 
 @SIGNALS.register("lexical", reads=("retrieval.bm25",), uses={"retrieval.analyzer": "analyzer"})
 def lexical(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
-    found = ctx._cache.get("bm25")
+    found: tuple[BM25Index, Analyzer] | None = ctx._cache.get("bm25")
     if found is None:
         found = ctx._cache["bm25"] = indexes.lexical(ctx.chunks, ctx.cfg.retrieval)
     index, analyzer = found

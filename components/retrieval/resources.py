@@ -26,7 +26,9 @@ class Resources:
     @classmethod
     def fixed(cls, encoder: DenseEncoder) -> "Resources":
         """Resources that answer every model and backend with `encoder` (tests, benchmarks)."""
-        return cls(lambda model, backend="torch": encoder)
+        def make(model: str, backend: str = "torch") -> DenseEncoder:
+            return encoder
+        return cls(make)
 
 
 DEFAULT = Resources()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence, TypeAlias
 
 from ablate.components.config import PipelineConfig
 from ablate.components.records import Chunk, Question, Ranking
@@ -27,7 +27,7 @@ from ablate.components.retrieval.fusion import fuse
 from ablate.components.retrieval.rerank import SignalContext, check_weights, rerank_one
 from ablate.components.retrieval.resources import DEFAULT, Resources
 
-Latency = "dict[str, float] | None"
+Latency: TypeAlias = "dict[str, float] | None"
 PathFn = Callable[[Sequence[Chunk], Sequence[Question], PipelineConfig, Resources, Latency],
                   dict[str, Ranking]]
 

@@ -43,23 +43,23 @@ FLAG_FEW_UNTIED = "few_untied_pairs_exact_signflip"
 FLAG_FEW_UNTIED_UNBOUNDED = "few_untied_pairs_no_shift_rejected"
 
 STATS_SCHEMA: dict[str, pl.DataType] = {
-    "metric": pl.String, "variant": pl.String, "baseline": pl.String,
-    "n_used": pl.Int64, "n_undefined": pl.Int64, "mean_variant": pl.Float64,
-    "mean_baseline": pl.Float64, "delta": pl.Float64, "ci_low": pl.Float64,
-    "ci_high": pl.Float64, "ci_method": pl.String, "p_value": pl.Float64,
-    "p_ttest": pl.Float64, "p_adjusted": pl.Float64, "significant": pl.Boolean,
-    "d_z": pl.Float64, "wins": pl.Int64, "ties": pl.Int64, "losses": pl.Int64,
-    "mde": pl.Float64, "test": pl.String, "resamples": pl.Int64,
-    "correction": pl.String, "family_size": pl.Int64,
+    "metric": pl.String(), "variant": pl.String(), "baseline": pl.String(),
+    "n_used": pl.Int64(), "n_undefined": pl.Int64(), "mean_variant": pl.Float64(),
+    "mean_baseline": pl.Float64(), "delta": pl.Float64(), "ci_low": pl.Float64(),
+    "ci_high": pl.Float64(), "ci_method": pl.String(), "p_value": pl.Float64(),
+    "p_ttest": pl.Float64(), "p_adjusted": pl.Float64(), "significant": pl.Boolean(),
+    "d_z": pl.Float64(), "wins": pl.Int64(), "ties": pl.Int64(), "losses": pl.Int64(),
+    "mde": pl.Float64(), "test": pl.String(), "resamples": pl.Int64(),
+    "correction": pl.String(), "family_size": pl.Int64(),
 }
 STATS_COLUMNS: tuple[str, ...] = tuple(STATS_SCHEMA)
 EXTRA_SCHEMA: dict[str, pl.DataType] = {
-    "n_missing": pl.Int64, "n_undefined_variant": pl.Int64,
-    "n_undefined_baseline": pl.Int64, "missingness_flag": pl.Boolean,
-    "relative_change": pl.Float64, "t_stat": pl.Float64, "t_ci_low": pl.Float64,
-    "t_ci_high": pl.Float64, "p_wilcoxon": pl.Float64, "p_method": pl.String,
-    "ci_flag": pl.String, "bootstrap_resamples": pl.Int64, "alpha": pl.Float64,
-    "seed": pl.Int64, "family": pl.String,
+    "n_missing": pl.Int64(), "n_undefined_variant": pl.Int64(),
+    "n_undefined_baseline": pl.Int64(), "missingness_flag": pl.Boolean(),
+    "relative_change": pl.Float64(), "t_stat": pl.Float64(), "t_ci_low": pl.Float64(),
+    "t_ci_high": pl.Float64(), "p_wilcoxon": pl.Float64(), "p_method": pl.String(),
+    "ci_flag": pl.String(), "bootstrap_resamples": pl.Int64(), "alpha": pl.Float64(),
+    "seed": pl.Int64(), "family": pl.String(),
 }
 OUTPUT_SCHEMA = {**STATS_SCHEMA, **EXTRA_SCHEMA}
 

@@ -74,7 +74,7 @@ def check_method(method: str) -> str:
     return m
 
 
-def adjust_pvalues(p: Sequence[float], method: str) -> np.ndarray:
+def adjust_pvalues(p: Sequence[float] | np.ndarray, method: str) -> np.ndarray:
     """Adjusted p-values; m = number of non-NaN p-values, NaN positions stay NaN."""
     corr = CORRECTIONS.get(check_method(method))
     arr = np.asarray(p, dtype=np.float64).copy()

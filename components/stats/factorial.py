@@ -37,12 +37,12 @@ from ablate.components.stats.table_prep import prepare_wide
 from ablate.components.stats.ttest import paired_moments, paired_ttest
 
 FACTORIAL_SCHEMA: dict[str, pl.DataType] = {
-    "effect": pl.String, "kind": pl.String, "factor_a": pl.String, "level_a": pl.String,
-    "factor_b": pl.String, "level_b": pl.String, "aliases": pl.String, "metric": pl.String,
-    "estimate": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
-    "ci_method": pl.String, "p_value": pl.Float64, "p_adjusted": pl.Float64,
-    "significant": pl.Boolean, "n": pl.Int64, "n_excluded": pl.Int64, "p_method": pl.String,
-    "test": pl.String, "correction": pl.String, "family_size": pl.Int64,
+    "effect": pl.String(), "kind": pl.String(), "factor_a": pl.String(), "level_a": pl.String(),
+    "factor_b": pl.String(), "level_b": pl.String(), "aliases": pl.String(), "metric": pl.String(),
+    "estimate": pl.Float64(), "ci_low": pl.Float64(), "ci_high": pl.Float64(),
+    "ci_method": pl.String(), "p_value": pl.Float64(), "p_adjusted": pl.Float64(),
+    "significant": pl.Boolean(), "n": pl.Int64(), "n_excluded": pl.Int64(), "p_method": pl.String(),
+    "test": pl.String(), "correction": pl.String(), "family_size": pl.Int64(),
 }
 
 
@@ -61,7 +61,7 @@ class Design:
         return design_effects([len(lv) for lv in self.labels], self.fraction)
 
 
-def design_from_records(design: dict, variants: Sequence[dict]) -> Design | None:
+def design_from_records(design: dict | None, variants: Sequence[dict]) -> Design | None:
     """The Design of a sweep folder: manifest `design` ({fraction, variables: {name:
     [labels]}}) and the `factors` ({name: label}) of variants.json; None without one."""
     if not design:

@@ -82,14 +82,14 @@ def total_seconds(rows: Sequence[PlanRow], timings: pl.DataFrame | None,
     means = timings.filter(pl.col("variant").is_in(list(need))).group_by("variant").agg(
         [pl.col(c).fill_nan(None).mean() for c in cols])
     stages: dict[Any, tuple[float, int]] = {}  # stage identity -> (s/question, n)
-    for r in means.iter_rows(named=True):
-        v = r["variant"]
+    for row in means.iter_rows(named=True):
+        v = row["variant"]
         for c in cols:
-            if r[c] is None:
+            if row[c] is None:
                 continue
             stage = c[len(LATENCY):]
             key = keys.get(v, {}).get(stage)
             ident = (stage, key) if key else (v, stage)
-            s, n = stages.get(ident, (r[c], 0))
+            s, n = stages.get(ident, (row[c], 0))
             stages[ident] = (s, max(n, need[v]))
     return float(sum(s * n for s, n in stages.values())), need[baseline]

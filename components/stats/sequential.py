@@ -53,7 +53,9 @@ def boundaries(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
     if not ts or any(b <= a for a, b in zip(ts, ts[1:])) or ts[0] <= 0 or ts[-1] > 1 + 1e-12:
         raise ValueError(f"information fractions must increase within (0, 1]: {fractions}")
     out: list[float] = []
-    grid = dens = None  # sub-density of S = B(t) on the previous continuation region
+    # sub-density of S = B(t) on the previous continuation region (set by the first look)
+    grid: np.ndarray | None = None
+    dens: np.ndarray | None = None
     prev_t = 0.0
     for k, t in enumerate(ts):
         target = spent(t, alpha) - spent(prev_t, alpha)
@@ -64,29 +66,31 @@ def boundaries(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
             grid = np.linspace(-b, b, _GRID)
             dens = sps.norm.pdf(grid, scale=math.sqrt(t))
         else:
+            assert grid is not None and dens is not None  # the look k == 0 set both
+            prev = grid
             sd = math.sqrt(dt)
-            w = np.full(_GRID, grid[1] - grid[0])
+            w = np.full(_GRID, prev[1] - prev[0])
             w[0] = w[-1] = w[0] / 2.0  # trapezoid weights
             mass = dens * w
 
             def cross(c: float) -> float:
                 b = c * math.sqrt(t)
-                return float(np.sum(mass * (sps.norm.sf((b - grid) / sd)
-                                            + sps.norm.cdf((-b - grid) / sd))))
+                return float(np.sum(mass * (sps.norm.sf((b - prev) / sd)
+                                            + sps.norm.cdf((-b - prev) / sd))))
             if target <= 0:
                 c = math.inf
             else:
                 c = float(optimize.brentq(lambda x: cross(x) - target, 1e-6, 40.0, xtol=1e-10))
             b = c * math.sqrt(t)
             new = np.linspace(-b, b, _GRID)
-            dens = (sps.norm.pdf((new[:, None] - grid[None, :]) / sd) / sd) @ mass
+            dens = (sps.norm.pdf((new[:, None] - prev[None, :]) / sd) / sd) @ mass
             grid = new
         out.append(c)
         prev_t = t
     return tuple(out)
 
 
-def paired_z(diffs: Sequence[float]) -> float:
+def paired_z(diffs: Sequence[float] | np.ndarray) -> float:
     """mean / (sd / sqrt(n)) of the defined differences (0 when they are all equal)."""
     d = np.asarray([x for x in diffs if not math.isnan(x)], dtype=float)
     if d.size < 2:

@@ -78,7 +78,8 @@ def _pivot_long(df: pl.DataFrame, v: str, q: str, metric: str, value: str,
         cast = vals.cast(pl.Float64, strict=False)
         bad = cast.is_null() & vals.is_not_null()
         if bad.any():
-            row = int(bad.arg_max())
+            row = bad.arg_max()
+            assert row is not None  # the mask has a True (checked above)
             raise InputError(f"value '{vals[row]}' is not a number (row {row + 1})",
                              path=path, line=_line(path, row), field=value)
         df = df.with_columns(cast.alias(value))
@@ -89,7 +90,8 @@ def _pivot_long(df: pl.DataFrame, v: str, q: str, metric: str, value: str,
     keys = [v, q, metric]
     dup = ~df.select(pl.struct(keys).is_first_distinct()).to_series()
     if dup.any():
-        row = int(dup.arg_max())
+        row = dup.arg_max()
+        assert row is not None  # the mask has a True (checked above)
         raise InputError(f"duplicate row for variant '{df[v][row]}', question "
                          f"'{df[q][row]}', metric '{df[metric][row]}' (row {row + 1})",
                          path=path, line=_line(path, row), field=metric)

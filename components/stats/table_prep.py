@@ -33,7 +33,8 @@ def _require(table: pl.DataFrame, col: str, role: str) -> None:
         raise InputError(f"no {role} column '{col}' (columns: {', '.join(table.columns)})",
                          field=col)
     if table[col].null_count():
-        row = int(table[col].is_null().arg_max())
+        row = table[col].is_null().arg_max()
+        assert row is not None  # the mask has a True (checked above)
         raise InputError(f"{role} column has an empty value (row {row + 1})", field=col)
 
 
@@ -86,7 +87,8 @@ def prepare_wide(table: pl.DataFrame, *, metrics: Sequence[str], variant_col: st
     keys = pl.DataFrame({"v": vcodes, "q": qcodes})
     dup = ~keys.select(pl.struct("v", "q").is_first_distinct()).to_series()
     if dup.any():
-        row = int(dup.arg_max())
+        row = dup.arg_max()
+        assert row is not None  # the mask has a True (checked above)
         raise InputError(f"duplicate row for variant '{var[row]}' and question "
                          f"'{qid[row]}' (row {row + 1})", field=qid_col)
     nv, nq = len(variants), len(qids)

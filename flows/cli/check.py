@@ -31,7 +31,7 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
              f"questions: {len(qs)} per comparison ({n_ans} answerable, {len(qs) - n_ans} "
              f"unanswerable; retrieval metrics on the {n_ev} with evidence)",
              "           " + " -> ".join(f"{name}: {n}" for name, n in ctx.selection)]
-    own = {}
+    own: dict[str | None, tuple[int, str]] = {}
     for v in ctx.variants:
         if ctx.variant_questions and not v.is_baseline:
             tier, n = v.sample or (None, None)

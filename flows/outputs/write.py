@@ -117,7 +117,7 @@ def repeat_spread(ctx: RunContext) -> dict[str, Any]:
                if c.startswith(SPREAD)}
         out[v.name] = {"repeats": n, "seeds": [v.config.generator.seed + r for r in range(n)],
                        "mean_sd": {m: round(float(s), 6) for m, s in sorted(sds.items())
-                                   if s is not None and s > 0}}
+                                   if isinstance(s, (int, float)) and s > 0}}
     return out
 
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ablate.components.config import PipelineConfig, format_value, get_dotted, has_dotted
 from ablate.components.stats.design import design_cells
-from ablate.flows.plan.spec import LoadedSpec
+from ablate.flows.plan.spec import DesignSpec, LoadedSpec
 from ablate.flows.plan.variant import Variant, unknown_variable
 
 MIN_VARIABLES, MAX_VARIABLES = 2, 4
@@ -31,8 +31,7 @@ def design_labels(loaded: LoadedSpec) -> dict[str, list[str]]:
                                       for var, values in design.variables.items()}
 
 
-def _check_shape(loaded: LoadedSpec, base: dict[str, Any]) -> None:
-    design = loaded.spec.design
+def _check_shape(loaded: LoadedSpec, design: DesignSpec, base: dict[str, Any]) -> None:
     where = ("design", "variables")
     names = list(design.variables)
     if not MIN_VARIABLES <= len(names) <= MAX_VARIABLES:
@@ -70,7 +69,7 @@ def design_variants(loaded: LoadedSpec, variants: list, base: dict[str, Any],
     design = loaded.spec.design
     if design is None:
         return variants
-    _check_shape(loaded, base)
+    _check_shape(loaded, design, base)
     names = list(design.variables)
     where = ("design", "variables")
     base_id = variants[0].config_id

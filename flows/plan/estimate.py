@@ -52,7 +52,7 @@ def _unit(stage: str, documents: int, questions: int) -> int:
 
 def read_manifests(out_root: Path) -> list[dict[str, Any]]:
     """Manifests of the finished sweeps under an output root (unreadable ones skipped)."""
-    found = []
+    found: list[dict[str, Any]] = []
     root = Path(out_root)
     if not root.is_dir():
         return found

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ablate.components import __version__ as components_version
-from ablate.components.config import PipelineConfig, get_dotted
+from ablate.components.config import PipelineConfig
 from ablate.components.pipeline import (STAGES, Resolved, present_stages, project, read_values, resolve,
-                                 stage_key)
+                                 stage_key, stage_parts)
 from ablate.flows.plan.variant import Variant
 
 STAGE_ORDER = tuple(s.name for s in STAGES)
@@ -60,9 +60,7 @@ def add_variant(plan: Plan, name: str, cfg: PipelineConfig, experiment: dict[str
     for sd in STAGES:
         if sd.name not in present:
             continue
-        parts = ([str(p) for p in get_dotted(cfg.model_dump(mode="json"), sd.per)]
-                 if sd.per else [None])
-        for part in parts:
+        for part in stage_parts(sd, cfg):
             choices = sd.select(cfg, part) + (sd.experiment_select(experiment)
                                               if sd.experiment_select else ())
             resolved = resolve(cfg, choices)

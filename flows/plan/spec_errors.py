@@ -8,6 +8,7 @@ import re
 from typing import Any, get_args
 
 from pydantic import BaseModel
+from pydantic_core import ErrorDetails
 
 
 def did_you_mean(word: object, known: Any) -> str:
@@ -18,7 +19,7 @@ def did_you_mean(word: object, known: Any) -> str:
     return f"; did you mean {near[0]}?" if near else ""
 
 
-def error_message(err: dict[str, Any], loc: tuple[Any, ...], root: type[BaseModel]) -> str:
+def error_message(err: ErrorDetails, loc: tuple[Any, ...], root: type[BaseModel]) -> str:
     """A pydantic error (at `loc` of the `root` model) as a short message, with a
     suggestion for near-misses."""
     kind, msg = err["type"], err["msg"]

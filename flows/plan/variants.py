@@ -62,7 +62,7 @@ def expand(loaded: LoadedSpec, notices: list[str] | None = None,
         if not has_dotted(base, sweep.variable):
             raise loaded.error(unknown_variable(base, sweep.variable), ("sweeps", i, "variable"))
         for j, value in enumerate(sweep.values):
-            loc = ("sweeps", i, "values", j)
+            loc: tuple[str | int, ...] = ("sweeps", i, "values", j)
             cfg = _apply(base, {sweep.variable: value}, loaded, loc, adjust)
             cid = config_id(cfg)
             name = f"{sweep.variable}={format_value(value)}"

@@ -120,11 +120,11 @@ def quiet(enabled: bool = True) -> Iterator[None]:
             h.removeFilter(_no_failure_detail)
         for n, level in levels.items():
             logging.getLogger(n).setLevel(level)
-        for k, v in saved_env.items():
-            if v is None:
+        for k, saved in saved_env.items():
+            if saved is None:
                 os.environ.pop(k, None)
             else:
-                os.environ[k] = v
+                os.environ[k] = saved
 
 
 def quieting() -> bool:

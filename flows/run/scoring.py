@@ -28,7 +28,7 @@ from ablate.components.records import Answer, PackedContext, Question
 
 
 def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[str, list[dict[str, float]]]:
-    out = {q.qid: [dict() for _ in q.evidence] for q in questions}
+    out: dict[str, list[dict[str, float]]] = {q.qid: [{} for _ in q.evidence] for q in questions}
     for qid, group, chunk_id, gain in labels.select("qid", "group", "chunk_id", "gain").iter_rows():
         if qid in out and group < len(out[qid]):
             out[qid][group][chunk_id] = gain

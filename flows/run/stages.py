@@ -23,6 +23,7 @@ from ablate.components.generation import torch_gguf
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.judge.backends import BaseJudge, make_judge
 from ablate.components.judge.calibration import judge_items, read_items
+from ablate.components.judge.prompts import PromptSet
 from ablate.components.judge.run import Item, judge_item
 from ablate.components.judge.tasks import JudgeCache
 from ablate.components.labels import label_chunks
@@ -110,6 +111,14 @@ def judge_of(ctx: RunContext) -> BaseJudge:
         return ctx.memo["judge"]
 
 
+def judge_prompts_of(ctx: RunContext) -> PromptSet:
+    """The judge's prompts, for the judge and calibrate stages."""
+    # both stages exist only when the experiment has a judge, and the run context loads
+    # its prompts then (context.judge_files)
+    assert ctx.judge_prompts is not None
+    return ctx.judge_prompts
+
+
 def questions_of(ctx: RunContext, node: StageNode) -> tuple:
     """The questions a stage runs on: its variant's own sample, else the experiment's;
     their text perturbed for a stage that reads `query.perturbation` when it is set (its
@@ -152,6 +161,7 @@ def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 def _retrieve(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     latency: dict[str, float] = {}
+    assert node.part is not None  # a retrieve node per retrieval path (StageDef.per)
     rankings = retrieve_path(node.part, chunks_of(ctx, node.inputs["chunk"]),
                              questions_of(ctx, node), node.config, resources(ctx), latency=latency)
     return rankings_frame(rankings, latency)
@@ -222,7 +232,7 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     for q in questions:
         t0 = time.perf_counter()
         ctx_q = contexts.get(q.qid)
-        j = judge_item(judge, ctx.judge_prompts, cfg,
+        j = judge_item(judge, judge_prompts_of(ctx), cfg,
                        Item(q, answers.get(q.qid), ctx_q if read else None, ctx_q), cache)
         dt = time.perf_counter() - t0
         rows.append({"qid": q.qid, "lang": j.lang,
@@ -243,6 +253,8 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 def _calibrate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     """The judge's verdicts on the calibration set, with throttled progress (count, rate,
     ETA) and a line for each item the judge failed on."""
+    # the calibrate stage is planned only with a calibration file (StageDef.needs_input)
+    assert ctx.calibration_path is not None
     items = read_items(ctx.calibration_path)
     counter = Progress(f"calibrate {node.key[:8]}", len(items))
 
@@ -250,7 +262,7 @@ def _calibrate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         if row["error"] is not None:
             progress(f"calibrate {node.key[:8]} {item.id}: ERROR {row['error']}")
         counter.step()
-    rows = judge_items(judge_of(ctx), ctx.judge_prompts, ctx.spec.judge, items,
+    rows = judge_items(judge_of(ctx), judge_prompts_of(ctx), ctx.spec.judge, items,
                        judge_cache(ctx), progress=line)
     return pl.DataFrame(rows, schema={"id": pl.Utf8, "kind": pl.Utf8, "lang": pl.Utf8,
                                       "label": pl.Boolean, "verdict": pl.Utf8,

@@ -33,6 +33,12 @@ def created_ms(manifest: dict[str, Any]) -> int:
         return 0
 
 
+def _float_mean(col: pl.Series) -> float | None:
+    """The mean of a Float64 column as a float; None when it has no non-null value."""
+    m = col.mean()
+    return float(m) if isinstance(m, (int, float)) else None
+
+
 def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.DataFrame | None,
                     name: str, key_metrics: Sequence[str] | None = None) -> dict[str, float]:
     """What a child run carries: the mean of each metric a person compares (defined values
@@ -43,21 +49,22 @@ def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.Da
     for col in rows.columns:
         if ("/" in col and rows[col].dtype.is_numeric()
                 and col.split("/", 1)[0] not in CHILD_STAGES_OMITTED):
-            m = rows[col].cast(pl.Float64).fill_nan(None).mean()
+            m = _float_mean(rows[col].cast(pl.Float64).fill_nan(None))
             if m is not None:
-                out[col] = float(m)
+                out[col] = m
     if timings is not None:
         t = timings.filter(pl.col("variant") == name)
         lat = [c for c in t.columns if c.startswith("latency/")]
         for col in lat:
             if t.height:
-                m = t[col].cast(pl.Float64).fill_nan(None).mean()
+                m = _float_mean(t[col].cast(pl.Float64).fill_nan(None))
                 if m is not None:
-                    out[col] = float(m)
+                    out[col] = m
         if lat and t.height:
             total = with_end_to_end(t.with_columns(pl.col(lat).cast(pl.Float64)))[f"latency/{E2E}"]
-            if total.drop_nulls().len():
-                out["latency/total"] = float(total.mean())
+            total_mean = _float_mean(total)
+            if total.drop_nulls().len() and total_mean is not None:
+                out["latency/total"] = total_mean
     key = None if key_metrics is None else set(key_metrics)
     for r in stats.filter(pl.col("variant") == name).iter_rows(named=True):
         if key is not None and r["metric"] not in key:
@@ -77,8 +84,8 @@ def comparison_table(res: SweepResults) -> pl.DataFrame:
     return meta.join(res.stats, on="variant", how="inner")
 
 
-def _seconds_to_ms(t: float | None) -> int | None:
-    return None if t is None else int(round(t * 1000))
+def _seconds_to_ms(t: float) -> int:
+    return int(round(t * 1000))
 
 
 def run_times(res: SweepResults) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:

@@ -23,7 +23,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import polars as pl
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
@@ -103,10 +103,12 @@ def _param_value(v: Any) -> str:
     return str(v)[:6000]
 
 
-def _log(client: MlflowClient, run_id: str, params: dict[str, Any], metrics: dict[str, float],
-         tags: dict[str, str], ts: int, new: bool = False) -> None:
-    """Params (those not logged yet), metrics and tags in as few log_batch calls as the
-    limits allow; a run created just now (`new`) has no params to look up."""
+def _log(client: MlflowClient, run_id: str, params: dict[str, Any],
+         metrics: Mapping[str, float | None], tags: dict[str, str], ts: int,
+         new: bool = False) -> None:
+    """Params (those not logged yet), metrics (those that are a finite number) and tags in
+    as few log_batch calls as the limits allow; a run created just now (`new`) has no
+    params to look up."""
     existing = {} if new else client.get_run(run_id).data.params
     plist = [Param(k, _param_value(v)) for k, v in sorted(params.items()) if k not in existing]
     mlist = [Metric(k, float(v), ts, 0) for k, v in sorted(metrics.items())
