@@ -23,13 +23,20 @@ Judgment = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Case:
-    """One question of one variant, for a judged metric's `asks`."""
+class Item:
+    """One question of one variant as the judge sees it."""
 
     question: Question
     answer: Answer | None  # None: no answer to judge (only the context metrics)
     generator_context: PackedContext | None  # what the generator read (None: closed book)
     context: PackedContext | None  # the assembled context
+
+
+@dataclass(frozen=True)
+class Case(Item):
+    """One question of one variant, for a judged metric's `asks`: the Item, the judge's
+    config and the prompts' language."""
+
     cfg: JudgeConfig
     lang: str  # the prompts' language for this question
 

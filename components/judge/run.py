@@ -19,26 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ablate.components.judge.backends import BaseJudge
-from ablate.components.judge.case import Asking, Case, Judgment
+from ablate.components.judge.case import Asking, Case, Item, Judgment
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import PromptSet, language
 from ablate.components.judge.tasks import JudgeCache, Verdict, ask_many
 from ablate.components.metrics.judged import judged_metrics
-from ablate.components.records import Answer, PackedContext, Question
 
 # the judge fields every ask reads (the prompt language, the claims cap in the prompts and
 # schemas, the verdicts' token cap): part of the judge stage's key (ablate.components.judge.keys)
 READS = ("judge.language", "judge.max_claims", "judge.max_new_tokens")
-
-
-@dataclass(frozen=True)
-class Item:
-    """One question of one variant as the judge sees it."""
-
-    question: Question
-    answer: Answer | None  # None: no answer to judge (only the context metrics)
-    generator_context: PackedContext | None  # what the generator read (None: closed book)
-    context: PackedContext | None  # the assembled context
 
 
 @dataclass
