@@ -18,10 +18,11 @@ def load() -> None:
         return
     from ablate.components import chunking  # noqa: F401
     from ablate.components.generation import extractive, llama_local, none, openai_http  # noqa: F401
-    from ablate.components.judge import backends  # noqa: F401
-    from ablate.components.judge import ragas  # noqa: F401
+    from ablate.components.judge import (
+        backends,  # noqa: F401
+        ragas,  # noqa: F401
+    )
     from ablate.components.metrics import builtin, consistency  # noqa: F401
-    from ablate.components.retrieval import (  # noqa: F401
-        analyzer, analyzers_zh, dense_backends, fusion, rerank, stages)
+    from ablate.components.retrieval import analyzer, analyzers_zh, dense_backends, fusion, rerank, stages  # noqa: F401
     from ablate.components.stats import correction, paired_tests  # noqa: F401
     registry.mark_builtins_loaded()

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-
 Ranking = list[tuple[str, float]]  # (chunk id, score), best first, ties by chunk id
 
 

@@ -34,10 +34,10 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from ablate.components.atomic import atomic_write
 from ablate.components.errors import RunFailed, cause
-from ablate.flows.run import console
 from ablate.flows import env
-from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.outputs.write import outputs_in_place, write_outputs
+from ablate.flows.run import console
+from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.run.stages import release_models, run_stage, timing_key
 
 
@@ -201,9 +201,9 @@ def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: floa
     artifact; raise GateFailed when a gated metric fell significantly by more than max_drop."""
     from prefect.artifacts import create_markdown_artifact
 
-    from ablate.flows.track.artifacts import artifact_key
-    from ablate.flows.outputs.reference import gate_reference
     from ablate.components.report.sweep_data import load_sweep
+    from ablate.flows.outputs.reference import gate_reference
+    from ablate.flows.track.artifacts import artifact_key
     results, markdown = gate_reference(Path(sweep_dir), reference, metrics, max_drop, None,
                                        tracking_uri)
     name = load_sweep(Path(sweep_dir)).manifest.get("experiment", "experiment")
@@ -225,6 +225,7 @@ def _prepare_in_background(tracking_uri: str | None) -> threading.Thread:
     def work() -> None:
         try:
             import scipy.special  # noqa: F401 - the statistics
+
             import ablate.components.report.build  # noqa: F401 - matplotlib and the report
         except Exception:  # noqa: BLE001 - the analysis imports them again and says why
             pass

@@ -30,6 +30,8 @@ if str(ROOT) not in sys.path:
 from pydantic import BaseModel  # noqa: E402
 from pydantic.fields import FieldInfo  # noqa: E402
 
+from ablate.flows.plan.spec_errors import inner_model  # noqa: E402
+
 TARGET = ROOT / "docs" / "experiment-file.md"
 
 # fields whose values are keys of another registry (not names in a `config_field`)
@@ -137,16 +139,6 @@ def _flat_args(annotation: Any) -> list[Any]:
     return out
 
 
-def _inner_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for a in get_args(annotation):
-        found = _inner_model(a)
-        if found is not None:
-            return found
-    return None
-
-
 def _section(name: str, model: type[BaseModel], pipeline_prefix: str | None,
              regs: dict[str, Any]) -> list[str]:
     """One section's table, then its sub-sections (depth first)."""
@@ -161,7 +153,7 @@ def _section(name: str, model: type[BaseModel], pipeline_prefix: str | None,
     for fname, info in model.model_fields.items():
         path = f"{prefix}{fname}"
         pipe = f"{pipeline_prefix}{fname}" if pipeline_prefix is not None else None
-        inner = _inner_model(info.annotation)
+        inner = inner_model(info.annotation)
         text = _text(info, path)
         if inner is None:
             out.append(f"| `{path}` | {_type(info.annotation)} | {_default(info)} | "

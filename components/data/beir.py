@@ -28,7 +28,7 @@ def _read_qrels(path: Path) -> dict[str, list[tuple[str, int, Origin]]]:
         try:
             text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").strip()
         except UnicodeDecodeError as exc:
-            raise origin.error(f"undecodable bytes (not UTF-8) at byte {exc.start}")
+            raise origin.error(f"undecodable bytes (not UTF-8) at byte {exc.start}") from None
         if not text:
             continue
         cols = text.split("\t")

@@ -35,13 +35,13 @@ def read_jsonl(path: Path) -> Iterator[tuple[dict, Origin]]:
                 try:
                     text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
                 except UnicodeDecodeError as exc:
-                    raise origin.error(f"undecodable bytes (not UTF-8) at byte {exc.start}")
+                    raise origin.error(f"undecodable bytes (not UTF-8) at byte {exc.start}") from None
                 if not text.strip():
                     continue
                 try:
                     obj = json.loads(text)
                 except json.JSONDecodeError as exc:
-                    raise origin.error(f"invalid JSON: {exc.msg} (column {exc.colno})")
+                    raise origin.error(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
                 if not isinstance(obj, dict):
                     raise origin.error(f"a line must hold a JSON object, got {type(obj).__name__}")
                 yield obj, origin

@@ -15,7 +15,6 @@ from typing import Iterable, Sequence
 
 from ablate.components.errors import InputError
 from ablate.components.records import Question
-
 from ablate.components.vocab import SPLITS, TIERS
 
 

@@ -13,7 +13,6 @@ from typing import Any, Iterable, Sequence
 
 from ablate.components.errors import InputError
 from ablate.components.records import Document, Question
-
 from ablate.components.vocab import QUESTION_SPLITS as SPLITS
 from ablate.components.vocab import TIERS
 

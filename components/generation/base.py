@@ -14,8 +14,8 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 from ablate.components.config import GeneratorConfig, PromptConfig
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.generation.prompt import is_refusal, render_prompt
-from ablate.components.records import Answer, PackedContext, Question
 from ablate.components.progress import Progress
+from ablate.components.records import Answer, PackedContext, Question
 from ablate.components.registry import Registry
 
 Item = tuple[Question, "PackedContext | None"]
@@ -29,6 +29,8 @@ class Generator(Protocol):
 
     def generate_many(self, items: Sequence[Item],
                       cache: GenerationCache | None = None) -> list[Answer]: ...
+
+    def model_key(self) -> str | None: ...
 
 
 GENERATORS: Registry[Callable[[GeneratorConfig, PromptConfig], Generator]] = Registry(

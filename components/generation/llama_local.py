@@ -37,9 +37,9 @@ from ablate.components.digest import model_identity
 from ablate.components.errors import InputError
 from ablate.components.generation.base import GENERATORS, BaseGenerator
 from ablate.components.generation.prompt import first_answer_line
-from ablate.components.registry import installed_version
 from ablate.components.models import smollm2_gguf_path
 from ablate.components.records import Answer, PackedContext, Question
+from ablate.components.registry import installed_version
 
 N_CTX = 4096  # tokens of the model; budget + prompt + answer must fit
 # Two threads by default (see the module docstring); a speed setting only, so it is not

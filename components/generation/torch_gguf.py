@@ -115,6 +115,7 @@ def unload() -> None:
     """Drop the loaded models and hand their memory back (the sweep calls this when its
     model-bound stages are done); nothing to do when none is loaded."""
     import gc
+
     from ablate.components.memory import release_freed_memory
     with _LOAD_LOCK:
         if not _MODELS:

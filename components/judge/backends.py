@@ -173,13 +173,17 @@ class OpenAIJudge(BaseJudge):
             raise InputError(exc.message, field=(exc.field or "").replace("generator", "judge")) from None
 
     @property
+    def _url(self) -> str:
+        return (self.cfg.base_url or "").rstrip("/")  # set: the client was made with it
+
+    @property
     def cache_identity(self) -> str:
         c = self.cfg
-        return (f"judge/openai/v{self.version}/{c.base_url.rstrip('/')}/model={c.model}"
+        return (f"judge/openai/v{self.version}/{self._url}/model={c.model}"
                 f"/json_mode={c.json_mode}/temperature={c.temperature!r}/seed={c.seed}")
 
     def model_key(self) -> str:
-        return f"openai:{self.cfg.base_url.rstrip('/')}/{self.cfg.model}"
+        return f"openai:{self._url}/{self.cfg.model}"
 
     def response_format(self, request: Request) -> dict[str, Any]:
         mode = self.cfg.json_mode

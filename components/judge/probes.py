@@ -37,8 +37,8 @@ def _context(passages: Sequence[str]) -> str:
     return "\n\n".join(f"[{i}] {p.strip()}" for i, p in enumerate(passages, 1))
 
 
-def _case(a: Mapping[str, Any], pool: Mapping[str, Any], pool_by_doc: Mapping[str, list[str]],
-          everyone: Sequence[str], rng: random.Random, tries: int = 3) -> dict[str, Any] | None:
+def _case(a: dict[str, Any], pool: dict[str, dict[str, Any]], pool_by_doc: dict[str, list[str]],
+          everyone: list[str], rng: random.Random, tries: int = 3) -> dict[str, Any] | None:
     """One question's case, or None when no swap or no two distractor articles are found."""
     qid = a["q"].qid
     others = [pool[o] for o in pool_by_doc[a["doc"]] if o != qid]
@@ -71,7 +71,7 @@ def probe_cases(dataset: Dataset, questions: Sequence[Question], n: int, seed: i
     rest = sorted(set(pool) - set(anchors))
     order.shuffle(rest)
     everyone = sorted(pool)
-    cases = []
+    cases: list[dict[str, Any]] = []
     for qid in first + rest:
         if len(cases) >= n:
             break
@@ -85,7 +85,8 @@ def run_probes(judge: BaseJudge, prompts: PromptSet, cfg: JudgeConfig,
                cases: Sequence[Mapping[str, Any]], cache: JudgeCache | None = None,
                progress: Any = None) -> dict[str, Any]:
     """Length and position figures over the cases (module doc)."""
-    length = {"higher": 0, "same": 0, "lower": 0, "failures": 0, "original": [], "padded": []}
+    length: dict[str, Any] = {"higher": 0, "same": 0, "lower": 0, "failures": 0, "original": [],
+                              "padded": []}
     position = {"pairs": 0, "flips": 0, "failures": 0, "agree_first": 0, "agree_last": 0}
     for n, c in enumerate(cases, 1):
         lang = language(cfg.language, c["question"])

@@ -13,8 +13,8 @@ import polars as pl
 
 from ablate.components.report.factorial import factorial_section
 from ablate.components.report.findings import findings, judge
-from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.judge import judge_section, metric_note
+from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import plot_name
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected

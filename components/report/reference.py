@@ -133,6 +133,7 @@ def reference_markdown(results: Sequence[ReferenceResult], ref_label: str, sweep
 def reference_from_folder(folder) -> Reference:  # type: ignore[no-untyped-def]
     """A reference stored as a sweep folder (its per_query.parquet and manifest.json)."""
     from pathlib import Path
+
     from ablate.components.report.sweep_data import load_sweep
     res = load_sweep(Path(folder))
     return Reference(res.per_query, res.manifest["dataset"]["fingerprint"], str(folder))

@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ablate.components.vocab import BASELINE
 from ablate.components.report.findings import findings
-from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.markdown import _variable_table, mark
+from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.sweep_data import SweepResults, variables, variant_means
+from ablate.components.vocab import BASELINE
 
 
 def summary_markdown(res: SweepResults, key_metrics: Sequence[str] | None = None) -> str:

@@ -12,9 +12,9 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.vocab import BASELINE
 from ablate.components.config import format_value, get_dotted
 from ablate.components.errors import InputError
+from ablate.components.vocab import BASELINE
 
 REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
 FACTORIAL_FILE = "factorial.parquet"  # a factorial design's effects (ablate.components.stats.factorial)

@@ -26,13 +26,11 @@ from itertools import chain, repeat
 from typing import Sequence
 
 import numpy as np
-
-from ablate.components.records import Ranking
 from scipy import sparse
 
+from ablate.components.records import Ranking
 from ablate.components.retrieval import bm25_numba
 from ablate.components.retrieval.topk import topk_rows
-
 
 # Scores are rounded to 1e-9: sums that are equal in exact arithmetic (e.g. overlapping
 # chunks with the same term counts) can differ in the last bits depending on summation

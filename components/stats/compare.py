@@ -29,13 +29,18 @@ import polars as pl
 from ablate.components.errors import InputError
 from ablate.components.stats.bootstrap import bootstrap_ci
 from ablate.components.stats.correction import adjust_pvalues, check_method, resamples_needed
-from ablate.components.stats.power import mde
 from ablate.components.stats.paired_tests import TESTS
+from ablate.components.stats.power import mde
 from ablate.components.stats.signflip import shift_interval
 from ablate.components.stats.table_prep import WideTable, prepare_wide
+from ablate.components.stats.ttest import (
+    effect_size_dz,
+    paired_moments,
+    paired_ttest,
+    wilcoxon_pvalues,
+    win_tie_loss,
+)
 from ablate.components.vocab import CI_METHODS, FAMILIES
-from ablate.components.stats.ttest import (effect_size_dz, paired_moments, paired_ttest,
-                                    wilcoxon_pvalues, win_tie_loss)
 
 MC_RESOLUTION = 10.0  # smallest Monte-Carlo p is at most 1/10 of the smallest threshold
 MIN_UNTIED_FOR_BOOTSTRAP = 10  # fewer differing pairs: exact sign-flip interval instead

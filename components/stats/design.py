@@ -30,6 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from ablate.components.vocab import FRACTIONS
+
 LETTERS = "ABCD"
 
 
@@ -77,8 +78,8 @@ def design_effects(levels: Sequence[int], fraction: str = "full") -> list[Effect
     for a, b in itertools.combinations(range(n), 2):
         if fraction == "half" and a != 0:
             continue  # AB = CD, AC = BD, AD = BC: the pairs with A stand for both
-        out += [Effect((a, b), (k, l), _aliases((a, b), n, fraction))
-                for k in range(1, levels[a]) for l in range(1, levels[b])]
+        out += [Effect((a, b), (k, m), _aliases((a, b), n, fraction))
+                for k in range(1, levels[a]) for m in range(1, levels[b])]
     return out
 
 
@@ -92,8 +93,8 @@ def contrast_weights(cells: Sequence[tuple[int, ...]], effect: Effect) -> np.nda
         (k,) = effect.levels
         terms = [((k,), 1.0), ((0,), -1.0)]
     else:
-        k, l = effect.levels
-        terms = [((k, l), 1.0), ((k, 0), -1.0), ((0, l), -1.0), ((0, 0), 1.0)]
+        k, m = effect.levels
+        terms = [((k, m), 1.0), ((k, 0), -1.0), ((0, m), -1.0), ((0, 0), 1.0)]
     cols = arr[:, list(effect.factors)]
     for target, sign in terms:
         group = np.all(cols == np.asarray(target), axis=1)

@@ -30,8 +30,7 @@ from ablate.components.errors import InputError
 from ablate.components.stats.bootstrap import bootstrap_ci
 from ablate.components.stats.compare import MC_RESOLUTION, exact_when_few_untied
 from ablate.components.stats.correction import adjust_pvalues, check_method, resamples_needed
-from ablate.components.stats.design import (Effect, alias_label, contrast_weights, design_effects,
-                                     effect_label)
+from ablate.components.stats.design import Effect, alias_label, contrast_weights, design_effects, effect_label
 from ablate.components.stats.paired_tests import TESTS
 from ablate.components.stats.table_prep import prepare_wide
 from ablate.components.stats.ttest import paired_moments, paired_ttest

@@ -47,7 +47,7 @@ def read_table(path: str | Path) -> pl.DataFrame:
             return pl.read_csv(p, separator=sep, null_values=NULL_STRINGS,
                                infer_schema_length=None)
     except (pl.exceptions.PolarsError, OSError, ValueError) as exc:
-        raise InputError(f"cannot read table: {str(exc).splitlines()[0]}", path=str(p))
+        raise InputError(f"cannot read table: {str(exc).splitlines()[0]}", path=str(p)) from None
     raise InputError("unknown table format (expected .parquet, .csv or .tsv)", path=str(p))
 
 

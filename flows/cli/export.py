@@ -24,8 +24,14 @@ def export_sweep(sweep_dir: Path, out: Path, variants: list[str] | None = None,
                  stages: list[str] | None = None) -> list[Path]:
     """Write the run and qrels files of the module docstring; return the paths."""
     from ablate.components.errors import InputError
-    from ablate.components.export_trec import (relevant_labels, write_group_qrels, write_group_run,
-                                        write_id_map, write_trec_qrels, write_trec_run)
+    from ablate.components.export_trec import (
+        relevant_labels,
+        write_group_qrels,
+        write_group_run,
+        write_id_map,
+        write_trec_qrels,
+        write_trec_run,
+    )
     from ablate.flows.run.store import Store
 
     man_path = sweep_dir / "manifest.json"

@@ -9,8 +9,8 @@ from typing import Optional
 import typer
 
 from ablate.components.vocab import SPLITS, TIERS
-from ablate.flows.run import console
 from ablate.flows import env
+from ablate.flows.run import console
 
 
 def register(app: typer.Typer) -> None:

@@ -16,7 +16,6 @@ from ablate.components.stats.correction import CORRECTIONS
 from ablate.components.stats.paired_tests import TESTS
 from ablate.components.vocab import CI_METHODS, FAMILIES
 
-
 _OPTION_FIELDS = {"test", "correction", "ci_method", "family", "alpha", "resamples"}
 
 
@@ -29,8 +28,11 @@ def _fmt(x: float, digits: int = 4) -> str:
 def format_stats(df: pl.DataFrame) -> str:
     """A readable fixed-width text table of a compare_variants result, plus notes."""
     from ablate.components.stats.bootstrap import FLAG_BCA_UNDEFINED
-    from ablate.components.stats.compare import (FLAG_FEW_UNTIED, FLAG_FEW_UNTIED_UNBOUNDED,
-                                          MIN_UNTIED_FOR_BOOTSTRAP)
+    from ablate.components.stats.compare import (
+        FLAG_FEW_UNTIED,
+        FLAG_FEW_UNTIED_UNBOUNDED,
+        MIN_UNTIED_FOR_BOOTSTRAP,
+    )
     head = ["metric", "variant", "n", "delta", "CI", "p", "p_adj", "sig", "d_z",
             "W/T/L", "MDE"]
     show_undef = df.height > 0 and bool((df["n_undefined"] + df["n_missing"]).sum() > 0)

@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         except Exception as exc:  # unreachable server, permissions: say so, keep exit 1
             typer.echo(f"ablate: MLflow logging failed ({type(exc).__name__}: {exc}); "
                        f"nothing lost, the results stay in {sweep_dir}", err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         typer.echo(f"MLflow: parent run {out['parent']} with {len(out['children'])} child runs "
                    f"in {uri} (experiment {out['experiment_id']})")
         typer.echo("\n".join(ui_lines(uri, out)))

@@ -49,6 +49,8 @@ def judge_manifest(ctx: RunContext) -> dict[str, Any] | None:
     if judge_cfg is None:
         return None
     judge = judge_of(ctx)
+    prompts = ctx.judge_prompts
+    assert prompts is not None  # read with the judge section (run.context.judge_files)
     calibration = None
     if ctx.calibration_path is not None:
         key = ctx.plan.by_variant[ctx.variants[0].name]["calibrate"]
@@ -59,8 +61,7 @@ def judge_manifest(ctx: RunContext) -> dict[str, Any] | None:
     return {
         "backend": judge_cfg.backend, "config": recorded_config(judge_cfg),
         "identity": judge.cache_identity, "model": mine,
-        "prompts": {"version": ctx.judge_prompts.version,
-                    "fingerprint": ctx.judge_prompts.fingerprint},
+        "prompts": {"version": prompts.version, "fingerprint": prompts.fingerprint},
         "calibration": calibration,
         "counts": judgment_counts(ctx),
         "self_preference": self_preference(mine, gens),

@@ -17,8 +17,8 @@ from ablate.components.cjk import script_counts
 from ablate.components.metrics.answer import resolve_normalizer
 from ablate.components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from ablate.components.retrieval.dense import DenseEncoder
-from ablate.flows.run.context import RunContext
 from ablate.flows.plan.design import design_labels
+from ablate.flows.run.context import RunContext
 from ablate.flows.run.stages import chunks_of
 
 PACKAGES = ("ablate", "prefect", "mlflow", "polars", "scipy", "numpy", "torch",

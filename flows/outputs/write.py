@@ -21,22 +21,22 @@ from typing import Any
 
 import polars as pl
 
+from ablate.components.config import format_value
+from ablate.components.errors import RunFailed, cause
 from ablate.components.metrics.consistency import with_consistency
 from ablate.components.metrics.registry import metric_directions
-from ablate.flows.run.sequential import apply_decisions
-from ablate.components.errors import RunFailed, cause
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.sweep_data import FACTORIAL_FILE, SweepResults
 from ablate.components.stats import compare_variants
 from ablate.components.stats.factorial import design_from_records, factorial_effects
+from ablate.components.vocab import BASELINE
 from ablate.flows.outputs.analysis_code import analysis_version
-from ablate.flows.run.context import RunContext
-from ablate.flows.plan.design import design_labels
 from ablate.flows.outputs.judging import judge_manifest
 from ablate.flows.outputs.manifest import chunking_stats, design_record, manifest
+from ablate.flows.plan.design import design_labels
+from ablate.flows.run.context import RunContext
 from ablate.flows.run.frames import frame_answers
-from ablate.components.config import format_value
-from ablate.components.vocab import BASELINE
+from ablate.flows.run.sequential import apply_decisions
 
 ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer")
 

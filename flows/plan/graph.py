@@ -13,8 +13,16 @@ from typing import Any
 
 from ablate.components import __version__ as components_version
 from ablate.components.config import PipelineConfig
-from ablate.components.pipeline import (STAGES, Resolved, present_stages, project, read_values, resolve,
-                                 stage_key, stage_parts)
+from ablate.components.pipeline import (
+    STAGES,
+    Resolved,
+    present_stages,
+    project,
+    read_values,
+    resolve,
+    stage_key,
+    stage_parts,
+)
 from ablate.flows.plan.variant import Variant
 
 STAGE_ORDER = tuple(s.name for s in STAGES)

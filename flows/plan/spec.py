@@ -12,16 +12,33 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ablate.components.config import PipelineConfig
-from ablate.components.judge.config import JudgeConfig
 from ablate.components.errors import InputError
+from ablate.components.judge.config import JudgeConfig
 from ablate.components.registry import registry
-from ablate.components.vocab import (ANSWER_NORMALIZERS, CI_METHODS, DEFAULT_KEY_METRICS, DESIGN_KINDS,
-                              FAMILIES, FRACTIONS, LABEL_MODES, NDCG_GAINS, SPLITS, TIERS)
+from ablate.components.vocab import (
+    ANSWER_NORMALIZERS,
+    CI_METHODS,
+    DEFAULT_KEY_METRICS,
+    DESIGN_KINDS,
+    FAMILIES,
+    FRACTIONS,
+    LABEL_MODES,
+    NDCG_GAINS,
+    SPLITS,
+    TIERS,
+)
 from ablate.flows.plan.spec_errors import did_you_mean, error_message
 
 

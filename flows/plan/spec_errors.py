@@ -43,16 +43,16 @@ def model_at(model: Any, loc: tuple[Any, ...]) -> type[BaseModel] | None:
             continue
         if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
             return None
-        model = _inner_model(model.model_fields[part].annotation)
+        model = inner_model(model.model_fields[part].annotation)
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
-def _inner_model(annotation: Any) -> Any:
+def inner_model(annotation: Any) -> Any:
     """The model inside an annotation (`X`, `X | None`, `list[X]`), else None."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in get_args(annotation):
-        found = _inner_model(arg)
+        found = inner_model(arg)
         if found is not None:
             return found
     return None

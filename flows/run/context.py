@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ablate.components.config import PipelineConfig
 from ablate.components.data import load_dataset
 from ablate.components.data.selection import Selected, read_ids, sample, select
 from ablate.components.errors import InputError
 from ablate.components.judge.backends import make_judge
 from ablate.components.judge.keys import key_input
 from ablate.components.judge.prompts import PromptSet, load_prompts
-from ablate.components.config import PipelineConfig
 from ablate.components.pipeline import with_files_from
 from ablate.components.records import Dataset, Question
 from ablate.components.retrieval.analyzers_zh import choose_analyzer
@@ -29,10 +29,9 @@ from ablate.components.vocab import BASELINE
 from ablate.flows.plan.graph import Plan, build_plan
 from ablate.flows.plan.preflight import check_variants
 from ablate.flows.plan.spec import LoadedSpec, load_spec
-from ablate.flows.run.store import Store
 from ablate.flows.plan.variant import Variant
 from ablate.flows.plan.variants import expand
-
+from ablate.flows.run.store import Store
 
 AUTO = "auto"
 

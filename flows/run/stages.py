@@ -18,8 +18,7 @@ import polars as pl
 
 from ablate.components.chunking import chunk_documents
 from ablate.components.context import pack_context
-from ablate.components.generation import GENERATORS
-from ablate.components.generation import torch_gguf
+from ablate.components.generation import GENERATORS, torch_gguf
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.judge.backends import BaseJudge, make_judge
 from ablate.components.judge.calibration import judge_items, read_items
@@ -34,11 +33,18 @@ from ablate.components.records import Chunk
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
-from ablate.flows.run.context import RunContext
-from ablate.flows.run.native_probe import ensure_safe, native_libraries
-from ablate.flows.run.frames import (answers_frame, contexts_frame, frame_answer_repeats, frame_answers,
-                          frame_contexts, frame_rankings, rankings_frame)
 from ablate.flows.plan.graph import StageNode
+from ablate.flows.run.context import RunContext
+from ablate.flows.run.frames import (
+    answers_frame,
+    contexts_frame,
+    frame_answer_repeats,
+    frame_answers,
+    frame_contexts,
+    frame_rankings,
+    rankings_frame,
+)
+from ablate.flows.run.native_probe import ensure_safe, native_libraries
 from ablate.flows.run.scoring import score_variant
 
 # ---- loading inputs (memoised per process) ------------------------------------------

@@ -29,15 +29,21 @@ import polars as pl
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
-from ablate.components.vocab import BASELINE
 from ablate.components.config import flatten
 from ablate.components.model_identity import flat_models
-from ablate.flows.track.mlflow_links import runs_page
-from ablate.flows.track.mlflow_store import store_lock
-from ablate.flows.track.run_data import comparison_table, created_ms, judge_run_data, run_times, variant_metrics
-from ablate.flows.track.run_names import run_names
 from ablate.components.report.findings import findings
 from ablate.components.report.sweep_data import SweepResults, load_sweep
+from ablate.components.vocab import BASELINE
+from ablate.flows.track.mlflow_links import runs_page
+from ablate.flows.track.mlflow_store import store_lock
+from ablate.flows.track.run_data import (
+    comparison_table,
+    created_ms,
+    judge_run_data,
+    run_times,
+    variant_metrics,
+)
+from ablate.flows.track.run_names import run_names
 
 MAX_PARAMS_TAGS = 100   # MLflow log_batch limits: params (and tags) per call,
 MAX_METRICS = 1000      # metrics per call,
