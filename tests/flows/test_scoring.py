@@ -195,3 +195,16 @@ def test_closed_book_is_scored_without_the_context():
     assert row["bucket"] == "correct_refusal"
     # retrieval columns still describe the shared retrieval
     assert closed["candidates/hit_at_1"] == with_ctx["candidates/hit_at_1"] == 0.0
+
+
+def test_retrieval_only_inputs_give_retrieval_columns_only():
+    """No context and no answers, every registered metric asked for: the metrics that need
+    an answer or a context are not computed (they used to crash on the missing answer)."""
+    q = _q()
+    rank = [("c1", 3.0), ("c2", 2.0), ("c9", 1.0)]
+    df = score_variant(questions=[q], labels=_labels([q]), candidates={"q": rank},
+                       reranked={"q": rank}, contexts=None, answers=None, depth=2,
+                       metrics=METRICS)
+    stages = {c.partition("/")[0] for c in df.columns if "/" in c}
+    assert {"candidates", "reranked"} <= stages
+    assert not stages & {"answer", "tokens", "refusal", "cost", "context"}, stages
