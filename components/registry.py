@@ -4,9 +4,9 @@ A component (chunker, analyzer, retrieval path, fuser, rerank signal, generator,
 statistical test, correction, ...) is registered by name together with what the
 orchestration needs to know about it:
 
-- `reads`: the dotted config fields whose values can change its output (pipeline fields;
-  a judge backend's are fields of the experiment's `judge:` section) (a
-  section name such as `retrieval.bm25` covers every field below it). Stage keys are
+- `reads`: the dotted config fields whose values can change its output (a section name
+  such as `retrieval.bm25` covers every field below it): pipeline fields, except a judge
+  backend's, which are fields of the experiment's `judge:` section. Stage keys are
   hashed from these values alone, and the component is handed a config in which every
   other field holds its default, so a field it reads without declaring it can never
   give a stale cache hit: it simply has no effect, which the config-field test catches;

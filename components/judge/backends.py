@@ -145,9 +145,9 @@ class LlamaJudge(BaseJudge):
 
 @JUDGES.register("openai",
                  reads=("judge.base_url", "judge.model", "judge.json_mode",
-                              "judge.temperature", "judge.seed"),
+                        "judge.temperature", "judge.seed"),
                  settings=("judge.api_key_env", "judge.timeout_s", "judge.max_retries",
-                                 "judge.concurrency"))
+                           "judge.concurrency"))
 class OpenAIJudge(BaseJudge):
     """Any OpenAI-compatible chat endpoint, structured output as `judge.json_mode` says.
     The API key is read from the variable `judge.api_key_env` names and lives only in the
