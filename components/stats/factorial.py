@@ -8,14 +8,12 @@ score there (weights in ablate.components.stats.design). Per metric and effect:
 - `estimate`: the mean contrast over the questions with a defined score in every cell
   (`n`; the others are counted in `n_excluded`, e.g. unanswerable questions for
   retrieval metrics);
-- `p_value`: the configured paired test of the contrast values against 0 (by default
-  the two-sided sign-flip test: under the null each question's contrast is as likely to
-  carry either sign; exact when possible); contrasts that are exactly 0 carry no sign;
-- `ci_low`, `ci_high`: the paired bootstrap CI of the mean contrast (clustered when the
-  data gives clusters), or the exact sign-flip interval when fewer than
-  MIN_UNTIED_FOR_BOOTSTRAP questions have a non-zero contrast, as for the comparisons;
-- `p_adjusted`, `significant`: the configured correction over the family, all effects
-  of one metric (`per_metric`) or every effect of every metric (`all`).
+- `p_value`, `ci_low`, `ci_high`, `p_adjusted`, `significant`: as for the comparisons
+  with the baseline (ablate.components.stats.inference, on clusters when the data gives
+  them): by default the two-sided sign-flip test of the contrast values (under the null
+  each cluster's summed contrast is as likely to carry either sign; exact when possible)
+  and its inverted interval, corrected over the family, all effects of one metric
+  (`per_metric`) or every effect of every metric (`all`).
 """
 
 from __future__ import annotations
@@ -27,20 +25,18 @@ import numpy as np
 import polars as pl
 
 from ablate.components.errors import InputError
-from ablate.components.stats.bootstrap import bootstrap_ci
-from ablate.components.stats.compare import MC_RESOLUTION, exact_when_few_untied
-from ablate.components.stats.correction import adjust_pvalues, check_method, resamples_needed
+from ablate.components.stats.correction import check_method
 from ablate.components.stats.design import Effect, alias_label, contrast_weights, design_effects, effect_label
-from ablate.components.stats.paired_tests import TESTS
+from ablate.components.stats.inference import infer
 from ablate.components.stats.table_prep import prepare_wide
-from ablate.components.stats.ttest import paired_moments, paired_ttest
 
 FACTORIAL_SCHEMA: dict[str, pl.DataType] = {
     "effect": pl.String(), "kind": pl.String(), "factor_a": pl.String(), "level_a": pl.String(),
     "factor_b": pl.String(), "level_b": pl.String(), "aliases": pl.String(), "metric": pl.String(),
     "estimate": pl.Float64(), "ci_low": pl.Float64(), "ci_high": pl.Float64(),
-    "ci_method": pl.String(), "p_value": pl.Float64(), "p_adjusted": pl.Float64(),
-    "significant": pl.Boolean(), "n": pl.Int64(), "n_excluded": pl.Int64(), "p_method": pl.String(),
+    "ci_level": pl.Float64(), "ci_method": pl.String(), "p_value": pl.Float64(), "p_adjusted": pl.Float64(),
+    "significant": pl.Boolean(), "n": pl.Int64(), "n_clusters": pl.Int64(), "n_excluded": pl.Int64(),
+    "p_method": pl.String(),
     "test": pl.String(), "correction": pl.String(), "family_size": pl.Int64(),
 }
 
@@ -107,7 +103,7 @@ def contrast_matrix(table: pl.DataFrame, design: Design, metrics: Sequence[str],
 def factorial_effects(table: pl.DataFrame, design: Design, *, metrics: Sequence[str],
                       test: str = "permutation", correction: str = "holm", alpha: float = 0.05,
                       resamples: int = 10_000, bootstrap_resamples: int = 10_000,
-                      ci_method: str = "bca", seed: int = 0, cluster_col: str | None = None,
+                      ci_method: str = "inversion", seed: int = 0, cluster_col: str | None = None,
                       family: str = "per_metric") -> pl.DataFrame:
     """One row per (metric, effect), columns FACTORIAL_SCHEMA, in metric order then the
     design's effect order (main effects first). See the module docstring."""
@@ -116,29 +112,12 @@ def factorial_effects(table: pl.DataFrame, design: Design, *, metrics: Sequence[
     ncol = len(rows)
     if ncol == 0:
         return pl.DataFrame(schema=FACTORIAL_SCHEMA)
-    n, mean, _ = paired_moments(D, M)
     metric_names = [m for m, _ in rows]
     fam_key = np.array([metric_names.index(m) if family == "per_metric" else 0
                         for m in metric_names])
-    defined = n >= 1
-    m_max = max(int((defined & (fam_key == k)).sum()) for k in set(fam_key.tolist()))
-    n_mc = max(resamples, resamples_needed(correction, max(m_max, 1), alpha, MC_RESOLUTION))
-    p_value, p_method, _ = TESTS.get(test)(D, M, resamples=n_mc, seed=seed, alpha=alpha)
-    p_value[~defined] = np.nan
-    if ci_method == "t":
-        _, _, lo, hi = paired_ttest(D, M, alpha)
-        ci_used = ["t"] * ncol
-    else:
-        lo, hi, ci_used, _ = bootstrap_ci(D, M, clusters=clusters if cluster_col else None,
-                                          alpha=alpha, resamples=bootstrap_resamples,
-                                          seed=seed, method=ci_method)
-        exact_when_few_untied(D, n, alpha, lo, hi, ci_used, [""] * ncol)
-    p_adj = np.full(ncol, np.nan)
-    fam_size = np.zeros(ncol, dtype=np.int64)
-    for k in sorted(set(fam_key.tolist())):
-        idx = np.flatnonzero(fam_key == k)
-        p_adj[idx] = adjust_pvalues(p_value[idx], correction)
-        fam_size[idx] = int(np.isfinite(p_value[idx]).sum())
+    r = infer(D, M, clusters, fam_key, test=test, correction=correction, alpha=alpha,
+              resamples=resamples, bootstrap_resamples=bootstrap_resamples,
+              ci_method=ci_method, seed=seed, clustered=cluster_col is not None)
     effects = [e for _, e in rows]
     names, labels = design.names, design.labels
 
@@ -155,11 +134,10 @@ def factorial_effects(table: pl.DataFrame, design: Design, *, metrics: Sequence[
         "factor_b": [part(e, 1, "factor") for e in effects],
         "level_b": [part(e, 1, "level") for e in effects],
         "aliases": [alias_label(e, names) for e in effects],
-        "metric": metric_names, "estimate": mean, "ci_low": lo, "ci_high": hi,
-        "ci_method": ci_used, "p_value": p_value, "p_adjusted": p_adj,
-        "significant": np.nan_to_num(p_adj, nan=np.inf) <= alpha,
-        "n": n.astype(np.int64), "n_excluded": excluded,
-        "p_method": [pm if ok else "none" for pm, ok in zip(p_method, defined)],
-        "test": [test] * ncol, "correction": [correction] * ncol, "family_size": fam_size,
+        "metric": metric_names, "estimate": r.mean, "ci_low": r.ci_low, "ci_high": r.ci_high,
+        "ci_level": r.ci_level, "ci_method": r.ci_method, "p_value": r.p_value,
+        "p_adjusted": r.p_adjusted, "significant": r.significant,
+        "n": r.n, "n_clusters": r.n_clusters, "n_excluded": excluded, "p_method": r.p_method,
+        "test": [test] * ncol, "correction": [correction] * ncol, "family_size": r.family_size,
     }
     return pl.DataFrame([pl.Series(k, data[k], dtype=t) for k, t in FACTORIAL_SCHEMA.items()])

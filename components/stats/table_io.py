@@ -31,6 +31,7 @@ class PerQueryTable:
     qid_col: str
     metrics: list[str]
     long_form: bool
+    cluster_col: str | None = None  # the column naming each question's cluster, if any
 
 
 def read_table(path: str | Path) -> pl.DataFrame:
@@ -108,10 +109,13 @@ def load_per_query(path: str | Path, *, variant_col: str | None = None,
                    qid_col: str | None = None, metric_col: str | None = None,
                    value_col: str | None = None, cluster_col: str | None = None
                    ) -> PerQueryTable:
-    """Read a per-question table in long or wide form and return it in wide form."""
+    """Read a per-question table in long or wide form and return it in wide form.
+    cluster_col `auto`: the `cluster` column when there is one, else none."""
     spath = str(path)
     df = read_table(path)
     cols = df.columns
+    if cluster_col == "auto":
+        cluster_col = "cluster" if "cluster" in cols else None
     v = _pick(cols, variant_col, VARIANT_ALIASES, "variant", spath)
     q = _pick(cols, qid_col, QID_ALIASES, "question id", spath)
     if cluster_col is not None and cluster_col not in cols:
@@ -128,4 +132,4 @@ def load_per_query(path: str | Path, *, variant_col: str | None = None,
         skip = {v, q, cluster_col}
         metrics = [c for c in cols if c not in skip
                    and (df[c].dtype.is_numeric() or df[c].dtype == pl.Boolean)]
-    return PerQueryTable(df, v, q, metrics, is_long)
+    return PerQueryTable(df, v, q, metrics, is_long, cluster_col)

@@ -51,19 +51,33 @@ def _metric_values(table: pl.DataFrame, metric: str) -> np.ndarray:
 
 def _cluster_codes(table: pl.DataFrame, cluster_col: str | None, qcodes: np.ndarray,
                    nq: int) -> np.ndarray:
-    """One cluster code per question; a question without a cluster is its own cluster."""
-    codes = np.arange(nq, dtype=np.int64) + nq  # default: singleton clusters
+    """One cluster code per question (each question its own cluster without a column).
+    A missing column, a question without a value, a question with two values, or one
+    value for every question is an InputError: never a silent fall-back to independent
+    questions."""
     if cluster_col is None:
         return np.arange(nq, dtype=np.int64)
     if cluster_col not in table.columns:
-        raise InputError(f"no cluster column '{cluster_col}'", field=cluster_col)
-    pairs = (pl.DataFrame({"q": qcodes, "c": table[cluster_col].cast(pl.String)})
-             .drop_nulls().unique().sort("q"))
+        raise InputError(f"no cluster column '{cluster_col}' (columns: "
+                         f"{', '.join(table.columns)})", field=cluster_col)
+    col = table[cluster_col].cast(pl.String)
+    if col.null_count() or (col == "").any():
+        row = (col.is_null() | (col == "")).arg_max()
+        assert row is not None  # the mask has a True (checked above)
+        raise InputError(f"the cluster column has an empty value (row {row + 1}); give every "
+                         "question a cluster, or turn clustering off (stats.cluster: none)",
+                         field=cluster_col)
+    pairs = pl.DataFrame({"q": qcodes, "c": col}).unique().sort("q")
     dup = pairs["q"].is_duplicated()
     if dup.any():
         raise InputError("a question has more than one cluster value", field=cluster_col)
     labels = pairs["c"].to_numpy()
+    if nq > 1 and np.unique(labels).size == 1:
+        raise InputError(f"every question is in one cluster ('{labels[0]}'): nothing to "
+                         "compare clusters with; name another column, or turn clustering "
+                         "off (stats.cluster: none)", field=cluster_col)
     _, lab_codes = np.unique(labels, return_inverse=True)
+    codes = np.empty(nq, dtype=np.int64)
     codes[pairs["q"].to_numpy()] = lab_codes
     return codes
 

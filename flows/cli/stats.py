@@ -28,12 +28,10 @@ def _fmt(x: float, digits: int = 4) -> str:
 def format_stats(df: pl.DataFrame) -> str:
     """A readable fixed-width text table of a compare_variants result, plus notes."""
     from ablate.components.stats.bootstrap import FLAG_BCA_UNDEFINED
-    from ablate.components.stats.compare import (
-        FLAG_FEW_UNTIED,
-        FLAG_FEW_UNTIED_UNBOUNDED,
-        MIN_UNTIED_FOR_BOOTSTRAP,
-    )
-    head = ["metric", "variant", "n", "delta", "CI", "p", "p_adj", "sig", "d_z",
+    from ablate.components.stats.clusters import FEW_CLUSTERS
+    from ablate.components.stats.inference import FLAG_FEW_UNTIED, MIN_UNTIED_FOR_BOOTSTRAP
+    from ablate.components.stats.inversion import FLAG_UNBOUNDED
+    head = ["metric", "variant", "n (clusters)", "delta", "CI", "p", "p_adj", "sig", "d_z",
             "W/T/L", "MDE"]
     show_undef = df.height > 0 and bool((df["n_undefined"] + df["n_missing"]).sum() > 0)
     if show_undef:
@@ -41,7 +39,8 @@ def format_stats(df: pl.DataFrame) -> str:
     rows = [head]
     for r in df.iter_rows(named=True):
         ci = f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]"
-        rows.append([r["metric"], r["variant"], str(r["n_used"]), _fmt(r["delta"]), ci,
+        n_g = f"{r['n_used']}" + (f" ({r['n_clusters']})" if r["clustered_by"] != "none" else "")
+        rows.append([r["metric"], r["variant"], n_g, _fmt(r["delta"]), ci,
                      _fmt(r["p_value"], 3), _fmt(r["p_adjusted"], 3),
                      "*" if r["significant"] else "", _fmt(r["d_z"], 3),
                      f"{r['wins']}/{r['ties']}/{r['losses']}", _fmt(r["mde"], 3)])
@@ -53,9 +52,21 @@ def format_stats(df: pl.DataFrame) -> str:
     if df.height:
         r0 = df.row(0, named=True)
         lines.append("")
+        level = df["ci_level"].drop_nans().drop_nulls()
+        ci = r0["ci_method"] + (f" at {level.min():.3g}-{level.max():.3g}" if level.len() else "")
         lines.append(f"test: {r0['test']}  correction: {r0['correction']} "
                      f"(family: {r0['family']})  alpha: {r0['alpha']}  seed: {r0['seed']}  "
-                     f"CI: {r0['bootstrap_resamples']} bootstrap resamples")
+                     f"CI: {ci}" + (f" ({r0['bootstrap_resamples']} bootstrap resamples)"
+                                    if r0["bootstrap_resamples"] else ""))
+        if r0["clustered_by"] == "none":
+            lines.append("unit: the question (every question independent)")
+        else:
+            g = int(df["n_clusters"].max() or 0)
+            lines.append(f"unit: the cluster ('{r0['clustered_by']}'): {int(df['n_used'].max() or 0)} "
+                         f"questions in {g} clusters")
+            if g < FEW_CLUSTERS:
+                lines.append(f"warning: only {g} clusters: tests and intervals rest on {g} "
+                             "independent units, so only large effects can be decided")
         mc = df.filter(pl.col("resamples") > 0)
         if mc.height:
             lines.append(f"Monte-Carlo sign flips: {mc['resamples'][0]} resamples "
@@ -68,11 +79,14 @@ def format_stats(df: pl.DataFrame) -> str:
     n_fb = flags.count(FLAG_BCA_UNDEFINED)
     if n_fb:
         lines.append(f"note: BCa undefined for {n_fb} comparison(s); percentile CI used")
-    n_few = flags.count(FLAG_FEW_UNTIED) + flags.count(FLAG_FEW_UNTIED_UNBOUNDED)
+    n_few = sum(f.startswith(FLAG_FEW_UNTIED) for f in flags)
     if n_few:
         lines.append(f"note: fewer than {MIN_UNTIED_FOR_BOOTSTRAP} pairs differ in {n_few} "
-                     f"comparison(s): exact sign-flip interval instead of the bootstrap "
-                     f"({flags.count(FLAG_FEW_UNTIED_UNBOUNDED)} unbounded, shown as nan)")
+                     f"comparison(s): the inverted sign-flip interval instead of the bootstrap")
+    n_unb = sum(FLAG_UNBOUNDED in f for f in flags)
+    if n_unb:
+        lines.append(f"note: {n_unb} interval(s) unbounded (too few clusters for the test to "
+                     "reject any shift), shown as -")
     return "\n".join(lines)
 
 
@@ -87,8 +101,11 @@ def run_stats(path: Path, *, baseline: str, metrics: list[str] | None = None,
               out: Path | None = None, variant_column: str | None = None,
               qid_column: str | None = None, cluster_column: str | None = None,
               **options) -> pl.DataFrame:
-    """Load, compare, optionally write; InputErrors name the file."""
+    """Load, compare, optionally write; InputErrors name the file. cluster_column: a
+    column name, `none`, or `auto` (the `cluster` column when the table has one)."""
     from ablate.components.stats import compare_variants, load_per_query  # scipy.stats: only here
+    if cluster_column == "none":
+        cluster_column = None
     pq = load_per_query(path, variant_col=variant_column, qid_col=qid_column,
                         cluster_col=cluster_column)
     chosen = metrics or pq.metrics
@@ -97,7 +114,7 @@ def run_stats(path: Path, *, baseline: str, metrics: list[str] | None = None,
     try:
         result = compare_variants(pq.table, baseline=baseline, metrics=chosen,
                                   variant_col=pq.variant_col, qid_col=pq.qid_col,
-                                  cluster_col=cluster_column, **options)
+                                  cluster_col=pq.cluster_col, **options)
     except InputError as exc:
         if exc.field in _OPTION_FIELDS or exc.path:
             raise
@@ -129,9 +146,11 @@ def register(app: typer.Typer) -> None:
         alpha: float = typer.Option(0.05, help="Significance level (and CI level 1-alpha)."),
         resamples: int = typer.Option(10_000, help="Monte-Carlo sign flips (raised if too few for the correction)."),
         bootstrap_resamples: int = typer.Option(10_000, help="Bootstrap resamples for the CI."),
-        ci_method: str = typer.Option("bca", help=f"{' | '.join(CI_METHODS)}"),
+        ci_method: str = typer.Option("inversion", help=f"{' | '.join(CI_METHODS)}"),
         seed: int = typer.Option(0, help="The one seed for every resample."),
-        cluster_column: Optional[str] = typer.Option(None, help="Resample clusters of questions (e.g. document id)."),
+        cluster_column: str = typer.Option(
+            "auto", help="The column naming each question's cluster (questions sharing a document): "
+                         "auto = 'cluster' when the table has one, none = independent questions."),
         family: str = typer.Option("per_metric", help=f"{' | '.join(FAMILIES)}"),
         variant_column: Optional[str] = typer.Option(None, help="Variant column (default: detected)."),
         qid_column: Optional[str] = typer.Option(None, help="Question id column (default: detected)."),

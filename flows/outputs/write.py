@@ -141,15 +141,18 @@ def no_effect_variants(ctx: RunContext) -> list[str]:
     return [v.name for v in ctx.variants if not v.is_baseline and signature(v.name) == base]
 
 
-def tested(per_query: pl.DataFrame) -> tuple[list[str], str | None]:
-    """(the metric columns the statistics test, the cluster column or None)."""
+def tested(per_query: pl.DataFrame, cluster: str) -> tuple[list[str], str | None]:
+    """(the metric columns the statistics test, the cluster column or None) for the
+    experiment's `stats.cluster`: `auto` is the `cluster` column (each question's native
+    cluster, else its gold document, else itself: ablate.components.data.clusters),
+    `none` is None, another value names a per-question column."""
     metrics = [c for c in per_query.columns if "/" in c]
-    return metrics, "cluster" if per_query["cluster"].null_count() < per_query.height else None
+    return metrics, None if cluster == "none" else "cluster" if cluster == "auto" else cluster
 
 
 def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:
     s = ctx.spec.stats
-    metrics, cluster = tested(per_query)
+    metrics, cluster = tested(per_query, s.cluster)
     return compare_variants(per_query, baseline=BASELINE, metrics=metrics, test=s.test,
                             correction=s.correction, alpha=s.alpha, resamples=s.resamples,
                             bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method,
@@ -164,7 +167,7 @@ def compute_factorial(ctx: RunContext, per_query: pl.DataFrame,
     if design is None:
         return None
     s = ctx.spec.stats
-    metrics, cluster = tested(per_query)
+    metrics, cluster = tested(per_query, s.cluster)
     return factorial_effects(per_query, design, metrics=metrics, test=s.test,
                              correction=s.correction, alpha=s.alpha, resamples=s.resamples,
                              bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method,
@@ -212,13 +215,13 @@ def stats_hint(ctx: RunContext, folder: Path, per_query: pl.DataFrame) -> str:
     statistics settings (`ablate stats`; not a sequential run's decisions nor a design's
     factorial effects), then the report (`ablate report`)."""
     s = ctx.spec.stats
-    metrics, cluster = tested(per_query)
+    metrics, cluster = tested(per_query, s.cluster)
     args = ["ablate", "stats", str(folder / "per_query.parquet"), "--baseline", BASELINE,
             "--metrics", ",".join(metrics), "--test", s.test, "--correction", s.correction,
             "--alpha", str(s.alpha), "--resamples", str(s.resamples),
             "--bootstrap-resamples", str(s.bootstrap_resamples), "--ci-method", s.ci_method,
             "--family", s.family, "--seed", str(ctx.spec.seed),
-            *(["--cluster-column", cluster] if cluster else []),
+            "--cluster-column", cluster or "none",
             "--out", str(folder / "stats.parquet")]
     return f"{shlex.join(args)}, then {shlex.join(['ablate', 'report', str(folder)])}"
 

@@ -29,6 +29,7 @@ from ablate.components.registry import registry
 from ablate.components.vocab import (
     ANSWER_NORMALIZERS,
     CI_METHODS,
+    CLUSTER_CHOICES,
     DEFAULT_KEY_METRICS,
     DESIGN_KINDS,
     FAMILIES,
@@ -138,8 +139,14 @@ class StatsSpec(_Spec):
     """Random sign flips of the permutation test when an exact enumeration is too large."""
     bootstrap_resamples: int = Field(10_000, ge=100)
     """Resamples of the paired bootstrap confidence interval of the mean difference."""
-    ci_method: Literal[CI_METHODS] = "bca"  # type: ignore[valid-type]
-    """Bootstrap interval: bias-corrected and accelerated, percentile, or t."""
+    ci_method: Literal[CI_METHODS] = "inversion"  # type: ignore[valid-type]
+    """The interval of the mean difference: the inversion of the test itself (default; it
+    excludes 0 exactly when the comparison is significant), or the cluster bootstrap
+    (bias-corrected and accelerated, percentile), or the cluster-robust t."""
+    cluster: str = "auto"
+    """The unit of analysis: `auto` (questions sharing a document form a cluster: the
+    native `cluster` field, else the gold document, else the question), `none` (every
+    question independent), or a per-question column (`type`) naming the clusters."""
     family: Literal[FAMILIES] = "per_metric"  # type: ignore[valid-type]
     """The correction family: all variants on one metric (`per_metric`), or every
     variant x metric comparison at once (`all`)."""
@@ -149,6 +156,13 @@ class StatsSpec(_Spec):
     O'Brien-Fleming alpha spending, Bonferroni over the key comparisons; docs/statistics.md)."""
     batch: int = Field(50, ge=10)
     """Questions added per look of a sequential run."""
+
+    @field_validator("cluster")
+    @classmethod
+    def _cluster_ok(cls, v: str) -> str:
+        if v not in CLUSTER_CHOICES:
+            raise ValueError(f"unknown cluster '{v}' (known: {', '.join(CLUSTER_CHOICES)})")
+        return v
 
     @field_validator("test")
     @classmethod

@@ -16,6 +16,7 @@ from typing import Any
 
 from ablate.components.config import PipelineConfig
 from ablate.components.data import load_dataset
+from ablate.components.data.clusters import question_cluster
 from ablate.components.data.selection import Selected, read_ids, sample, select
 from ablate.components.errors import InputError
 from ablate.components.judge.backends import make_judge
@@ -203,6 +204,7 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
         steps = ", ".join(f"{name}: {n}" for name, n in chosen.steps)
         where = ("questions",) if "questions" in spec.model_fields_set else ("dataset", "path")
         raise loaded.error(f"no questions to run ({steps})", where)
+    check_clusters(loaded, questions)
     qfp = questions_fingerprint(questions)
     question_sets = {qfp: questions}
     variant_questions: dict[str, str] = {}
@@ -225,6 +227,29 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
         ctx.judge_prompts, ctx.calibration_path = judge_files(loaded)
     ctx.plan = build_plan(variants, ctx.experiment_inputs(), variant_questions)
     return ctx
+
+
+def check_clusters(loaded: LoadedSpec, questions: tuple[Question, ...]) -> None:
+    """`stats.cluster` gives every question a cluster and more than one cluster (else one
+    line at check time, before any compute: never a silent fall-back to independent
+    questions)."""
+    choice = loaded.spec.stats.cluster
+    if choice == "none" or len(questions) < 2:
+        return
+    where = ("stats", "cluster")
+    if choice == "auto":
+        labels = {question_cluster(q) for q in questions}
+    else:
+        missing = [q.qid for q in questions if not getattr(q, choice)]
+        if missing:
+            raise loaded.error(f"question '{missing[0]}' has no '{choice}' field "
+                               f"({len(missing)} of {len(questions)} lack it); give every "
+                               "question one, or use stats.cluster: auto or none", where)
+        labels = {getattr(q, choice) for q in questions}
+    if len(labels) == 1:
+        raise loaded.error(f"every question is in one cluster ('{labels.pop()}'), so no test "
+                           "can compare clusters; use stats.cluster: none to treat the "
+                           "questions as independent", where)
 
 
 def variant_samples(variants: list[Variant], chosen: Selected, spec: Any,

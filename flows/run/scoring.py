@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import polars as pl
 
+from ablate.components.data.clusters import question_cluster
 from ablate.components.metrics.attribution import failure_bucket
 from ablate.components.metrics.registry import QuestionView, score_question
 from ablate.components.records import Answer, PackedContext, Question
@@ -88,7 +89,7 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
             ctx if context_used else None, a, params, lat, judgments=judged),
             metric_names, available) for a in repeats]
         answer = repeats[0]
-        row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": q.cluster,
+        row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": question_cluster(q),
                                "type": q.type}
         row.update(scored[0] if len(scored) == 1 else _mean_over_repeats(scored))
         in_top = _relevant(rer[:depth], g, thr)

@@ -241,9 +241,9 @@ def _check_judge(d):
 def _check_test(d):
     from ablate.components.stats.paired_tests import TESTS
     rng = np.random.default_rng(0)
-    D = rng.normal(0.2, 1, size=(30, 3))
-    M = np.ones_like(D, dtype=bool)
-    p, how, used = TESTS.get(d.name)(D, M, resamples=999, seed=0, alpha=0.05)
+    S = rng.normal(0.2, 1, size=(30, 3))       # cluster sums: here one question each
+    N = np.ones_like(S)
+    p, how, used = TESTS.get(d.name)(S, N, resamples=999, seed=0, alpha=0.05)
     assert p.shape == (3,) and ((0 <= p) & (p <= 1)).all() and len(how) == 3 and used.shape == (3,)
 
 

@@ -12,8 +12,8 @@ from threadpoolctl import threadpool_limits
 from ablate.components.errors import InputError
 from ablate.components.stats import STATS_COLUMNS, adjust_pvalues, compare_variants
 
-ISSUE_COLUMNS = ("metric, variant, baseline, n_used, n_undefined, mean_variant, "
-                 "mean_baseline, delta, ci_low, ci_high, ci_method, p_value, p_ttest, "
+ISSUE_COLUMNS = ("metric, variant, baseline, n_used, n_clusters, n_undefined, mean_variant, "
+                 "mean_baseline, delta, ci_low, ci_high, ci_level, ci_method, p_value, p_ttest, "
                  "p_adjusted, significant, d_z, wins, ties, losses, mde, test, resamples, "
                  "correction, family_size").split(", ")
 
@@ -192,16 +192,21 @@ def test_only_baseline_gives_empty_table_with_schema():
     assert out.height == 0 and out.columns[:len(STATS_COLUMNS)] == list(STATS_COLUMNS)
 
 
-def test_integer_qids_and_partly_missing_clusters():
+def test_integer_qids_and_clusters():
     t = make_table(n=20).with_columns(
         pl.col("qid").str.slice(1).cast(pl.Int64),
         pl.when(pl.col("qid").str.slice(1).cast(pl.Int64) < 10)
-        .then(pl.lit("docA")).otherwise(None).alias("cluster"))
+        .then(pl.lit("docA")).otherwise(pl.col("qid")).alias("cluster"))
     out = compare_variants(t, baseline="base", metrics=["ndcg"], resamples=200,
                            bootstrap_resamples=500, cluster_col="cluster")
     plain = compare_variants(t, baseline="base", metrics=["ndcg"], resamples=200,
                              bootstrap_resamples=500)
-    assert out["n_used"].to_list() == [20, 20, 20]
-    assert out["p_value"].to_list() == plain["p_value"].to_list()
-    # ten questions in one cluster + ten singletons: a different (clustered) interval
+    assert out["n_used"].to_list() == [20, 20, 20] and out["n_clusters"].to_list() == [11] * 3
+    # ten questions in one cluster + ten singletons: a different (clustered) test and interval
+    assert out["p_value"].to_list() != plain["p_value"].to_list()
     assert out["ci_low"].to_list() != plain["ci_low"].to_list()
+    partly = t.with_columns(pl.when(pl.col("qid") < 10).then(pl.col("cluster")).alias("cluster"))
+    with pytest.raises(InputError, match="empty value"):  # never a silent fall-back
+        compare_variants(partly, baseline="base", metrics=["ndcg"], cluster_col="cluster")
+
+

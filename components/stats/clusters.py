@@ -1,0 +1,77 @@
+"""The unit of analysis: clusters of questions (questions that share a document).
+
+Questions about one document are not independent, so every test and interval works on
+per-cluster sums of the paired differences: S_g (the sum of d over cluster g's used
+questions) and N_g (how many it used). Each question its own cluster gives the classical
+question-level statistics exactly (S = D, N = M).
+
+The estimate is the mean over questions, theta = sum S_g / sum N_g. Its cluster-robust
+standard error (Liang & Zeger 1986; for evals: Miller 2024, "Adding error bars to evals")
+with the usual small-sample factor G / (G - 1) is
+
+    SE^2 = G / (G - 1) * sum_g (S_g - theta N_g)^2 / (sum_g N_g)^2,
+
+and theta / SE is referred to Student's t with G - 1 degrees of freedom (the CR1 +
+t(G-1) rule of Cameron & Miller 2015, "A practitioner's guide to cluster-robust
+inference"). With singleton clusters this is the paired t test (SE^2 = s^2 / n, n - 1 df).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+FEW_CLUSTERS = 10  # fewer clusters than this: the report says so (a finding, not a pass)
+
+
+def cluster_sums(D: np.ndarray, M: np.ndarray, codes: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(S, N): per cluster (rows, codes 0..G-1) and column, the sum of the used
+    differences and the number of used questions. D: questions x columns (0 where
+    unused), M: used mask, codes: one cluster code per question."""
+    g = int(codes.max()) + 1 if codes.size else 0
+    if codes.size == g and bool(np.all(codes == np.arange(g))):
+        return np.where(M, D, 0.0).astype(np.float64), M.astype(np.float64)
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    S = np.zeros((g, D.shape[1]))
+    N = np.zeros((g, D.shape[1]))
+    S[sorted_codes[starts]] = np.add.reduceat(np.where(M, D, 0.0)[order], starts, axis=0)
+    N[sorted_codes[starts]] = np.add.reduceat(M[order].astype(np.float64), starts, axis=0)
+    return S, N
+
+
+def n_clusters(N: np.ndarray) -> np.ndarray:
+    """Clusters each column uses (at least one used question)."""
+    return (N > 0).sum(axis=0).astype(np.int64)
+
+
+def cluster_se(S: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(theta, cluster-robust SE with the G/(G-1) factor, df = G - 1) per column; SE is
+    NaN below 2 used clusters."""
+    n = N.sum(axis=0)
+    g = n_clusters(N).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta = S.sum(axis=0) / n
+        resid = S - theta * N
+        se = np.sqrt(g / (g - 1.0) * (resid**2).sum(axis=0)) / n
+    se[g < 2] = np.nan
+    return theta, se, g - 1.0
+
+
+def cluster_ttest(S: np.ndarray, N: np.ndarray, alpha: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(t, two-sided p, CI low, CI high) of the mean difference, cluster-robust (module
+    docstring). Zero SE: t = +-inf and p = 0 when the mean is non-zero, NaN when it is 0."""
+    from scipy.special import stdtr, stdtrit
+    theta, se, df = cluster_se(S, N)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = theta / se
+        p = 2.0 * stdtr(df, -np.abs(t))
+        half = stdtrit(df, 1.0 - alpha / 2.0) * se
+    bad = ~(df >= 1)
+    t[bad] = p[bad] = np.nan
+    low, high = theta - half, theta + half
+    low[bad] = high[bad] = np.nan
+    return t, p, low, high
+

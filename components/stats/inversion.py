@@ -1,0 +1,126 @@
+"""The default interval: the inversion of the sign-flip test itself, over clusters.
+
+The (1 - a) interval of the mean difference theta is every shift t that the two-sided
+sign-flip test of the shifted differences d - t does not reject at level a. Every used
+pair is shifted (ties included: a tied pair's difference becomes -t), and the test works
+on cluster sums S_g(t) = S_g - t N_g with statistic |sum_g S_g(t)|, as the p-value does
+(ablate.components.stats.signflip applied to cluster sums). So, by construction:
+
+- the interval contains its estimate (at t = theta the statistic is 0 and p = 1);
+- it is never zero-width when pairs differ (six wins among thirty pairs is an interval
+  around 0.2, not [0.2, 0.2]);
+- "significant" and "the interval excludes 0" never disagree: the caller passes the
+  level a_j = alpha * p_j / p_adjusted_j at which the raw test rejects exactly when the
+  corrected p is at most alpha, and whether it rejects at 0; the search for each endpoint
+  is bracketed on the side of 0 that decision implies. Since a_j <= alpha, each interval
+  is at least as wide as the unadjusted 1 - alpha one (its coverage is at least 1 - alpha).
+
+p(t) uses one set of sign patterns for all shifts and columns: every pattern over the G
+clusters when 2^G is at most EXACT_PATTERNS (exact), else the Monte-Carlo sign matrix of
+signflip (same seed), p = (c + 1) / (B + 1). Each endpoint is found by bisection between
+a shift the test keeps and one it rejects (beyond the most extreme difference only the
+all-equal-sign patterns are as extreme, p = 2 / 2^G); with too few clusters to reject
+anything (G <= 5 at 0.05) the side is unbounded and the endpoint is NaN.
+
+Method: test inversion (Lehmann & Romano, Testing Statistical Hypotheses, 3.5); for
+randomisation tests, Garthwaite 1996, "Confidence intervals from randomization tests".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ablate.components.stats.signflip import REL_TOL, sign_matrix_blocks
+
+EXACT_PATTERNS = 2**14   # enumerate every sign pattern of the clusters up to this many
+BISECT_STEPS = 48        # halvings of the bracket (2^-48 of the data's range)
+FLAG_UNBOUNDED = "too_few_clusters_unbounded"
+
+
+class SignPatterns:
+    """a = signs @ S and c = signs @ N for every pattern (rows) and column: enough to
+    evaluate the sign-flip p of any shift of every column."""
+
+    def __init__(self, S: np.ndarray, N: np.ndarray, resamples: int, seed: int):
+        g = S.shape[0]
+        self.exact = 2**g <= EXACT_PATTERNS
+        a_parts, c_parts = [], []
+        if self.exact:
+            codes = np.arange(2**g, dtype=np.int64)[:, None]
+            signs = ((codes >> np.arange(g)) & 1) * 2.0 - 1.0
+            a_parts.append(signs @ S)
+            c_parts.append(signs @ N)
+        else:
+            for signs in sign_matrix_blocks(g, resamples, seed):
+                a_parts.append(signs @ S)
+                c_parts.append(signs @ N)
+        self.a = np.concatenate(a_parts, axis=0)
+        self.c = np.concatenate(c_parts, axis=0)
+        self.S, self.N = S, N
+        self.total_s, self.total_n = S.sum(axis=0), N.sum(axis=0)
+
+    def pvalue(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Two-sided sign-flip p of the shift t[i] for column cols[i]."""
+        observed = np.abs(self.total_s[cols] - t * self.total_n[cols])
+        spread = np.abs(self.S[:, cols] - t * self.N[:, cols]).sum(axis=0)
+        tol = REL_TOL * spread + 1e-300
+        hits = (np.abs(self.a[:, cols] - t * self.c[:, cols]) >= observed - tol).sum(axis=0)
+        if self.exact:
+            return hits / self.a.shape[0]
+        return (hits + 1.0) / (self.a.shape[0] + 1.0)
+
+
+def _endpoint(pat: SignPatterns, cols: np.ndarray, inner: np.ndarray, outer: np.ndarray,
+              level: np.ndarray) -> np.ndarray:
+    """Bisection between inner (kept) and outer (rejected) shifts: the last kept shift."""
+    inner, outer = inner.copy(), outer.copy()
+    for _ in range(BISECT_STEPS):
+        mid = 0.5 * (inner + outer)
+        keep = pat.pvalue(mid, cols) > level
+        inner = np.where(keep, mid, inner)
+        outer = np.where(keep, outer, mid)
+    return inner
+
+
+def inversion_interval(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarray,
+                       level: np.ndarray, reject0: np.ndarray | None, *, resamples: int,
+                       seed: int
+                       ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(low, high, flag) per column of the interval at per-column test level `level`
+    (module docstring). D, M: questions x columns (differences, used mask), only for the
+    range of the differences; S, N: cluster sums and counts (ablate.components.stats.clusters);
+    reject0: whether the column's test rejects theta = 0 at its level (None: this test's
+    own p at 0 decides)."""
+    ncol = D.shape[1]
+    low, high = np.full(ncol, np.nan), np.full(ncol, np.nan)
+    flags = [""] * ncol
+    n = N.sum(axis=0)
+    cols = np.flatnonzero((n > 0) & np.isfinite(level))
+    if cols.size == 0:
+        return low, high, flags
+    pat = SignPatterns(S[:, cols], N[:, cols], resamples, seed)
+    local = np.arange(cols.size)
+    theta = S[:, cols].sum(axis=0) / n[cols]
+    Dm = np.where(M[:, cols], D[:, cols], np.nan)
+    span = np.nanmax(np.abs(Dm), axis=0) + np.abs(theta)
+    margin = 1e-6 * span + 1e-12
+    d_min = np.minimum(np.nanmin(Dm, axis=0), theta) - margin
+    d_max = np.maximum(np.nanmax(Dm, axis=0), theta) + margin
+    lev = level[cols]
+    rej0 = pat.pvalue(np.zeros(cols.size), local) <= lev if reject0 is None else reject0[cols]
+    rej = rej0 & (theta != 0)
+    # lower end: between theta (or 0, when 0 must stay inside) and the far side
+    lo_forced, hi_forced = rej & (theta > 0), rej & (theta < 0)  # 0 rejected: outside
+    lo_in = np.where(~rej & (theta > 0), 0.0, theta)
+    lo_out = np.where(lo_forced, 0.0, d_min)
+    hi_in = np.where(~rej & (theta < 0), 0.0, theta)
+    hi_out = np.where(hi_forced, 0.0, d_max)
+    lo_bounded = lo_forced | (pat.pvalue(lo_out, local) <= lev)
+    hi_bounded = hi_forced | (pat.pvalue(hi_out, local) <= lev)
+    lo = _endpoint(pat, local, lo_in, lo_out, lev)
+    hi = _endpoint(pat, local, hi_in, hi_out, lev)
+    low[cols] = np.where(lo_bounded, lo, np.nan)
+    high[cols] = np.where(hi_bounded, hi, np.nan)
+    for i in np.flatnonzero(~(lo_bounded & hi_bounded)):
+        flags[cols[i]] = FLAG_UNBOUNDED
+    return low, high, flags
