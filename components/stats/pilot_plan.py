@@ -1,16 +1,23 @@
 """A sample-size plan from a pilot sweep: per variant x metric, the pilot's paired
-differences give the needed n (ablate.components.stats.sample_size), and the pilot's per-question
-stage times (timings.parquet) give what running that n costs."""
+differences and their clusters give the needed n, in clusters of questions
+(ablate.components.stats.sample_size), and the pilot's per-question stage times
+(timings.parquet) give what running that n costs.
+
+The cluster column is resolved as `ablate stats` does (`auto`: the `cluster` column when
+the table has one; `none`: independent questions; else a column name) and checked as the
+statistics check it (ablate.components.stats.table_prep): every question has one
+non-empty cluster, and not all questions are in one."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
 import polars as pl
 
+from ablate.components.errors import InputError
 from ablate.components.stats.sample_size import SampleSize, planning_alpha, sample_size
-from ablate.components.stats.table_prep import differences
 
 LATENCY = "latency/"
 
@@ -34,6 +41,50 @@ def metric_columns(per_query: pl.DataFrame) -> list[str]:
     return [c for c in per_query.columns if "/" in c]
 
 
+def cluster_column(per_query: pl.DataFrame, choice: str) -> str | None:
+    """The column naming each question's cluster for `choice` (`auto`, `none` or a column
+    name; module docstring), checked; None: every question its own cluster."""
+    if choice == "none":
+        return None
+    if choice == "auto":
+        if "cluster" not in per_query.columns:
+            return None
+        choice = "cluster"
+    if choice not in per_query.columns:
+        raise InputError(f"no cluster column '{choice}' (columns: "
+                         f"{', '.join(per_query.columns)})", field="--cluster-column")
+    col = per_query[choice].cast(pl.String)
+    if col.null_count() or (col == "").any():
+        row = (col.is_null() | (col == "")).arg_max()
+        raise InputError(f"the cluster column '{choice}' has an empty value (row "
+                         f"{(row or 0) + 1}); give every question a cluster, or plan with "
+                         "independent questions (--cluster-column none)", field="--cluster-column")
+    pairs = pl.DataFrame({"q": per_query["qid"], "c": col}).unique()
+    if pairs["q"].is_duplicated().any():
+        raise InputError(f"a question has more than one value in the cluster column '{choice}'",
+                         field="--cluster-column")
+    if pairs.height > 1 and pairs["c"].n_unique() == 1:
+        raise InputError(f"every question is in one cluster ('{pairs['c'][0]}'): nothing to "
+                         "plan clusters from; name another column (--cluster-column) or plan "
+                         "with independent questions (--cluster-column none)",
+                         field="--cluster-column")
+    return choice
+
+
+def paired_differences(per_query: pl.DataFrame, baseline: str, variant: str, metric: str,
+                       cluster_col: str | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(variant - baseline per question, paired on qid, NaN where either is undefined;
+    each question's cluster label, None without a cluster column)."""
+    def scores(name: str) -> pl.DataFrame:
+        return (per_query.filter(pl.col("variant") == name)
+                .select("qid", pl.col(metric).cast(pl.Float64).fill_null(float("nan")),
+                        *([pl.col(cluster_col).cast(pl.String).alias("_cluster")]
+                          if cluster_col else [])))
+    both = scores(variant).join(scores(baseline), on="qid", how="inner", suffix="_b")
+    d = (both[metric] - both[f"{metric}_b"]).to_numpy()
+    return d, both["_cluster_b"].to_numpy() if cluster_col else None
+
+
 def seconds_per_question(timings: pl.DataFrame | None) -> dict[str, float]:
     """Variant -> sum over its latency/* columns of the mean seconds per question."""
     if timings is None or not timings.height:
@@ -48,18 +99,21 @@ def seconds_per_question(timings: pl.DataFrame | None) -> dict[str, float]:
 
 def plan(per_query: pl.DataFrame, timings: pl.DataFrame | None, *, baseline: str,
          metrics: Sequence[str], mde: float, alpha: float, power: float, correction: str,
-         family: str) -> list[PlanRow]:
+         family: str, cluster_col: str | None = None) -> list[PlanRow]:
     """One PlanRow per metric x variant (other than the baseline), in that order. The
     family size is the sweep's: the variants compared on one metric (`per_metric`), or
-    every variant x metric column (`all`)."""
+    every variant x metric column (`all`). `cluster_col` (checked: cluster_column) names
+    each question's cluster; None: independent questions."""
     variants = [v for v in per_query["variant"].unique(maintain_order=True).to_list()
                 if v != baseline]
     m = len(variants) * (len(metric_columns(per_query)) if family == "all" else 1)
     a = planning_alpha(alpha, correction, m)
     secs = seconds_per_question(timings)
-    return [PlanRow(metric, v, sample_size(differences(per_query, baseline, v, metric), mde,
-                                           alpha=a, power=power),
-                    m, secs.get(v, float("nan")))
+
+    def size(variant: str, metric: str) -> SampleSize:
+        d, labels = paired_differences(per_query, baseline, variant, metric, cluster_col)
+        return sample_size(d, mde, alpha=a, power=power, clusters=labels)
+    return [PlanRow(metric, v, size(v, metric), m, secs.get(v, float("nan")))
             for metric in metrics for v in variants]
 
 

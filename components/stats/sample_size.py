@@ -21,6 +21,21 @@ unchanged questions its exact (McNemar) form is slightly conservative: with diff
 rejected in about 78 % where the plan says 80 % (the tests check it stays within 0.05
 below). For wilcoxon the t-test is an approximation. The pilot's sd is an estimate: a
 small pilot gives an uncertain n.
+
+On clusters (questions that share a document; ablate.components.stats.clusters) the plan
+is in clusters, from the cluster-level variance of the pilot: its cluster-robust SE of the
+mean (G/(G-1) factor) gives the sd of a cluster, sd_c = sqrt(G_pilot) * SE, the sd of a
+cluster's total over the mean cluster size (with singleton clusters, the sd of the
+differences). The needed number of clusters G* is the smallest at which the t test with
+G* - 1 df at the planning alpha detects d_z = MDE / sd_c with the target power (the same
+noncentral t, over clusters), and the needed questions are G* times the pilot's mean used
+questions per cluster. The assumption: the new clusters are like the pilot's (the same
+variance between and within them, the same mean size). This is the inverse of the MDE in
+stats.parquet (ablate.components.stats.inference.planning_mde): planning for the MDE a
+pilot reports asks for the pilot's own number of clusters. The design effect, the
+clustered SE^2 over the independent one (s^2 / n), is reported for information: about
+1 + (m - 1) ICC for clusters of m. With every question its own cluster the plan is the
+question-level one above, exactly.
 """
 
 from __future__ import annotations
@@ -32,6 +47,7 @@ import numpy as np
 from scipy import stats as sps
 
 from ablate.components.errors import InputError
+from ablate.components.stats.clusters import cluster_se, cluster_sums
 from ablate.components.stats.correction import smallest_threshold
 from ablate.components.stats.power import ttest_power
 
@@ -51,9 +67,13 @@ class SampleSize:
     dz: float         # target MDE / sd (NaN when sd is undefined or 0)
     alpha: float      # per-comparison planning alpha
     power: float
-    n: int | None
+    n: int | None     # questions: the needed clusters x the pilot's mean cluster size
     reason: str = ""
     n_changed: int = 0  # pilot pairs whose difference is not 0
+    n_clusters_pilot: int = 0  # clusters with a used pilot pair (n_pilot when independent)
+    clusters: int | None = None  # needed clusters (n when independent)
+    cluster_sd: float = math.nan  # sqrt(G_pilot) * cluster-robust SE (sd when independent)
+    design_effect: float = math.nan  # clustered SE^2 / independent SE^2 (1 when independent)
 
     @property
     def rough(self) -> bool:
@@ -100,32 +120,59 @@ def n_for_dz(dz: float, alpha: float, power: float = 0.8) -> int | None:
     return hi
 
 
-def sample_size(differences: np.ndarray, mde: float, *, alpha: float,
-                power: float = 0.8) -> SampleSize:
-    """Plan one comparison from its pilot differences (non-finite values are dropped).
-    `alpha` is the per-comparison planning alpha (planning_alpha)."""
+def sample_size(differences: np.ndarray, mde: float, *, alpha: float, power: float = 0.8,
+                clusters: np.ndarray | None = None) -> SampleSize:
+    """Plan one comparison from its pilot differences (non-finite values are dropped, with
+    their cluster labels). `alpha` is the per-comparison planning alpha (planning_alpha);
+    `clusters`: one label per difference (None: every question its own cluster), the plan
+    then in clusters (module docstring)."""
     check_target(mde, power, alpha)
     d = np.asarray(differences, dtype=np.float64)
-    d = d[np.isfinite(d)]
+    keep = np.isfinite(d)
+    codes = None
+    if clusters is not None:
+        labels = np.asarray(clusters)
+        if labels.shape != d.shape:
+            raise ValueError(f"{labels.shape} cluster labels for {d.shape} differences")
+        _, codes = np.unique(labels[keep], return_inverse=True)
+    d = d[keep]
     n0 = int(d.size)
+    g0 = int(codes.max()) + 1 if codes is not None and codes.size else n0
     delta = float(d.mean()) if n0 else math.nan
     sd = float(d.std(ddof=1)) if n0 >= MIN_PAIRS else math.nan
     changed = int((np.abs(d) > SD_ZERO).sum())
+    base = {"n_pilot": n0, "delta": delta, "alpha": alpha, "power": power, "n_changed": changed,
+            "n_clusters_pilot": g0}
 
-    def undefined(reason: str) -> SampleSize:
-        return SampleSize(n0, delta, sd, math.nan, alpha, power, None, reason, changed)
+    def undefined(reason: str, **kw) -> SampleSize:
+        return SampleSize(**{"sd": sd, "dz": math.nan, "n": None, **base, **kw,
+                             "reason": reason})
 
     if n0 < MIN_PAIRS:
         return undefined(f"{n0} pair{'s' if n0 != 1 else ''} with both scores defined in "
                          f"the pilot; at least {MIN_PAIRS} are needed for an sd")
-    if not sd > SD_ZERO * max(1.0, float(np.abs(d).max())):  # sd of equal floats: ~1e-17
+    zero = SD_ZERO * max(1.0, float(np.abs(d).max()))
+    if not sd > zero:  # sd of equal floats: ~1e-17
         what = ("no question's score changed" if changed == 0
                 else "every question's score changed by the same amount")
-        return SampleSize(n0, delta, 0.0, math.nan, alpha, power, None,
-                          f"{what} in the pilot (sd 0): no variance to plan from", changed)
-    dz = mde / sd
-    n = n_for_dz(dz, alpha, power)
-    if n is None:
-        return SampleSize(n0, delta, sd, dz, alpha, power, None,
-                          f"needs more than {MAX_N:.0e} pairs (d_z {dz:.2g})", changed)
-    return SampleSize(n0, delta, sd, dz, alpha, power, n, "", changed)
+        return undefined(f"{what} in the pilot (sd 0): no variance to plan from", sd=0.0)
+    if g0 < n0:  # clusters with more than one question
+        if g0 < 2:
+            return undefined(f"the pilot's {n0} questions are in 1 cluster; at least 2 are "
+                             "needed for a cluster-level variance")
+        S, N = cluster_sums(d[:, None], np.ones((n0, 1), dtype=bool), codes)
+        se = float(cluster_se(S, N)[1][0])
+        sd_c, deff = math.sqrt(g0) * se, se**2 / (sd**2 / n0)
+        if not sd_c > zero:
+            return undefined("the cluster totals do not vary in the pilot (cluster-level sd "
+                             "0): no variance to plan from", cluster_sd=sd_c, design_effect=deff)
+    else:
+        sd_c, deff = sd, 1.0
+    dz = mde / sd_c
+    g = n_for_dz(dz, alpha, power)
+    n = None if g is None else -(-g * n0 // g0)  # ceil(g * mean cluster size), exactly
+    if n is None or n > MAX_N:
+        return undefined(f"needs more than {MAX_N:.0e} {'pairs' if g0 == n0 else 'questions'}"
+                         f" (d_z {dz:.2g})", dz=dz, cluster_sd=sd_c, design_effect=deff)
+    return SampleSize(**base, sd=sd, dz=dz, n=n, clusters=g, cluster_sd=sd_c,
+                      design_effect=deff)

@@ -1,16 +1,20 @@
 """Needed n for a target MDE: closed-form cases, undefined cases, and a simulation that
-the predicted n reaches the target power."""
+the predicted n reaches the target power; on clustered pilots, the plan in clusters."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import polars as pl
 import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import TTestPower
 
 from ablate.components.errors import InputError
+from ablate.components.stats import compare_variants
+from ablate.components.stats.clusters import cluster_ttest
+from ablate.components.stats.pilot_plan import paired_differences
 from ablate.components.stats.power import ttest_power
 from ablate.components.stats.sample_size import FEW_CHANGED, n_for_dz, planning_alpha, sample_size
 from ablate.components.stats.signflip import signflip_pvalues
@@ -140,3 +144,131 @@ def test_simulated_power_on_a_binary_metric():
     assert set(method) == {"exact-grid"}
     rate = float((p <= alpha).mean())
     assert power - 0.05 <= rate <= power + 0.01
+
+
+# --- clustered pilots: the plan in clusters (issue 27) ---------------------------------
+
+def _cluster_se(d: np.ndarray, labels: np.ndarray) -> float:
+    """The cluster-robust SE of the mean, written out (G / (G - 1) small-sample factor)."""
+    _, codes = np.unique(labels, return_inverse=True)
+    g = codes.max() + 1
+    S, N = np.bincount(codes, d), np.bincount(codes)
+    theta = S.sum() / N.sum()
+    return float(np.sqrt(g / (g - 1) * ((S - theta * N) ** 2).sum()) / N.sum())
+
+
+def _icc_pilot(g: int, m: int, icc: float, effect: float, seed: int):
+    """g clusters of m differences, total variance 1 at intraclass correlation icc."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(0, math.sqrt(icc), g)
+    e = rng.normal(0, math.sqrt(1 - icc), (g, m))
+    return (effect + u[:, None] + e).ravel(), np.repeat([f"doc{j}" for j in range(g)], m)
+
+
+def test_clustered_pilot_plans_many_more_questions_than_the_independent_formula():
+    d, labels = _icc_pilot(12, 20, 0.5, 0.1, seed=4)
+    mde, alpha, power = 0.2, 0.05 / 2, 0.8
+    independent = sample_size(d, mde, alpha=alpha, power=power)
+    s = sample_size(d, mde, alpha=alpha, power=power, clusters=labels)
+    # the design effect at ICC 0.5 and 20 per cluster is about 1 + 19 * 0.5 = 10.5
+    assert s.n >= 4 * independent.n
+    se = _cluster_se(d, labels)
+    # the needed clusters: the t test on G clusters (G - 1 df) at the cluster-level sd
+    # sqrt(G_pilot) * SE; the questions: those clusters x the pilot's 20 per cluster
+    assert s.clusters == n_for_dz(mde / (math.sqrt(12) * se), alpha, power)
+    assert s.n == 20 * s.clusters and s.n_clusters_pilot == 12 and s.n_pilot == 240
+    assert s.cluster_sd == pytest.approx(math.sqrt(12) * se)
+    assert s.design_effect == pytest.approx(se ** 2 / (d.var(ddof=1) / 240))
+    assert s.design_effect > 4
+    assert s.sd == independent.sd and s.delta == independent.delta  # question-level, shown
+
+
+def test_every_question_its_own_cluster_plans_todays_n():
+    rng = np.random.default_rng(1)
+    d = rng.normal(0.02, 0.3, 80)
+    today = sample_size(d, 0.05, alpha=0.01, power=0.9)
+    assert today.n == n_for_dz(0.05 / d.std(ddof=1), 0.01, 0.9)
+    assert today.clusters == today.n and today.n_clusters_pilot == 80
+    assert today.design_effect == 1.0 and today.cluster_sd == today.sd
+    for labels in (np.arange(80), np.array([f"q{i}" for i in range(80)])):
+        assert sample_size(d, 0.05, alpha=0.01, power=0.9, clusters=labels) == today
+    # the cluster formula itself reduces to it: sqrt(n) * SE is the sd of the differences
+    assert math.sqrt(80) * _cluster_se(d, np.arange(80)) == pytest.approx(d.std(ddof=1))
+
+
+def test_uneven_clusters_plan_the_pilots_mean_size_and_drop_undefined_scores():
+    rng = np.random.default_rng(3)
+    sizes = np.array([3, 9, 5, 7, 6, 10, 2, 8, 4, 6])      # 60 questions, mean 6
+    labels = np.repeat(np.arange(10), sizes)
+    d = rng.normal(0.0, 0.2, 60) + rng.normal(0, 0.2, 10)[labels]
+    s = sample_size(d, 0.05, alpha=0.05, clusters=labels)
+    assert s.n == math.ceil(s.clusters * 6)
+    # an undefined score leaves its question (and label) out
+    d2, l2 = np.r_[d, np.nan, np.inf], np.r_[labels, 3, 99]
+    assert sample_size(d2, 0.05, alpha=0.05, clusters=l2) == s
+
+
+@pytest.mark.parametrize("diffs,labels,reason", [
+    ([0.1, 0.3, -0.2, 0.4], [0, 0, 0, 0], "1 cluster"),
+    ([1.0, -1.0, 1.0, -1.0, 2.0, -2.0], [0, 0, 1, 1, 2, 2], "cluster totals"),
+    ([0.0] * 6, [0, 0, 1, 1, 2, 2], "no question's score changed"),
+])
+def test_undefined_clustered_plans_give_a_reason(diffs, labels, reason):
+    s = sample_size(np.array(diffs), 0.05, alpha=0.05, clusters=np.array(labels))
+    assert s.n is None and s.clusters is None and reason in s.reason
+
+
+def test_clusters_must_match_the_differences():
+    with pytest.raises(ValueError):
+        sample_size(np.ones(5), 0.05, alpha=0.05, clusters=np.arange(4))
+
+
+def _cluster_rate(rng, g: int, m: int, icc: float, effect: float, alpha: float) -> float:
+    """Rejection rate of the cluster-robust t test (clusters.cluster_ttest) over REPS
+    simulated studies of g clusters x m questions at intraclass correlation icc."""
+    u = rng.normal(0, math.sqrt(icc), (g, 1, REPS))
+    d = effect + u + rng.normal(0, math.sqrt(1 - icc), (g, m, REPS))
+    S, N = d.sum(axis=1), np.full((g, REPS), float(m))
+    return float((cluster_ttest(S, N, alpha)[1] <= alpha).mean())
+
+
+def test_simulated_power_at_the_planned_size_on_clustered_data():
+    # ICC 0.5, 20 questions per cluster, a pilot of 12 clusters whose cluster means have
+    # exactly the true sd (sqrt(0.5 + 0.5 / 20)); true effect = MDE; Holm over 2
+    g0, m, icc, mde, alpha, power = 12, 20, 0.5, 0.4, 0.05 / 2, 0.8
+    rng = np.random.default_rng(27)
+    z = rng.normal(size=g0)
+    means = (z - z.mean()) / z.std(ddof=1) * math.sqrt(icc + (1 - icc) / m) + mde
+    e = rng.normal(0, math.sqrt(1 - icc), (g0, m))
+    pilot = (means[:, None] + e - e.mean(axis=1, keepdims=True)).ravel()
+    labels = np.repeat(np.arange(g0), m)
+    s = sample_size(pilot, mde, alpha=alpha, power=power, clusters=labels)
+    assert s.n == s.clusters * m
+    rate = _cluster_rate(rng, s.clusters, m, icc, mde, alpha)
+    assert rate >= 0.7 and abs(rate - power) <= TOL
+    assert _cluster_rate(rng, int(0.75 * s.clusters), m, icc, mde, alpha) < power - TOL
+    # the question-level plan, run on this clustered data, is far from the target
+    n_indep = sample_size(pilot, mde, alpha=alpha, power=power).n
+    assert _cluster_rate(rng, max(2, math.ceil(n_indep / m)), m, icc, mde, alpha) < 0.5
+
+
+def test_the_plan_at_the_stats_mde_needs_the_pilots_clusters():
+    """stats.parquet's MDE and `ablate power` agree: the MDE that compare_variants reports
+    (corrected planning alpha, G - 1 df, cluster SE) is what the pilot's own number of
+    clusters detects, so planning for it asks for exactly those clusters."""
+    d, labels = _icc_pilot(15, 8, 0.3, 0.1, seed=9)
+    rng = np.random.default_rng(2)
+    base = rng.uniform(0, 1, d.size)
+    other = base + rng.normal(0, 0.5, d.size)
+    qids = [f"q{i}" for i in range(d.size)]
+    table = pl.DataFrame({"variant": ["b"] * d.size + ["v"] * d.size + ["w"] * d.size,
+                          "qid": qids * 3, "cluster": list(labels) * 3,
+                          "m": np.r_[base, base + d, other]})
+    stats = compare_variants(table, baseline="b", metrics=["m"], cluster_col="cluster",
+                             correction="holm", resamples=200, bootstrap_resamples=200)
+    row = stats.filter(pl.col("variant") == "v").row(0, named=True)
+    a = planning_alpha(0.05, "holm", row["family_size"])
+    pd_, pl_ = paired_differences(table, "b", "v", "m", "cluster")
+    assert row["n_clusters"] == 15 and row["family_size"] == 2
+    assert sample_size(pd_, row["mde"] * (1 + 1e-9), alpha=a, clusters=pl_).clusters == 15
+    assert sample_size(pd_, row["mde"] * (1 - 1e-6), alpha=a, clusters=pl_).clusters == 16
