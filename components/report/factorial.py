@@ -171,6 +171,30 @@ def _design_text(design: Design, manifest: dict[str, Any]) -> str:
             f"{family}).")
 
 
+def joint_error(st: dict[str, Any]) -> str:
+    """The error over both families: the comparisons with the baseline (stats.parquet) and
+    these effects (factorial.parquet) are corrected separately, each at alpha, so over
+    both the bound is 2 x alpha (union bound; it holds for the false discovery rate too,
+    since V1 / (R1 + R2) <= V1 / R1)."""
+    alpha = float(st.get("alpha", 0.05))
+    correction = st.get("correction", "holm")
+    scope = ("the comparisons and effects of one metric" if st.get("family", "per_metric")
+             == "per_metric" else "the comparisons and effects of every metric")
+    head = ("**Joint error.** The comparisons of each cell with the baseline (stats.parquet, "
+            "the overview) and these effects (factorial.parquet) are two families")
+    if correction == "none":
+        return (f"{head}, both uncorrected (`stats.correction: none`): each test has its own "
+                f"alpha {alpha:g}, and neither family nor both together bound the chance of "
+                "a false finding.")
+    rate = ("false discovery rate (the expected share of false findings among the "
+            "significant ones)" if correction in ("bh", "by")
+            else "chance of at least one false finding")
+    return (f"{head}, corrected separately, each at alpha {alpha:g} ({correction}). Over "
+            f"{scope} together, the {rate} is therefore at most 2 × {alpha:g} = "
+            f"{2 * alpha:g} (union bound), not {alpha:g}; to hold both together at {alpha:g}, "
+            f"run with stats.alpha {alpha / 2:g}.")
+
+
 def factorial_section(manifest: dict[str, Any], variants: list[dict[str, Any]],
                       effects: pl.DataFrame | None, key: Sequence[str],
                       plot_files: Sequence[str] = ()) -> list[str]:
@@ -178,7 +202,8 @@ def factorial_section(manifest: dict[str, Any], variants: list[dict[str, Any]],
     design = sweep_design(manifest, variants)
     if design is None:
         return []
-    lines = [f"## {SECTION}", "", _design_text(design, manifest), ""]
+    lines = [f"## {SECTION}", "", _design_text(design, manifest), "",
+             joint_error(manifest.get("statistics", {})), ""]
     for a, b in pairs(design):
         name = plot_file(design.names[a], design.names[b])
         if name in plot_files:
