@@ -1,16 +1,29 @@
 """The findings section: short sentences written from the numbers, then warnings
 (underpowered comparisons, settings with no effect, unequal missingness, embedder
-truncation)."""
+truncation).
+
+Each finding names the stage its metric is measured on (the column's prefix: fused
+candidates, reranked top, final context, answer, ...), so a change of `final/recall_at_5`
+is not read as a retrieval finding: the final context is the reranked top packed into the
+token budget (`context.budget`), and a chunk-size change there is largely what fits in
+the budget (100-token chunks: about 5 in 512 tokens; 400-token chunks: about 1). For a
+`final/` metric the sentence says whether the budget binds for that variant (see
+budget_use) and, when it binds, the same metric's change before the budget (`reranked/`).
+"""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import polars as pl
 
+from ablate.components.config import get_dotted
 from ablate.components.metrics.registry import direction
 from ablate.components.report.judge import judge_warnings
 from ablate.components.report.numbers import fmt, fmt_p
+from ablate.components.vocab import BASELINE
 
 MAX_LISTED = 6
 
@@ -28,8 +41,143 @@ def _listed(items: Sequence[str]) -> str:
     return head + (f", … ({len(items) - MAX_LISTED} more)" if len(items) > MAX_LISTED else "")
 
 
-def significant(stats: pl.DataFrame, key_metrics: Sequence[str]) -> list[str]:
-    """One sentence per significant change on a key metric, largest change first."""
+# What each column stage (a metric's prefix) is measured on, for the findings' sentences.
+STAGE_TEXT = {
+    "candidates": "the fused retrieval candidates (before reranking and the budget)",
+    "reranked": "the reranked top (retrieval and reranking, before the context budget)",
+    "final": "the final context (the reranked top packed into the context token budget)",
+    "answer": "the generated answer",
+    "refusal": "the generator's refusals",
+    "tokens": "the generator's tokens",
+    "cost": "the generation's cost",
+    "judge": "the judge's verdicts on the answer",
+    "robustness": "the answers to the perturbed query against the baseline's",
+}
+BINDS = 0.5  # the budget "binds" for a variant when it is full on at least this share of contexts
+
+
+def stage_text(metric: str) -> str:
+    """What a metric column is measured on, from its prefix ('final/recall_at_5': the final
+    context, after the budget)."""
+    stage = metric.partition("/")[0]
+    return STAGE_TEXT.get(stage, f"the {stage} stage")
+
+
+@dataclass(frozen=True)
+class BudgetUse:
+    """How a variant's contexts use the token budget (from its config and per_query)."""
+
+    budget: int
+    size: int  # chunking.size: tokens per chunk at most
+    depth: int  # rerank.depth: the reranked chunks the context may take
+    full: float  # share of contexts with no room for another chunk (0 when the top always fits)
+    tokens: float  # mean context tokens
+    cut_evidence: float  # share of answerable questions whose evidence the budget cut
+
+    @property
+    def can_bind(self) -> bool:
+        return self.depth * self.size > self.budget
+
+    @property
+    def binds(self) -> bool:
+        return self.can_bind and self.full >= BINDS
+
+    @property
+    def chunks(self) -> float:
+        return self.tokens / self.size
+
+
+def budget_use(name: str, variants: Sequence[dict[str, Any]],
+               per_query: pl.DataFrame | None) -> BudgetUse | None:
+    """A variant's use of the budget, None when unknown (no config, no `final/context_tokens`).
+    A context is *full* when it has no room for another chunk of the variant's size
+    (more than budget − chunking.size tokens) while its reranked top held more than the
+    budget (rerank.depth × chunking.size > budget; else every reranked chunk fits and the
+    budget cannot bind). `cut_evidence`: the failure bucket budget_cut (gold evidence in
+    the reranked top, dropped by the budget) over the answerable questions."""
+    cfg = next((v.get("config") for v in variants if v.get("name") == name), None)
+    col = "final/context_tokens"
+    if not cfg or per_query is None or col not in per_query.columns:
+        return None
+    budget, size, depth = (_positive(cfg, k) for k in ("context.budget", "chunking.size", "rerank.depth"))
+    if budget is None or size is None or depth is None:
+        return None
+    rows = per_query.filter(pl.col("variant") == name)
+    tokens = rows[col].cast(pl.Float64).fill_nan(None).drop_nulls()
+    if not tokens.len():
+        return None
+    can_bind = depth * size > budget
+    full = float((tokens > budget - size).mean() or 0.0) if can_bind else 0.0
+    cut = math.nan
+    if "bucket" in rows.columns and "answerable" in rows.columns:
+        answerable = rows.filter(pl.col("answerable"))
+        if answerable.height:
+            cut = float((answerable["bucket"] == "budget_cut").mean() or 0.0)
+    return BudgetUse(budget, size, depth, full, float(tokens.mean() or 0.0), cut)
+
+
+def _positive(cfg: dict[str, Any], dotted: str) -> int | None:
+    value = get_dotted(cfg, dotted)
+    return value if isinstance(value, int) and value > 0 else None
+
+
+def _budget_clause(use: BudgetUse, base: BudgetUse | None) -> str:
+    """'the 512-token budget binds for this variant (…)' or 'does not bind (…)'."""
+    per = f"contexts average {use.tokens:.0f} tokens, ≈{use.chunks:.1f} chunks of {use.size}"
+    per += (f"; baseline {base.tokens:.0f}, ≈{base.chunks:.1f} of {base.size}"
+            if base is not None else "")
+    if not use.can_bind:
+        state = (f"does not bind for this variant (its reranked top {use.depth} chunks of "
+                 f"≤ {use.size} tokens all fit; {per})")
+    elif use.binds:
+        state = (f"binds for this variant ({use.full:.0%} of its contexts have no room for "
+                 f"another {use.size}-token chunk; {per})")
+    elif use.full > 0:
+        state = (f"binds on {use.full:.0%} of this variant's contexts (no room for another "
+                 f"{use.size}-token chunk there; {per})")
+    else:
+        state = f"does not bind for this variant (every context has room for another chunk; {per})"
+    cut = ""
+    if not math.isnan(use.cut_evidence) and (use.cut_evidence > 0 or (
+            base is not None and base.cut_evidence > 0)):
+        cut = f"; it cut the gold evidence from {use.cut_evidence:.0%} of answerable questions"
+        if base is not None and not math.isnan(base.cut_evidence):
+            cut += f" (baseline {base.cut_evidence:.0%})"
+    return f"the {use.budget}-token budget {state}{cut}"
+
+
+def _stage_clause(r: dict[str, Any], rows: dict[tuple[str, str], dict[str, Any]],
+                  variants: Sequence[dict[str, Any]], per_query: pl.DataFrame | None,
+                  baseline: str) -> str:
+    """' Measured on …' for a finding; for a final/ metric with the budget's use."""
+    metric = r["metric"]
+    text = f" Measured on {stage_text(metric)}"
+    if not metric.startswith("final/"):
+        return text + "."
+    use = budget_use(r["variant"], variants, per_query)
+    if use is None:
+        return text + "; whether the budget binds is not known here."
+    base = budget_use(baseline, variants, per_query)
+    text += f": {_budget_clause(use, base)}."
+    if use.binds or (base is not None and base.binds):
+        before = rows.get((r["variant"], "reranked/" + metric.partition("/")[2]))
+        if before is not None:
+            text += (f" Before the budget, {before['metric']} changes by {before['delta']:+.3f} "
+                     f"[{fmt(before['ci_low'])}, {fmt(before['ci_high'])}], adjusted p "
+                     f"{fmt_p(before['p_adjusted'])}; the rest comes from what the budget "
+                     "lets into the context.")
+        else:
+            text += " Part of this change may be what fits in the budget, not retrieval."
+    return text
+
+
+def significant(stats: pl.DataFrame, key_metrics: Sequence[str],
+                variants: Sequence[dict[str, Any]] = (), per_query: pl.DataFrame | None = None,
+                baseline: str = BASELINE) -> list[str]:
+    """One sentence per significant change on a key metric, largest change first, each
+    naming the stage its metric measures (and, for final/ metrics, the budget's use when
+    `variants` (their configs) and `per_query` are given)."""
+    every = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
     rows = stats.filter(pl.col("metric").is_in(list(key_metrics)) & pl.col("significant"))
     rows = rows.sort(pl.col("delta").abs(), "variant", "metric", descending=[True, False, False])
     out = []
@@ -39,7 +187,8 @@ def significant(stats: pl.DataFrame, key_metrics: Sequence[str]) -> list[str]:
         verb += f" ({verdict})" if verdict else ""
         out.append(f"**{r['variant']}** {verb} {r['metric']} by {abs(r['delta']):.3f} "
                    f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], adjusted p "
-                   f"{fmt_p(r['p_adjusted'])} (n={r['n_used']}).")
+                   f"{fmt_p(r['p_adjusted'])} (n={r['n_used']})."
+                   + _stage_clause(r, every, variants, per_query, baseline))
     return out
 
 
@@ -127,9 +276,12 @@ def _sampled_by_design(row: dict[str, Any], per_variant: dict[str, int], total: 
 
 
 def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequence[str] = (),
-             manifest: dict[str, Any] | None = None) -> list[str]:
-    """Significant changes on the key metrics (or a sentence saying there are none), then warnings."""
-    lines = significant(stats, key_metrics)
+             manifest: dict[str, Any] | None = None, variants: Sequence[dict[str, Any]] = (),
+             per_query: pl.DataFrame | None = None) -> list[str]:
+    """Significant changes on the key metrics (or a sentence saying there are none), then
+    warnings. `variants` (variants.json) and `per_query` let a final/ finding say whether
+    the token budget binds."""
+    lines = significant(stats, key_metrics, variants, per_query)
     if not lines:
         lines.append("No variant differs significantly from the baseline on the key metrics "
                      f"({', '.join(key_metrics)}).")

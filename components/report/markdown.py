@@ -140,7 +140,7 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     lines += ['<div class="scroll" markdown="1">', ""]
     lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE))
     lines += ["", "</div>", "", "## Findings", ""]
-    lines += [f"- {x}" for x in findings(stats, key, no_effect, manifest)]
+    lines += [f"- {x}" for x in findings(stats, key, no_effect, manifest, variants, per_query)]
     judged = judge_section(manifest, per_query)
     if judged:
         lines += [""] + judged
