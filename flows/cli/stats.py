@@ -31,7 +31,8 @@ def format_stats(df: pl.DataFrame) -> str:
     from ablate.components.stats.clusters import FEW_CLUSTERS
     from ablate.components.stats.inference import FLAG_FEW_UNTIED, MIN_UNTIED_FOR_BOOTSTRAP
     from ablate.components.stats.inversion import FLAG_UNBOUNDED
-    head = ["metric", "variant", "n (clusters)", "delta", "CI", "p", "p_adj", "sig", "d_z",
+    clustered = df.height > 0 and df["clustered_by"][0] != "none"
+    head = ["metric", "variant", "n/G" if clustered else "n", "delta", "CI", "p", "p_adj", "sig", "d_z",
             "W/T/L", "MDE"]
     show_undef = df.height > 0 and bool((df["n_undefined"] + df["n_missing"]).sum() > 0)
     if show_undef:
@@ -39,7 +40,7 @@ def format_stats(df: pl.DataFrame) -> str:
     rows = [head]
     for r in df.iter_rows(named=True):
         ci = f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]"
-        n_g = f"{r['n_used']}" + (f" ({r['n_clusters']})" if r["clustered_by"] != "none" else "")
+        n_g = f"{r['n_used']}" + (f"/{r['n_clusters']}" if clustered else "")
         rows.append([r["metric"], r["variant"], n_g, _fmt(r["delta"]), ci,
                      _fmt(r["p_value"], 3), _fmt(r["p_adjusted"], 3),
                      "*" if r["significant"] else "", _fmt(r["d_z"], 3),

@@ -2,8 +2,8 @@
 
 Compare-first: a child run carries what a person compares across runs (the means of the
 final-stage retrieval, answer, refusal, token, cost and latency metrics, named as
-`final/ndcg_at_10`, `answer/f1`, plus `delta/`, `ci_low/`, `ci_high/`, `p_adj/` and `n/` of
-the key metrics only, and `questions`, how many it ran on), so MLflow's chart view builds dozens of panels, not hundreds. Everything
+`final/ndcg_at_10`, `answer/f1`, plus `delta/`, `ci_low/`, `ci_high/`, `p_adj/`, `n/` and
+`clusters/` (the independent units the comparison rests on) of the key metrics only, and `questions`, how many it ran on), so MLflow's chart view builds dozens of panels, not hundreds. Everything
 else (candidates/reranked means, the comparison of every metric) is on the parent: the
 full comparison table as an MLflow table (`comparison.json`, `mlflow.log_table` format)
 and as `comparison.parquet`.
@@ -21,7 +21,8 @@ from ablate.components.report.markdown import E2E, with_end_to_end
 from ablate.components.report.sweep_data import SweepResults
 
 COMPARISONS = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_adjusted": "p_adj",
-               "n_used": "n"}  # n: the questions the comparison used (a sweep may set its own)
+               "n_used": "n", "n_clusters": "clusters"}  # n: the questions the comparison used
+# (a sweep may set its own), clusters: the clusters they come in
 CHILD_STAGES_OMITTED = ("candidates", "reranked")  # their means go to the parent's table
 
 

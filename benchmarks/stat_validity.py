@@ -1,0 +1,238 @@
+"""Validity of the statistics by simulation: type-I error, interval coverage and power of
+every test x interval, the familywise error of every correction, on data shaped like RAG
+evaluations (questions clustered by document).
+
+Scenarios (`SCENARIOS`): independent questions; the paired difference clustered with an
+intraclass correlation (ICC) of 0.1 or 0.5; 8, 16 or 40 clusters; a 0/1 metric where
+80-95 % of the pairs tie; skewed differences; 30 to 1000 questions. In each, R null
+comparisons (true difference 0) and R shifted ones (true difference `delta`, about 2.5
+standard errors of the mean) are analysed as a sweep analyses them (compare_variants with
+the cluster column; correction none for the single-comparison rates):
+
+- type-I: share of null comparisons with p < alpha (target 0.04-0.06 with >= 10 clusters);
+- coverage: share of shifted comparisons whose interval holds the true difference
+  (target 0.93-0.97);
+- power: share of shifted comparisons with p < alpha;
+- agree: share of comparisons where "significant" and "the interval excludes 0" agree.
+
+Then, per correction, the familywise error over families of 4 null variants (target
+<= alpha; BH controls the false discovery rate, which equals the FWER under the global
+null). Sequential stopping and the non-inferiority gate have their own rows when their
+modules provide a simulation (`sequential_rows`, `gate_rows`).
+
+    python benchmarks/stat_validity.py [--reps 2000] [--quick] [--markdown]
+
+`--quick` (R = 200, a subset of scenarios) is what tests/benchmarks run in CI. Figures in
+docs/statistics.md come from the full run with the command printed in its header.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import polars as pl
+
+from ablate.components.stats import compare_variants
+
+ALPHA = 0.05
+Generator = Callable[[np.random.Generator, int, float], np.ndarray]  # (rng, R, delta) -> R x n
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    n: int
+    clusters: int          # == n: independent questions
+    kind: str              # normal | binary | skewed
+    icc: float = 0.0       # ICC of the difference (binary: half-width of b_g, see icc_d)
+    ties: float = 0.0      # binary: share of tied pairs
+
+    @property
+    def labels(self) -> np.ndarray:
+        return np.repeat(np.arange(self.clusters), self.n // self.clusters)
+
+    @property
+    def icc_d(self) -> float:
+        """The intraclass correlation of the paired difference."""
+        if self.kind != "binary":
+            return self.icc
+        w = self.icc  # binary: the half-width of the cluster's direction effect
+        return (1.0 - self.ties) * 4 * w * w / 3
+
+    def differences(self, rng: np.random.Generator, reps: int, delta: float) -> np.ndarray:
+        """R x n paired differences with population mean `delta`."""
+        g, lab = self.clusters, self.labels
+        if self.kind == "binary":
+            # a pair changes with prob 1 - ties; it goes up with prob 1/2 + b_g + shift,
+            # b_g ~ U(-w, w) the cluster's effect (w = self.icc), so E d = delta
+            change = rng.uniform(size=(reps, self.n)) < 1.0 - self.ties
+            up = (0.5 + rng.uniform(-self.icc, self.icc, size=(reps, g))[:, lab]
+                  + delta / (2 * (1 - self.ties)))
+            sign = np.where(rng.uniform(size=(reps, self.n)) < up, 1.0, -1.0)
+            return change * sign
+        effect = rng.normal(0, math.sqrt(self.icc), size=(reps, g))[:, lab]
+        if self.kind == "skewed":
+            noise = (rng.exponential(1.0, size=(reps, self.n)) - 1.0) * math.sqrt(1 - self.icc)
+        else:
+            noise = rng.normal(0, math.sqrt(1 - self.icc), size=(reps, self.n))
+        return 0.1 * (effect + noise) + delta
+
+    def se(self) -> float:
+        """Standard error of the mean difference (for delta = 2.5 SE)."""
+        m = self.n // self.clusters
+        var = (1.0 - self.ties) if self.kind == "binary" else 0.01
+        return math.sqrt(var * (1 + (m - 1) * self.icc_d) / self.n)
+
+
+SCENARIOS = [
+    Scenario("independent, n 200", 200, 200, "normal"),
+    Scenario("independent, n 30", 30, 30, "normal"),
+    Scenario("ICC 0.1, 40 clusters x 10", 400, 40, "normal", icc=0.1),
+    Scenario("ICC 0.5, 40 clusters x 10", 400, 40, "normal", icc=0.5),
+    Scenario("ICC 0.5, 16 clusters x 20", 320, 16, "normal", icc=0.5),
+    Scenario("ICC 0.5, 8 clusters x 20", 160, 8, "normal", icc=0.5),
+    Scenario("0/1, 90 % ties, independent, n 1000", 1000, 1000, "binary", ties=0.9),
+    Scenario("0/1, 80 % ties, 40 clusters x 25 (ICC .05)", 1000, 40, "binary", icc=0.45, ties=0.8),
+    Scenario("0/1, 85 % ties, 16 clusters x 20 (ICC .04)", 320, 16, "binary", icc=0.45, ties=0.85),
+    Scenario("skewed, independent, n 30", 30, 30, "skewed"),
+    Scenario("skewed, ICC 0.1, 40 clusters x 25", 1000, 40, "skewed", icc=0.1),
+]
+QUICK = (0, 3, 4, 7)
+METHODS = (("permutation", "inversion"), ("permutation", "bca"), ("t", "inversion"))
+CORRECTIONS = ("holm", "bonferroni", "bh", "by")
+
+
+def _table(sc: Scenario, diffs: np.ndarray) -> pl.DataFrame:
+    """Long table: a zero baseline and one variant per row of diffs."""
+    reps, n = diffs.shape
+    qid = np.tile(np.arange(n), reps + 1)
+    variant = np.repeat(np.array(["baseline"] + [f"v{r:05d}" for r in range(reps)]), n)
+    clusters = sc.labels.astype(str) if sc.clusters < sc.n else np.arange(n).astype(str)
+    return pl.DataFrame({"variant": variant, "qid": qid, "cluster": np.tile(clusters, reps + 1),
+                         "m": np.concatenate([np.zeros(n), diffs.ravel()])})
+
+
+def _compare(sc: Scenario, diffs: np.ndarray, test: str, ci: str, args) -> pl.DataFrame:
+    return compare_variants(_table(sc, diffs), baseline="baseline", metrics=["m"], test=test,
+                            ci_method=ci, correction="none", alpha=ALPHA,
+                            resamples=args.resamples, bootstrap_resamples=args.resamples,
+                            cluster_col="cluster" if sc.clusters < sc.n else None,
+                            seed=args.seed)
+
+
+def _agree(out: pl.DataFrame) -> float:
+    lo = out["ci_low"].fill_nan(-math.inf)
+    hi = out["ci_high"].fill_nan(math.inf)
+    excl = (lo > 0) | (hi < 0)
+    return float((excl == out["significant"]).mean())
+
+
+def method_rows(sc: Scenario, args) -> list[dict]:
+    rng = np.random.default_rng([args.seed, sc.n, sc.clusters, int(sc.icc * 100)])
+    delta = 2.5 * sc.se()
+    null = sc.differences(rng, args.reps, 0.0)
+    shifted = sc.differences(rng, args.reps, delta)
+    rows = []
+    for test, ci in METHODS:
+        t0 = time.perf_counter()
+        a = _compare(sc, null, test, ci, args)
+        b = _compare(sc, shifted, test, ci, args)
+        covered = (b["ci_low"].fill_nan(-math.inf) <= delta) & (b["ci_high"].fill_nan(math.inf) >= delta)
+        rows.append({"scenario": sc.name, "n": sc.n, "G": sc.clusters, "test": test, "ci": ci,
+                     "type_I": float((a["p_value"] < ALPHA).mean()),
+                     "coverage": float(covered.mean()),
+                     "power": float((b["p_value"] < ALPHA).mean()),
+                     "agree": min(_agree(a), _agree(b)),
+                     "seconds": round(time.perf_counter() - t0, 1)})
+    return rows
+
+
+def correction_rows(sc: Scenario, args) -> list[dict]:
+    """FWER of each correction: families of 4 null variants, one family per metric."""
+    rng = np.random.default_rng([args.seed, 7, sc.n, sc.clusters])
+    fams = max(50, args.reps // 4)
+    diffs = sc.differences(rng, 4 * fams, 0.0)
+    n = sc.n
+    qid = np.tile(np.arange(n), 5)
+    cl = sc.labels.astype(str) if sc.clusters < n else np.arange(n).astype(str)
+    cols = {f"m{f:04d}": np.concatenate([np.zeros(n), diffs[4 * f:4 * f + 4].ravel()])
+            for f in range(fams)}
+    table = pl.DataFrame({"variant": np.repeat(["baseline", "v1", "v2", "v3", "v4"], n),
+                          "qid": qid, "cluster": np.tile(cl, 5), **cols})
+    rows = []
+    for corr in CORRECTIONS:
+        out = compare_variants(table, baseline="baseline", metrics=list(cols), correction=corr,
+                               alpha=ALPHA, resamples=args.resamples,
+                               cluster_col="cluster" if sc.clusters < n else None,
+                               seed=args.seed)
+        fwer = out.group_by("metric").agg(pl.col("significant").any())["significant"].mean()
+        rows.append({"scenario": sc.name, "correction": corr, "families": fams,
+                     "fwer": float(fwer)})
+    return rows
+
+
+def _extra_rows(name: str, args) -> list[dict]:
+    """Rows a module provides for its own procedure (sequential stopping, the gate)."""
+    import importlib
+    try:
+        mod = importlib.import_module(f"benchmarks.{name}")
+    except ImportError:
+        return []
+    fn = getattr(mod, "validity_rows", None)
+    return fn(args.reps, args.seed, quick=args.quick) if fn else []
+
+
+def _print(title: str, rows: list[dict], markdown: bool) -> None:
+    if not rows:
+        return
+    cols = list(rows[0])
+    cells = [[f"{r[c]:.3f}" if isinstance(r[c], float) and c != "seconds" else str(r[c])
+              for c in cols] for r in rows]
+    print(f"\n## {title}\n")
+    if markdown:
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "|".join("---" for _ in cols) + "|")
+        for c in cells:
+            print("| " + " | ".join(c) + " |")
+        return
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    for row in cells:
+        print("  ".join(x.ljust(w) for x, w in zip(row, widths)))
+
+
+def main(argv: list[str] | None = None) -> dict[str, list[dict]]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=2000)
+    ap.add_argument("--resamples", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.reps = min(args.reps, 200)
+    chosen = [SCENARIOS[i] for i in QUICK] if args.quick else SCENARIOS
+    print(f"# stat_validity: alpha {ALPHA}, {args.reps} null + {args.reps} shifted comparisons "
+          f"per scenario and method, {args.resamples} resamples, seed {args.seed}")
+    t0 = time.perf_counter()
+    out = {"methods": [r for sc in chosen for r in method_rows(sc, args)]}
+    _print("Tests and intervals (correction none)", out["methods"], args.markdown)
+    out["corrections"] = [r for sc in chosen[:2] for r in correction_rows(sc, args)]
+    _print("Familywise error of 4 null variants per family", out["corrections"], args.markdown)
+    for name, title in (("sequential_validity", "Sequential stopping"),
+                        ("gate_validity", "Non-inferiority gate")):
+        out[name] = _extra_rows(name, args)
+        _print(title, out[name], args.markdown)
+    print(f"\n(total {time.perf_counter() - t0:.0f} s)")
+    return out
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+    main()

@@ -1,0 +1,37 @@
+"""The small version of benchmarks/stat_validity.py runs in CI: every method's type-I
+error and coverage stay near their targets on clustered data, and "significant" never
+disagrees with the default interval. Tolerances are binomial (R = 200 per rate), loose
+enough not to flake, tight enough to catch question-level tests on clustered data (their
+type-I error there is about 0.4)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("stat_validity", ROOT / "benchmarks" / "stat_validity.py")
+    mod = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules["stat_validity"] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_quick_validity_table(capsys):
+    out = _load().main(["--quick", "--resamples", "999"])
+    se = math.sqrt(0.05 * 0.95 / 200)
+    for r in out["methods"]:
+        assert r["type_I"] <= 0.05 + 4 * se, r
+        assert r["coverage"] >= 0.95 - 4 * se, r
+        if r["ci"] == "inversion":
+            assert r["agree"] == 1.0, r
+        assert r["power"] > 0.4, r
+    for r in out["corrections"]:
+        assert r["fwer"] <= 0.05 + 4 * math.sqrt(0.05 * 0.95 / r["families"]), r
+    assert "Tests and intervals" in capsys.readouterr().out
