@@ -1,11 +1,14 @@
 """`ablate power EXPERIMENT.yaml`: how many questions each comparison needs.
 
 From a pilot sweep (`--pilot SWEEP_DIR`, else the latest finished sweep of the experiment
-under its `out` folder), per variant x key metric: the pilot's n, the sd of the paired
-differences, the observed delta, the n needed to detect `--mde` at `--power` under the
-experiment's alpha and correction (ablate.components.stats.sample_size), and what running that
-n costs in stage seconds (timings.parquet). Writes nothing; one error line and exit 2 on
-bad input.
+under its `out` folder), per variant x key metric: the pilot's n (in G clusters), the sd
+of the paired differences, the design effect of the clusters, the observed delta, the n
+needed to detect `--mde` at `--power` under the experiment's alpha and correction, as
+"n questions in G clusters" (ablate.components.stats.sample_size: the cluster-level pilot
+variance, the t test on G clusters), and what running that n costs in stage seconds
+(timings.parquet). The clusters are the experiment's `stats.cluster` (`--cluster-column`:
+auto, none or a column); a plan on fewer than FEW_CLUSTERS pilot clusters is a warning
+line. Writes nothing; one error line and exit 2 on bad input.
 """
 
 from __future__ import annotations
@@ -52,16 +55,30 @@ def _cost(seconds: float) -> str:
     return "<1 s" if seconds < 0.5 else duration(seconds)
 
 
-def format_plan(rows, total: float, baseline_n: int, *, dataset_questions: int | None) -> list[str]:
-    """The table and notes `ablate power` prints."""
+def _in_clusters(n: int | None, g: int | None, clustered: bool) -> str:
+    if not n:
+        return "-"
+    return f"{n} in {g} cluster{'s' if g != 1 else ''}" if clustered else str(n)
+
+
+def format_plan(rows, total: float, baseline_n: int, *, dataset_questions: int | None,
+                clustered: bool = False) -> list[str]:
+    """The table and notes `ablate power` prints; `clustered`: the plan is in clusters
+    (n in G clusters and the design effect per row, a warning below FEW_CLUSTERS)."""
+    from ablate.components.stats.clusters import FEW_CLUSTERS
     from ablate.flows.plan.estimate import duration
-    head = ["metric", "variant", "pilot n", "sd", "delta", "needed n", "s/question", "cost"]
+    head = ["metric", "variant", "pilot n", "sd", "deff", "delta", "needed n", "s/question",
+            "cost"]
     table = [head]
     for r in rows:
         s = r.size
-        table.append([r.metric, r.variant, str(s.n_pilot), _fmt(s.sd), _fmt(s.delta, 4),
-                      str(s.n) if s.n else "-", _fmt(r.seconds_per_question),
+        table.append([r.metric, r.variant, _in_clusters(s.n_pilot, s.n_clusters_pilot, clustered),
+                      _fmt(s.sd), _fmt(s.design_effect), _fmt(s.delta, 4),
+                      _in_clusters(s.n, s.clusters, clustered), _fmt(r.seconds_per_question),
                       _cost(r.cost)])
+    if not clustered:
+        table = [row[:4] + row[5:] for row in table]
+        head = table[0]
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -81,6 +98,14 @@ def format_plan(rows, total: float, baseline_n: int, *, dataset_questions: int |
                      f"questions whose score changed (" + ", ".join(
                          f"{r.metric} {r.variant}: {r.size.n_changed}" for r in rough)
                      + "): their sd is a rough guess; a larger pilot firms them up")
+    few = [r for r in rows if clustered and r.size.n and r.size.n_clusters_pilot < FEW_CLUSTERS]
+    if few:
+        counts = sorted({r.size.n_clusters_pilot for r in few})
+        lines.append("warning: the plan rests on " + (
+            f"{counts[0]} pilot clusters" if len(counts) == 1 else "few pilot clusters (" + ", ".join(
+                f"{r.metric} {r.variant}: {r.size.n_clusters_pilot}" for r in few) + ")")
+            + f" (fewer than {FEW_CLUSTERS}): their variance is a rough estimate, and the "
+            "needed n with it; a pilot on more clusters firms it up")
     over = [r for r in rows if r.size.n and dataset_questions and r.size.n > dataset_questions]
     if over:
         lines.append(f"note: {len(over)} comparison(s) need more questions than the data set "
@@ -114,10 +139,14 @@ def register(app: typer.Typer) -> None:
         alpha: Optional[float] = typer.Option(None, help="Significance level (default: the experiment's stats.alpha)."),
         correction: Optional[str] = typer.Option(None, help="Multiple-comparison correction (default: the experiment's stats.correction)."),
         out: Optional[str] = typer.Option(None, help="Output root holding the sweeps (default: the spec's `out`)."),
+        cluster_column: Optional[str] = typer.Option(
+            None, help="The column naming each question's cluster: auto = 'cluster' when the pilot has one, "
+                       "none = independent questions (default: the experiment's stats.cluster)."),
     ) -> None:
         """Questions needed per comparison for a target minimum detectable effect."""
         from ablate.components.report.sweep_data import load_sweep
         from ablate.components.stats.correction import check_method
+        from ablate.components.stats.pilot_plan import cluster_column as resolve_cluster
         from ablate.components.stats.pilot_plan import plan, total_seconds
         from ablate.components.stats.sample_size import check_target, planning_alpha
         from ablate.flows.plan.spec import load_spec
@@ -141,8 +170,14 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"the pilot has no '{BASELINE}' rows", path=str(pilot))
         chosen = _metrics([x.strip() for v in metric or [] for x in v.split(",") if x.strip()],
                           list(spec.metrics.key), results)
+        choice = cluster_column or spec.stats.cluster
+        try:
+            cluster = resolve_cluster(pq, choice)
+        except InputError as exc:
+            raise InputError(exc.message, path=str(pilot), field="--cluster-column"
+                             if cluster_column else "stats.cluster") from None
         rows = plan(pq, results.timings, baseline=BASELINE, metrics=chosen, mde=mde, alpha=a,
-                    power=power, correction=corr, family=spec.stats.family)
+                    power=power, correction=corr, family=spec.stats.family, cluster_col=cluster)
         if not rows:
             raise InputError("the pilot has no variant besides the baseline", path=str(pilot))
         total, base_n = total_seconds(rows, results.timings, results.variants, BASELINE)
@@ -154,11 +189,21 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"note: the pilot is from experiment '{man.get('experiment')}', "
                        f"not '{spec.name}'")
         m = rows[0].family_size
-        typer.echo(f"plan: MDE {mde:g} at power {power:g}, two-sided paired t-test at alpha "
+        test = "cluster-robust t-test (G - 1 df)" if cluster else "paired t-test"
+        typer.echo(f"plan: MDE {mde:g} at power {power:g}, two-sided {test} at alpha "
                    f"{planning_alpha(a, corr, m):.3g} per comparison ({corr}, alpha {a:g}, "
                    f"{m} comparison{'s' if m != 1 else ''} per family)"
                    + (f"; the {spec.stats.test} test is planned with the t-test's power"
                       if spec.stats.test != "t" else ""))
-        for line in format_plan(rows, total, base_n,
+        if cluster:
+            typer.echo(f"clusters: column '{cluster}'; needed n = the needed clusters x the "
+                       "pilot's mean questions per cluster (new clusters assumed like the "
+                       "pilot's: same variance, same mean size); deff = the clustered over the "
+                       "independent variance of the mean (below 1: planned as 1)")
+        else:
+            typer.echo("clusters: none (every question independent)" + (
+                "" if choice == "none" else f"; the pilot has no '{choice}' column"
+                if choice != "auto" else "; the pilot has no 'cluster' column"))
+        for line in format_plan(rows, total, base_n, clustered=cluster is not None,
                                 dataset_questions=man.get("dataset", {}).get("questions")):
             typer.echo(line)
