@@ -34,8 +34,11 @@ variance between and within them, the same mean size). This is the inverse of th
 stats.parquet (ablate.components.stats.inference.planning_mde): planning for the MDE a
 pilot reports asks for the pilot's own number of clusters. The design effect, the
 clustered SE^2 over the independent one (s^2 / n), is reported for information: about
-1 + (m - 1) ICC for clusters of m. With every question its own cluster the plan is the
-question-level one above, exactly.
+1 + (m - 1) ICC for clusters of m. An estimate below 1 (chance, on few clusters: questions
+sharing a document are not negatively correlated) is planned as 1, that is sd_c = sd /
+sqrt(mean cluster size), so the plan never asks for fewer questions than independent ones
+would need (the t test on clusters then has fewer df, so a few more). With every question
+its own cluster the plan is the question-level one above, exactly.
 """
 
 from __future__ import annotations
@@ -72,8 +75,8 @@ class SampleSize:
     n_changed: int = 0  # pilot pairs whose difference is not 0
     n_clusters_pilot: int = 0  # clusters with a used pilot pair (n_pilot when independent)
     clusters: int | None = None  # needed clusters (n when independent)
-    cluster_sd: float = math.nan  # sqrt(G_pilot) * cluster-robust SE (sd when independent)
-    design_effect: float = math.nan  # clustered SE^2 / independent SE^2 (1 when independent)
+    cluster_sd: float = math.nan  # planned with: sqrt(G_pilot) * cluster SE (sd if independent)
+    design_effect: float = math.nan  # clustered SE^2 / independent SE^2, as estimated
 
     @property
     def rough(self) -> bool:
@@ -162,10 +165,9 @@ def sample_size(differences: np.ndarray, mde: float, *, alpha: float, power: flo
                              "needed for a cluster-level variance")
         S, N = cluster_sums(d[:, None], np.ones((n0, 1), dtype=bool), codes)
         se = float(cluster_se(S, N)[1][0])
-        sd_c, deff = math.sqrt(g0) * se, se**2 / (sd**2 / n0)
-        if not sd_c > zero:
-            return undefined("the cluster totals do not vary in the pilot (cluster-level sd "
-                             "0): no variance to plan from", cluster_sd=sd_c, design_effect=deff)
+        deff = se**2 / (sd**2 / n0)
+        # below 1 (by chance, with few clusters): planned as 1, never under the independent n
+        sd_c = math.sqrt(g0) * se if deff >= 1.0 else sd * math.sqrt(g0 / n0)
     else:
         sd_c, deff = sd, 1.0
     dz = mde / sd_c

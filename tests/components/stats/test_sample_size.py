@@ -210,12 +210,25 @@ def test_uneven_clusters_plan_the_pilots_mean_size_and_drop_undefined_scores():
 
 @pytest.mark.parametrize("diffs,labels,reason", [
     ([0.1, 0.3, -0.2, 0.4], [0, 0, 0, 0], "1 cluster"),
-    ([1.0, -1.0, 1.0, -1.0, 2.0, -2.0], [0, 0, 1, 1, 2, 2], "cluster totals"),
     ([0.0] * 6, [0, 0, 1, 1, 2, 2], "no question's score changed"),
 ])
 def test_undefined_clustered_plans_give_a_reason(diffs, labels, reason):
     s = sample_size(np.array(diffs), 0.05, alpha=0.05, clusters=np.array(labels))
     assert s.n is None and s.clusters is None and reason in s.reason
+
+
+def test_a_design_effect_below_one_is_planned_as_one():
+    # every cluster has the same mean (cluster totals without variance): the estimated
+    # design effect is 0; the plan is that of independent questions, in clusters of 4
+    rng = np.random.default_rng(8)
+    e = rng.normal(0, 0.3, (10, 4))
+    d = (0.05 + e - e.mean(axis=1, keepdims=True)).ravel()
+    labels = np.repeat(np.arange(10), 4)
+    independent = sample_size(d, 0.05, alpha=0.05)
+    s = sample_size(d, 0.05, alpha=0.05, clusters=labels)
+    assert s.design_effect < 1e-20 and s.cluster_sd == pytest.approx(s.sd / 2)
+    assert s.clusters == n_for_dz(0.05 / (s.sd / 2), 0.05, 0.8)
+    assert s.n == 4 * s.clusters and independent.n <= s.n <= independent.n + 4 * 2
 
 
 def test_clusters_must_match_the_differences():
@@ -270,5 +283,6 @@ def test_the_plan_at_the_stats_mde_needs_the_pilots_clusters():
     a = planning_alpha(0.05, "holm", row["family_size"])
     pd_, pl_ = paired_differences(table, "b", "v", "m", "cluster")
     assert row["n_clusters"] == 15 and row["family_size"] == 2
+    assert sample_size(pd_, 0.05, alpha=a, clusters=pl_).design_effect > 1  # no floor
     assert sample_size(pd_, row["mde"] * (1 + 1e-9), alpha=a, clusters=pl_).clusters == 15
     assert sample_size(pd_, row["mde"] * (1 - 1e-6), alpha=a, clusters=pl_).clusters == 16
