@@ -18,6 +18,19 @@ import typer
 from ablate.components.vocab import SPLITS, TIERS
 
 
+def cluster_text(choice: str, questions) -> str:
+    """'in G clusters (how)' for `stats.cluster`, with a warning under FEW_CLUSTERS."""
+    from ablate.components.data.clusters import question_cluster
+    from ablate.components.stats.clusters import FEW_CLUSTERS
+    if choice == "none":
+        return "independent questions (stats.cluster: none)"
+    labels = {question_cluster(q) if choice == "auto" else getattr(q, choice) for q in questions}
+    how = "by document" if choice == "auto" else f"by '{choice}'"
+    few = (f"; fewer than {FEW_CLUSTERS}: only large effects can be decided"
+           if len(labels) < FEW_CLUSTERS else "")
+    return f"in {len(labels)} clusters ({how}{few})"
+
+
 def plan_lines(ctx, out_root: Path) -> list[str]:
     """The plan of a run context, as the lines `ablate check` prints."""
     from ablate.flows.plan.estimate import duration, estimate, rates, read_manifests
@@ -30,18 +43,20 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
              f"questions, fingerprint {ds.fingerprint}",
              f"questions: {len(qs)} per comparison ({n_ans} answerable, {len(qs) - n_ans} "
              f"unanswerable; retrieval metrics on the {n_ev} with evidence)",
+             f"           {cluster_text(ctx.spec.stats.cluster, qs)}",
              "           " + " -> ".join(f"{name}: {n}" for name, n in ctx.selection)]
-    own: dict[str | None, tuple[int, str]] = {}
+    own: dict[str | None, tuple[int, str, tuple]] = {}
     for v in ctx.variants:
         if ctx.variant_questions and not v.is_baseline:
             tier, n = v.sample or (None, None)
             how = f"n {n}" if n else f"tier {tier}" if tier else f"the experiment's tier {ctx.tier}"
-            own.setdefault(v.variable, (len(ctx.questions_of(v.name)), how))
+            own.setdefault(v.variable, (len(ctx.questions_of(v.name)), how, ctx.questions_of(v.name)))
     if own:
         lines[1] = (f"questions: {len(qs)} for the baseline (the union of every comparison's "
                     f"questions; {n_ans} answerable)")
-        lines += [f"  {var}: {n} per comparison ({how}, nested in the baseline's)"
-                  for var, (n, how) in own.items()]
+        lines += [f"  {var}: {n} per comparison ({how}, nested in the baseline's), "
+                  f"{cluster_text(ctx.spec.stats.cluster, qv)}"
+                  for var, (n, how, qv) in own.items()]
     design = ctx.spec.design
     if design is not None:
         shape = " × ".join(str(len(v)) for v in design.variables.values())

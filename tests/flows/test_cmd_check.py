@@ -48,6 +48,7 @@ def test_plan_printed_nothing_written(run_cli, capsys, tmp_path, monkeypatch):
     assert err == ""
     assert f"OK {spec}: experiment 'check-me', tier full, split all" in out
     assert "questions: 55 per comparison (" in out
+    assert "in 3 clusters (by document; fewer than 10: only large effects can be decided)" in out
     assert "data set: 55 -> split all: 55 -> tier full: 55" in out
     assert "variants:  2\n  baseline\n  chunking.size=32  (line 15)\n" in out
     assert "stages:    " in out and "0 cached" in out
@@ -199,3 +200,27 @@ def test_validate_says_an_experiment_file_is_not_a_data_set(run_cli, capsys, tmp
     assert err.strip() == (f"ablate: error: {spec}: this is an experiment file, not a data set; "
                            f"`ablate validate` checks data sets: check an experiment with "
                            f"`ablate check {spec}`")
+
+
+def test_one_cluster_for_every_question_is_one_line_at_check_time(run_cli, capsys, tmp_path):
+    one = json.loads(TINY_SQUAD.read_text())
+    one["data"] = one["data"][:1]  # one article: every question in one cluster
+    (tmp_path / "one.json").write_text(json.dumps(one))
+    spec = _spec(tmp_path, data=str(tmp_path / "one.json"))
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert "field 'stats.cluster': every question is in one cluster ('" in err
+    assert "use stats.cluster: none" in err
+    spec.write_text(spec.read_text().replace("tier: full", "tier: full\nstats: {cluster: none}"))
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    assert "independent questions (stats.cluster: none)" in out
+
+
+def test_a_cluster_field_some_questions_lack_is_one_line(run_cli, capsys, tmp_path):
+    spec = _spec(tmp_path)
+    spec.write_text(spec.read_text().replace("tier: full", "tier: full\nstats: {cluster: type}"))
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "has no 'type' field (55 of 55 lack it)" in err
