@@ -89,6 +89,9 @@ class Metric:
     description: str = ""
     needs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (column stage, pipeline stages read)
     reads: tuple[str, ...] = ()  # config fields the score stage reads for it (prices)
+    # defined against the baseline's output (its baseline value is fixed by definition): no
+    # paired test against the baseline (see compared())
+    relative: bool = False
 
     def feedable(self, available: Sequence[str]) -> tuple[str, ...]:
         """Its column stages whose needed pipeline stages are all among `available`."""
@@ -112,7 +115,7 @@ METRICS: Registry[Metric] = Registry("metric", config_field="metrics.key")
 def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float = 0.0,
            high: float = 1.0, at_k: bool = False, version: str = "1",
            description: str = "", needs: Mapping[str, Sequence[str]] | None = None,
-           reads: Sequence[str] = ()) -> Callable[[Compute], Compute]:
+           reads: Sequence[str] = (), relative: bool = False) -> Callable[[Compute], Compute]:
     """Decorator registering `compute` as a metric (a plugin uses it the same way).
 
     The registered name is `{stages[0]}/{name}` for a single-stage metric, else `name`;
@@ -120,7 +123,10 @@ def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float
     `needs`: per column stage, the pipeline stages whose output it reads (default: NEEDS;
     a column stage not there needs every stage a pipeline may leave out).
     `reads`: config fields the score stage reads to compute it (a price), so a sweep of
-    such a field is known to change it although no pipeline stage's output changes."""
+    such a field is known to change it although no pipeline stage's output changes.
+    `relative`: its value is defined against the baseline's output, so the baseline's own
+    value is fixed by definition (answer consistency: 1) and a paired test of a variant
+    against the baseline has no valid null; the statistics leave it out (compared())."""
     if direction not in DIRECTIONS:
         raise ValueError(f"metric '{name}': direction must be one of {DIRECTIONS}")
 
@@ -130,7 +136,7 @@ def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float
         needed = tuple((s, tuple(given.get(s, NEEDS.get(s, OPTIONAL_STAGES)))) for s in stages)
         value = Metric(name, tuple(stages), at_k, direction, float(low), float(high), fn,
                        description or (fn.__doc__ or "").strip().split("\n")[0], needed,
-                       tuple(reads))
+                       tuple(reads), relative)
         METRICS.register(reg_name, version=version, origin=fn.__module__)(value)
         return fn
     return deco
@@ -170,6 +176,15 @@ def depends_on(col: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     except InputError:
         return None
     return (SOURCES[stage], m.reads) if stage in SOURCES else None
+
+
+def compared(col: str) -> bool:
+    """Whether the statistics compare a metric column with the baseline (paired test, CI,
+    MDE): every column but a `relative` metric's (and a plugin's unknown column is compared)."""
+    try:
+        return not lookup(col)[0].relative
+    except InputError:
+        return True
 
 
 def is_metric(col: str) -> bool:

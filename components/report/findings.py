@@ -20,7 +20,9 @@ from typing import Any, Sequence
 import polars as pl
 
 from ablate.components.config import get_dotted
-from ablate.components.metrics.registry import direction
+from ablate.components.metrics.consistency import COLUMN as CONSISTENCY
+from ablate.components.metrics.consistency import consistency_rates, reference_of
+from ablate.components.metrics.registry import compared, direction
 from ablate.components.report.judge import judge_warnings
 from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.vocab import BASELINE
@@ -103,17 +105,17 @@ def budget_use(name: str, variants: Sequence[dict[str, Any]],
     if budget is None or size is None or depth is None:
         return None
     rows = per_query.filter(pl.col("variant") == name)
-    tokens = rows[col].cast(pl.Float64).fill_nan(None).drop_nulls()
-    if not tokens.len():
+    tokens = rows[col].cast(pl.Float64).fill_nan(None).drop_nulls().to_numpy()
+    if not tokens.size:
         return None
     can_bind = depth * size > budget
-    full = float((tokens > budget - size).mean() or 0.0) if can_bind else 0.0
+    full = float((tokens > budget - size).mean()) if can_bind else 0.0
     cut = math.nan
     if "bucket" in rows.columns and "answerable" in rows.columns:
-        answerable = rows.filter(pl.col("answerable"))
-        if answerable.height:
-            cut = float((answerable["bucket"] == "budget_cut").mean() or 0.0)
-    return BudgetUse(budget, size, depth, full, float(tokens.mean() or 0.0), cut)
+        buckets = rows.filter(pl.col("answerable"))["bucket"].to_list()
+        if buckets:
+            cut = sum(b == "budget_cut" for b in buckets) / len(buckets)
+    return BudgetUse(budget, size, depth, full, float(tokens.mean()), cut)
 
 
 def _positive(cfg: dict[str, Any], dotted: str) -> int | None:
@@ -275,14 +277,47 @@ def _sampled_by_design(row: dict[str, Any], per_variant: dict[str, int], total: 
             and row.get("n_undefined_variant") == row.get("n_undefined_baseline"))
 
 
+def consistency(per_query: pl.DataFrame | None, variants: Sequence[dict[str, Any]] = (),
+                baseline: str = BASELINE) -> list[str]:
+    """The answer-consistency finding of robustness pairs (ablate.components.metrics.consistency):
+    each perturbed variant's rate with its clustered 95% interval, read against the
+    baseline's run-to-run agreement; no p-value (the baseline's 1 is fixed by definition)."""
+    if per_query is None or CONSISTENCY not in per_query.columns:
+        return []
+    rates = consistency_rates(per_query, baseline)
+    if not rates.height:
+        return []
+    parts = [f"{r['variant']} {fmt(r['rate'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] "
+             f"({r['changed']} of {r['n']} answers changed, {r['clusters']} clusters)"
+             for r in rates.iter_rows(named=True)]
+    base = next((v.get("config") for v in variants if v.get("name") == baseline), None)
+    ref, why = reference_of(base) if base is not None else (math.nan, "the baseline's "
+                                                               "generator is not known here")
+    if math.isnan(ref):
+        against = (f"The reference, the baseline's run-to-run agreement, is not known: {why}; "
+                   "a rate below 1 mixes the perturbation with sampling noise.")
+    else:
+        against = (f"Reference {ref:g}, the baseline's run-to-run agreement ({why}): every "
+                   "changed answer is the perturbation's.")
+    return [f"Answer consistency (same answer as the baseline, which reads the question as "
+            f"written; 95% CI with questions clustered): {'; '.join(parts)}. {against} No "
+            "p-value: the baseline's consistency is 1 by definition, so a paired test against "
+            "it would only count the changed answers."]
+
+
 def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequence[str] = (),
              manifest: dict[str, Any] | None = None, variants: Sequence[dict[str, Any]] = (),
              per_query: pl.DataFrame | None = None) -> list[str]:
     """Significant changes on the key metrics (or a sentence saying there are none), then
     warnings. `variants` (variants.json) and `per_query` let a final/ finding say whether
-    the token budget binds."""
+    the token budget binds. A `relative` metric's rows (answer consistency, 1 for the
+    baseline by definition) have no valid paired test: they are read by consistency()."""
+    key_metrics = [m for m in key_metrics if compared(m)]
+    if stats.height:
+        stats = stats.filter(pl.col("metric").is_in([m for m in stats["metric"].unique().to_list()
+                                                     if compared(m)]))
     lines = significant(stats, key_metrics, variants, per_query)
     if not lines:
         lines.append("No variant differs significantly from the baseline on the key metrics "
                      f"({', '.join(key_metrics)}).")
-    return lines + warnings(stats, key_metrics, no_effect, manifest)
+    return lines + consistency(per_query, variants) + warnings(stats, key_metrics, no_effect, manifest)
