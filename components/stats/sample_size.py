@@ -44,7 +44,7 @@ its own cluster the plan is the question-level one above, exactly.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
@@ -132,7 +132,7 @@ def sample_size(differences: np.ndarray, mde: float, *, alpha: float, power: flo
     check_target(mde, power, alpha)
     d = np.asarray(differences, dtype=np.float64)
     keep = np.isfinite(d)
-    codes = None
+    codes: np.ndarray | None = None
     if clusters is not None:
         labels = np.asarray(clusters)
         if labels.shape != d.shape:
@@ -144,25 +144,20 @@ def sample_size(differences: np.ndarray, mde: float, *, alpha: float, power: flo
     delta = float(d.mean()) if n0 else math.nan
     sd = float(d.std(ddof=1)) if n0 >= MIN_PAIRS else math.nan
     changed = int((np.abs(d) > SD_ZERO).sum())
-    base = {"n_pilot": n0, "delta": delta, "alpha": alpha, "power": power, "n_changed": changed,
-            "n_clusters_pilot": g0}
-
-    def undefined(reason: str, **kw) -> SampleSize:
-        return SampleSize(**{"sd": sd, "dz": math.nan, "n": None, **base, **kw,
-                             "reason": reason})
-
+    pilot = SampleSize(n0, delta, sd, math.nan, alpha, power, None, "", changed, g0)
     if n0 < MIN_PAIRS:
-        return undefined(f"{n0} pair{'s' if n0 != 1 else ''} with both scores defined in "
-                         f"the pilot; at least {MIN_PAIRS} are needed for an sd")
+        return replace(pilot, reason=f"{n0} pair{'s' if n0 != 1 else ''} with both scores "
+                       f"defined in the pilot; at least {MIN_PAIRS} are needed for an sd")
     zero = SD_ZERO * max(1.0, float(np.abs(d).max()))
     if not sd > zero:  # sd of equal floats: ~1e-17
         what = ("no question's score changed" if changed == 0
                 else "every question's score changed by the same amount")
-        return undefined(f"{what} in the pilot (sd 0): no variance to plan from", sd=0.0)
-    if g0 < n0:  # clusters with more than one question
+        return replace(pilot, sd=0.0,
+                       reason=f"{what} in the pilot (sd 0): no variance to plan from")
+    if codes is not None and g0 < n0:  # clusters with more than one question
         if g0 < 2:
-            return undefined(f"the pilot's {n0} questions are in 1 cluster; at least 2 are "
-                             "needed for a cluster-level variance")
+            return replace(pilot, reason=f"the pilot's {n0} questions are in 1 cluster; at "
+                           "least 2 are needed for a cluster-level variance")
         S, N = cluster_sums(d[:, None], np.ones((n0, 1), dtype=bool), codes)
         se = float(cluster_se(S, N)[1][0])
         deff = se**2 / (sd**2 / n0)
@@ -174,7 +169,6 @@ def sample_size(differences: np.ndarray, mde: float, *, alpha: float, power: flo
     g = n_for_dz(dz, alpha, power)
     n = None if g is None else -(-g * n0 // g0)  # ceil(g * mean cluster size), exactly
     if n is None or n > MAX_N:
-        return undefined(f"needs more than {MAX_N:.0e} {'pairs' if g0 == n0 else 'questions'}"
-                         f" (d_z {dz:.2g})", dz=dz, cluster_sd=sd_c, design_effect=deff)
-    return SampleSize(**base, sd=sd, dz=dz, n=n, clusters=g, cluster_sd=sd_c,
-                      design_effect=deff)
+        return replace(pilot, dz=dz, cluster_sd=sd_c, design_effect=deff, reason=(
+            f"needs more than {MAX_N:.0e} {'pairs' if g0 == n0 else 'questions'} (d_z {dz:.2g})"))
+    return replace(pilot, dz=dz, n=n, clusters=g, cluster_sd=sd_c, design_effect=deff)
