@@ -146,7 +146,9 @@ def _sequential(experiment: str, opts: dict[str, Any], ctx: Any, started: float)
         return collect_per_query(c)[0]
 
     s = ctx.spec.stats
-    record = run_sequential(full, s.batch, s.alpha, list(ctx.spec.metrics.key), run_look)
+    # clustered questions (a value in per_query's `cluster`) are tested by cluster, as in stats
+    record = run_sequential(full, s.batch, s.alpha, list(ctx.spec.metrics.key), run_look,
+                            cluster_col="cluster")
     return last["opts"], last["ctx"], results, record
 
 
