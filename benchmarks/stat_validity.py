@@ -156,7 +156,7 @@ def method_rows(sc: Scenario, args) -> list[dict]:
 def correction_rows(sc: Scenario, args) -> list[dict]:
     """FWER of each correction: families of 4 null variants, one family per metric."""
     rng = np.random.default_rng([args.seed, 7, sc.n, sc.clusters])
-    fams = max(50, args.reps // 4)
+    fams = max(50, args.reps)
     diffs = sc.differences(rng, 4 * fams, 0.0)
     n = sc.n
     qid = np.tile(np.arange(n), 5)

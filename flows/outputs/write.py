@@ -24,7 +24,7 @@ import polars as pl
 from ablate.components.config import format_value
 from ablate.components.errors import RunFailed, cause
 from ablate.components.metrics.consistency import with_consistency
-from ablate.components.metrics.registry import metric_directions
+from ablate.components.metrics.registry import compared, metric_directions
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.sweep_data import FACTORIAL_FILE, SweepResults
 from ablate.components.stats import compare_variants
@@ -142,11 +142,12 @@ def no_effect_variants(ctx: RunContext) -> list[str]:
 
 
 def tested(per_query: pl.DataFrame, cluster: str) -> tuple[list[str], str | None]:
-    """(the metric columns the statistics test, the cluster column or None) for the
+    """(the metric columns the statistics test: not a relative metric's, such as answer
+    consistency, which has no paired null; the cluster column or None) for the
     experiment's `stats.cluster`: `auto` is the `cluster` column (each question's native
     cluster, else its gold document, else itself: ablate.components.data.clusters),
     `none` is None, another value names a per-question column."""
-    metrics = [c for c in per_query.columns if "/" in c]
+    metrics = [c for c in per_query.columns if "/" in c and compared(c)]
     return metrics, None if cluster == "none" else "cluster" if cluster == "auto" else cluster
 
 

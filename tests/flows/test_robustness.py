@@ -43,16 +43,16 @@ def test_the_perturbed_query_reaches_retrieval_not_the_labels(sweep):
     assert [q.question for q in questions_of(ctx, score)] == [q.question for q in ctx.questions]
 
 
-def test_answer_consistency_is_a_compared_metric(sweep):
+def test_answer_consistency_is_a_rate_not_a_paired_comparison(sweep):
     _, folder = sweep
     pq = pl.read_parquet(folder / "per_query.parquet")
     assert pq.filter(pl.col("variant") == "baseline")[COLUMN].to_list() == [1.0] * 20
     rate = pq.filter(pl.col("variant") == "query.perturbation=typo")[COLUMN].mean()
     assert 0.0 <= rate < 1.0  # swapped letters change some extracted answers
-    stats = pl.read_parquet(folder / "stats.parquet").filter(pl.col("metric") == COLUMN)
-    assert set(stats["variant"]) == {"query.perturbation=typo", "query.perturbation=casing"}
+    stats = pl.read_parquet(folder / "stats.parquet")
+    assert COLUMN not in set(stats["metric"])  # no paired test against definitional 1s
     report = (folder / "report.md").read_text()
-    assert f"| variant | value | {COLUMN} |" in report
+    assert "Answer consistency (" in report and f"| variant | value | {COLUMN} |" not in report
 
 
 def test_consistency_by_hand():
