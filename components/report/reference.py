@@ -2,14 +2,21 @@
 
 A sweep's baseline (or a named variant) is compared with a reference's per-question
 scores on the same questions (same data fingerprint and question ids, else InputError),
-with the same paired test, CI and correction as within a sweep (the current sweep's
-statistics settings), one comparison per gated metric in one correction family. A
-metric fails when its change in the bad direction (from the metric registry) is
-significant and larger than the allowed drop.
+paired on the question, over the clusters the sweep's statistics settings name, one
+comparison per gated metric in one family. Rules (ablate.components.report.gate):
+
+- `non-inferiority` (default): a metric passes only when the one-sided bound (Bonferroni
+  over the gated metrics) shows its drop is below the allowed drop; each result says the
+  smallest drop this reference can rule out at its n, and is `inconclusive` (with the
+  questions needed) when that is larger than the allowed drop;
+- `worse`: a metric fails only when its change in the bad direction (from the metric
+  registry) is significant (the sweep's test, CI and correction) and larger than the
+  allowed drop.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -17,7 +24,18 @@ import polars as pl
 
 from ablate.components.errors import InputError
 from ablate.components.metrics.registry import direction
+from ablate.components.report.gate import (
+    NONINF,
+    WORSE,
+    GateResult,
+    check_rule,
+    explain,
+    gated_direction,
+    noninferiority_results,
+)
+from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.stats import compare_variants
+from ablate.components.stats.noninferiority import FAIL, INCONCLUSIVE, PASS, cluster_column
 
 REFERENCE, CURRENT = "reference", "current"
 
@@ -32,102 +50,175 @@ class Reference:
 
 
 @dataclass(frozen=True)
-class ReferenceResult:
-    metric: str
-    mean_reference: float
-    mean_current: float
-    delta: float
-    ci_low: float
-    ci_high: float
-    p_adjusted: float
-    significant: bool
-    failed: bool
-    n_used: int
-    worst: tuple[tuple[str, float], ...]  # (qid, change) of the questions that fell most
+class ReferenceResult(GateResult):
+    """A gated metric against the reference (`variant` is the sweep's compared variant)."""
+
+    mean_reference: float = math.nan
+    mean_current: float = math.nan
+    worst: tuple[tuple[str, float], ...] = ()  # (qid, change) of the questions that fell most
+
+    @property
+    def n_used(self) -> int:
+        return self.n
 
 
-def _rows(per_query: pl.DataFrame, variant: str | None, where: str) -> pl.DataFrame:
+def _rows(per_query: pl.DataFrame, variant: str | None, where: str) -> tuple[pl.DataFrame, str]:
     if "variant" not in per_query.columns:
-        return per_query
+        return per_query, variant or CURRENT
     names = per_query["variant"].unique().to_list()
     want = variant or ("baseline" if "baseline" in names else (names[0] if len(names) == 1 else None))
-    if want not in names:
+    if want is None or want not in names:
         raise InputError(f"no variant '{variant or 'baseline'}' in {where} "
                          f"(variants: {', '.join(sorted(names))})", field="--variant")
-    return per_query.filter(pl.col("variant") == want)
+    return per_query.filter(pl.col("variant") == want), str(want)
 
 
-def compare_to_reference(current: pl.DataFrame, current_fingerprint: str, ref: Reference,
-                         metrics: Sequence[str], stats: dict[str, Any], seed: int = 0,
-                         max_drop: float = 0.0, variant: str | None = None,
-                         worst: int = 5) -> list[ReferenceResult]:
-    """One result per metric; see the module docstring."""
-    if max_drop < 0:
-        raise InputError("must be >= 0", field="--max-drop")
-    if current_fingerprint != ref.fingerprint:
-        raise InputError(f"the reference {ref.label} was run on another data set (fingerprint "
-                         f"{ref.fingerprint} vs {current_fingerprint})", field="--reference")
-    cur = _rows(current, variant, "the sweep")
-    base = _rows(ref.per_query, None, f"the reference {ref.label}")
-    cq, rq = set(cur["qid"].to_list()), set(base["qid"].to_list())
-    if cq != rq:
-        raise InputError(f"the reference {ref.label} has other questions ({len(rq - cq)} only "
-                         f"there, {len(cq - rq)} only in the sweep): run both on the same tier "
-                         "and split", field="--reference")
-    for m in metrics:
-        if m not in cur.columns or m not in base.columns:
-            raise InputError(f"metric '{m}' is not in both the sweep and the reference",
-                             field="--metric")
-        if direction(m) == "none":
-            raise InputError(f"metric '{m}' has no better direction, so it cannot be gated",
-                             field="--metric")
-    cols = ["qid", *metrics]
-    table = pl.concat([base.select(cols).with_columns(variant=pl.lit(REFERENCE)),
-                       cur.select(cols).with_columns(variant=pl.lit(CURRENT))])
+def _worse(table: pl.DataFrame, metrics: Sequence[str], stats: dict[str, Any], seed: int,
+           cluster: str | None, max_drop: float) -> list[GateResult]:
     out = compare_variants(table, baseline=REFERENCE, metrics=list(metrics),
                            test=stats.get("test", "permutation"),
                            correction=stats.get("correction", "holm"),
                            alpha=stats.get("alpha", 0.05), resamples=stats.get("resamples", 10_000),
                            bootstrap_resamples=stats.get("bootstrap_resamples", 10_000),
-                           ci_method=stats.get("ci_method", "bca"), seed=seed, family="all")
-    joined = base.select(cols).join(cur.select(cols), on="qid", suffix="_current")
+                           ci_method=stats.get("ci_method", "bca"), seed=seed, family="all",
+                           cluster_col=cluster)
     results = []
     for r in out.iter_rows(named=True):
-        m = r["metric"]
-        bad = r["delta"] if direction(m) == "lower" else -r["delta"]
-        change = (joined.select("qid", (pl.col(f"{m}_current") - pl.col(m)).alias("d"))
-                  .filter(pl.col("d").is_not_nan()))
-        change = change.sort("d", "qid", descending=[direction(m) == "lower", False])
-        results.append(ReferenceResult(
-            m, r["mean_baseline"], r["mean_variant"], r["delta"], r["ci_low"], r["ci_high"],
-            r["p_adjusted"], bool(r["significant"]), bool(r["significant"]) and bad > max_drop,
-            int(r["n_used"]),
-            tuple((q, float(d)) for q, d in change.head(worst).iter_rows()
-                  if (d > 0 if direction(m) == "lower" else d < 0))))
+        bad = r["delta"] if direction(r["metric"]) == "lower" else -r["delta"]
+        sig = bool(r["significant"])
+        results.append(GateResult(r["metric"], CURRENT, WORSE,
+                                  FAIL if sig and bad > max_drop else PASS, r["delta"],
+                                  int(r["n_used"]), int(r["n_clusters"]), ci_low=r["ci_low"],
+                                  ci_high=r["ci_high"], p_adjusted=r["p_adjusted"],
+                                  significant=sig))
     return results
+
+
+def compare_to_reference(current: pl.DataFrame, current_fingerprint: str, ref: Reference,
+                         metrics: Sequence[str], stats: dict[str, Any], seed: int = 0,
+                         max_drop: float | None = None, variant: str | None = None,
+                         worst: int = 5, rule: str = NONINF) -> list[ReferenceResult]:
+    """One result per metric, in the order given; see the module docstring. stats: the
+    sweep's statistics settings (test, correction, alpha, resamples, ci_method, cluster)."""
+    max_drop = check_rule(rule, max_drop)
+    if current_fingerprint != ref.fingerprint:
+        raise InputError(f"the reference {ref.label} was run on another data set (fingerprint "
+                         f"{ref.fingerprint} vs {current_fingerprint})", field="--reference")
+    cur, name = _rows(current, variant, "the sweep")
+    base, _ = _rows(ref.per_query, None, f"the reference {ref.label}")
+    cq, rq = set(cur["qid"].to_list()), set(base["qid"].to_list())
+    if cq != rq:
+        raise InputError(f"the reference {ref.label} has other questions ({len(rq - cq)} only "
+                         f"there, {len(cq - rq)} only in the sweep): run both on the same tier "
+                         "and split", field="--reference")
+    metrics = list(dict.fromkeys(metrics))
+    for m in metrics:
+        if m not in cur.columns or m not in base.columns:
+            raise InputError(f"metric '{m}' is not in both the sweep and the reference",
+                             field="--metric")
+        gated_direction(m)
+    cluster = cluster_column(stats, cur.columns)
+    cols = ["qid", *metrics]
+    extra = [cluster] if cluster else []
+    if cluster and cluster not in cur.columns:
+        raise InputError(f"no cluster column '{cluster}' in the sweep's per-question table",
+                         field="stats.cluster")
+    # the sweep's clusters for both sides: the reference may predate the cluster column
+    base_t = base.select(cols).join(cur.select(["qid", *extra]), on="qid")
+    table = pl.concat([base_t.with_columns(variant=pl.lit(REFERENCE)),
+                       cur.select(cols + extra).with_columns(variant=pl.lit(CURRENT))],
+                      how="diagonal_relaxed")
+    if rule == WORSE:
+        gates = _worse(table, metrics, stats, seed, cluster, max_drop)
+        gates = sorted(gates, key=lambda g: metrics.index(g.metric))
+    else:
+        gates = noninferiority_results(table, REFERENCE, [(m, CURRENT) for m in metrics],
+                                       max_drop, stats, seed)
+    joined = base.select(cols).join(cur.select(cols), on="qid", suffix="_current")
+    results = []
+    for g in gates:
+        m = g.metric
+        both = joined.select("qid", pl.col(m).cast(pl.Float64).alias("r"),
+                             pl.col(f"{m}_current").cast(pl.Float64).alias("c"))
+        both = both.filter(pl.col("r").is_finite() & pl.col("c").is_finite())
+        change = both.select("qid", (pl.col("c") - pl.col("r")).alias("d"))
+        change = change.sort("d", "qid", descending=[direction(m) == "lower", False])
+        fell = tuple((q, float(d)) for q, d in change.head(worst).iter_rows()
+                     if (d > 0 if direction(m) == "lower" else d < 0))
+        fields = {k: getattr(g, k) for k in GateResult.__dataclass_fields__}
+        fields["variant"] = name
+        results.append(ReferenceResult(**fields, mean_reference=_mean(both["r"]),
+                                       mean_current=_mean(both["c"]), worst=fell))
+    return results
+
+
+def _mean(s: pl.Series) -> float:
+    return float(s.mean()) if s.len() else math.nan  # type: ignore[arg-type]
+
+
+def overall(results: Sequence[GateResult]) -> str:
+    """pass when every result passed; fail when any failed; else inconclusive."""
+    verdicts = {r.verdict for r in results}
+    return FAIL if FAIL in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts else PASS
 
 
 def reference_markdown(results: Sequence[ReferenceResult], ref_label: str, sweep: str,
                        max_drop: float) -> str:
     """The gate's verdict as Markdown (the Prefect artifact and the CLI's long form)."""
-    failed = [r for r in results if r.failed]
-    head = (f"## Gate FAILED against {ref_label}" if failed
-            else f"## Gate passed against {ref_label}")
-    lines = [head, "", f"Sweep `{sweep}`; allowed drop {max_drop}; paired test on the same "
-             "questions, correction over the gated metrics.", "",
-             "| metric | reference | now | Δ | 95% CI | p adj | verdict |",
-             "|---|---:|---:|---:|---|---:|---|"]
+    verdict = overall(results)
+    head = {PASS: "## Gate passed against", FAIL: "## Gate FAILED against",
+            INCONCLUSIVE: "## Gate INCONCLUSIVE against"}[verdict] + f" {ref_label}"
+    rule = results[0].rule if results else NONINF
+    if rule == WORSE:
+        lines = [head, "", f"Sweep `{sweep}`; rule `worse`: fails only when significantly worse "
+                 f"by more than {max_drop}; paired test on the same questions, correction over "
+                 "the gated metrics.", "",
+                 "| metric | reference | now | Δ | CI | p adj | questions (clusters) | verdict |",
+                 "|---|---:|---:|---:|---|---:|---:|---|"]
+        for r in results:
+            word = "**fell**" if r.failed else ("changed, within the allowance" if r.significant
+                                                else "no significant change")
+            lines.append(f"| {r.metric} | {fmt(r.mean_reference)} | {fmt(r.mean_current)} | "
+                         f"{r.delta:+.3f} | [{fmt(r.ci_low)}, {fmt(r.ci_high)}] | "
+                         f"{fmt_p(r.p_adjusted)} | {r.n} ({r.n_clusters}) | {word} |")
+    else:
+        level = f"{100 * results[0].confidence:.4g}%" if results else ""
+        lines = [head, "", f"Sweep `{sweep}`; rule `non-inferiority`: a metric passes only when "
+                 f"the one-sided {level} bound (Bonferroni over the gated metrics; sign-flip "
+                 f"test over clusters of questions) shows its drop (a rise for lower-is-better metrics) is below {max_drop}.", "",
+                 "| metric | reference | now | Δ | worst plausible drop | rules out drops ≥ "
+                 "| questions (clusters) | verdict |",
+                 "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for r in results:
+            word = {PASS: "pass", FAIL: "**FAIL**", INCONCLUSIVE: "**inconclusive**"}[r.verdict]
+            lines.append(f"| {r.metric} | {fmt(r.mean_reference)} | {fmt(r.mean_current)} | "
+                         f"{r.delta:+.3f} | {fmt(round(-r.lower, 9) + 0.0)} | {fmt(r.margin_n)} | "
+                         f"{r.n} ({r.n_clusters}) | {word} |")
     for r in results:
-        verdict = "**fell**" if r.failed else ("changed, within the allowance" if r.significant
-                                              else "no significant change")
-        lines.append(f"| {r.metric} | {r.mean_reference:.3f} | {r.mean_current:.3f} | "
-                     f"{r.delta:+.3f} | [{r.ci_low:.3f}, {r.ci_high:.3f}] | {r.p_adjusted:.3g} | "
-                     f"{verdict} |")
-    for r in failed:
-        qs = ", ".join(f"{q} ({d:+.3f})" for q, d in r.worst)
-        lines += ["", f"{r.metric} fell by {abs(r.delta):.3f} on {r.n_used} questions; the "
-                      f"questions that fell most: {qs or '–'}"]
+        if r.failed:
+            lines += ["", one_line(r, max_drop)]
+            if r.worst:
+                qs = ", ".join(f"{q} ({d:+.3f})" for q, d in r.worst)
+                lines.append(f"The questions whose {r.metric} {_moved(r.metric)} most: {qs}")
     return "\n".join(lines) + "\n"
+
+
+def one_line(r: ReferenceResult, max_drop: float) -> str:
+    """A gated metric's verdict and why, in one line (the artifact, a failed flow's message)."""
+    return f"{r.metric}: {verdict_text(r)}; {explain(r, max_drop, delta=False)}"
+
+
+def _moved(metric: str) -> str:
+    return "rose" if direction(metric) == "lower" else "fell"
+
+
+def verdict_text(r: ReferenceResult) -> str:
+    """The verdict, then `fell by X` (`rose by X` for a lower-is-better metric: it moved
+    in the bad direction), `improved by X` or `unchanged`."""
+    worse = (r.delta > 0) == (direction(r.metric) == "lower")
+    how = (f"{_moved(r.metric) if worse else 'improved'} by {abs(r.delta):.3f}" if r.delta
+           else "unchanged")
+    return {FAIL: f"FAIL, {how}", INCONCLUSIVE: f"INCONCLUSIVE, {how}"}.get(r.verdict, how)
 
 
 def reference_from_folder(folder) -> Reference:  # type: ignore[no-untyped-def]

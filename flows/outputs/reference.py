@@ -20,15 +20,21 @@ def load_reference(ref: str, tracking_uri: str | None):  # type: ignore[no-untyp
     raise InputError("neither a sweep folder nor an MLflow run id", path=ref, field="--reference")
 
 
-def gate_reference(sweep_dir: Path, ref: str, metrics: list[str], max_drop: float,
-                   variant: str | None, tracking_uri: str | None = None):  # type: ignore[no-untyped-def]
-    """(results, markdown) of gating a sweep folder against a reference."""
+def gate_reference(sweep_dir: Path, ref: str, metrics: list[str], max_drop: float | None,
+                   variant: str | None, tracking_uri: str | None = None,
+                   rule: str = "non-inferiority"):  # type: ignore[no-untyped-def]
+    """(results, markdown) of gating a sweep folder against a reference (rule:
+    ablate.components.report.gate; non-inferiority needs max_drop > 0). The sweep's
+    recorded statistics settings (alpha, resamples, cluster: a missing one is auto) and
+    seed are used."""
+    from ablate.components.report.gate import check_rule
     from ablate.components.report.reference import compare_to_reference, reference_markdown
     from ablate.components.report.sweep_data import load_sweep
+    max_drop = check_rule(rule, max_drop)  # before loading anything
     res = load_sweep(sweep_dir)
     man = res.manifest
     reference = load_reference(ref, tracking_uri)
     results = compare_to_reference(res.per_query, man["dataset"]["fingerprint"], reference,
                                    metrics, man.get("statistics", {}), seed=man.get("seed", 0),
-                                   max_drop=max_drop, variant=variant)
+                                   max_drop=max_drop, variant=variant, rule=rule)
     return results, reference_markdown(results, reference.label, man.get("sweep_id", ""), max_drop)

@@ -1,6 +1,10 @@
 """End to end: a deliberately worse pipeline gated against a pinned reference sweep fails
 its Prefect flow run with a Markdown artifact saying what fell; `ablate gate --reference`
-exits 1 on the same folders and 0 against itself; the reference can be an MLflow run."""
+exits 1 on the same folders and 0 against itself; the reference can be an MLflow run.
+
+The tiny fixture's questions come from 3 articles: too few clusters for any bound (the
+non-inferiority gate would say inconclusive, never pass), so these experiments set
+stats.cluster none; a missing allowed drop is a one-line error before anything runs."""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ def sweeps(prefect_server, tmp_path_factory, shared_cache):
         out[name] = write_experiment(
             tmp, "gate-ref", file=f"{name}.yaml", tier="full", split="all", seed=5,
             metrics={"ks": [1, 3], "key": ["final/recall_at_3"]},
-            stats={"resamples": 2000, "bootstrap_resamples": 500},
+            stats={"resamples": 2000, "bootstrap_resamples": 500, "cluster": "none"},
             baseline=pipeline(rerank=None, context={"budget": budget}))
     forget_contexts()
     good = run_sweep(str(out["good"]), out=str(tmp / "runs-good"), cache_dir=str(shared_cache),
@@ -41,7 +45,7 @@ def test_worse_pipeline_fails_its_flow_run_with_an_artifact(sweeps):
     state = sweep_flow(experiment=str(specs["worse"]), out=str(tmp / "runs-worse"),
                        cache_dir=str(tmp / "cache-worse"), mlflow=False,
                        gate_reference=good["sweep_dir"], gate_metrics=["final/recall_at_3"],
-                       return_state=True)
+                       gate_max_drop=0.02, return_state=True)
     assert state.is_failed()
     with pytest.raises(GateFailed, match="final/recall_at_3 fell by"):
         state.result()
@@ -62,11 +66,12 @@ def test_cli_gate_against_folder_and_mlflow_run(sweeps, run_cli, tmp_path):
     # the worse sweep's folder is written before its gate fails (the previous test)
     (worse_dir,) = [p for p in (tmp / "runs-worse").iterdir() if not p.name.startswith(".")]
     good_dir = Path(good["sweep_dir"])
-    assert run_cli("gate", str(worse_dir), "--reference", str(good_dir),
-                   "--metric", "final/recall_at_3") == 1
+    gate = ["--metric", "final/recall_at_3", "--max-drop", "0.02"]
+    assert run_cli("gate", str(worse_dir), "--reference", str(good_dir), *gate) == 1
+    assert run_cli("gate", str(good_dir), "--reference", str(good_dir), *gate) == 0
     assert run_cli("gate", str(good_dir), "--reference", str(good_dir),
-                   "--metric", "final/recall_at_3") == 0
+                   "--metric", "final/recall_at_3") == 2  # no allowed drop: bad input
     parent = good["mlflow"]["parent"]
     assert MlflowClient(tracking_uri=uri).get_run(parent).data.tags["ablate.role"] == "parent"
     assert run_cli("gate", str(worse_dir), "--reference", parent, "--tracking-uri", uri,
-                   "--metric", "final/recall_at_3") == 1
+                   *gate) == 1

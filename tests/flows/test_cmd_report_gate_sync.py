@@ -43,14 +43,29 @@ def test_report_bad_input_is_one_line_exit_2(sweep, tmp_path, capsys):
 
 
 def test_gate_exit_codes(sweep, capsys):
-    assert _run(["gate", str(sweep), "--metric", "final/recall_at_5"]) == 1
+    """Non-inferiority by default: 0 only when the drop is shown below --max-drop; 1 on a
+    fail or an inconclusive gate (the synthetic questions share 5 documents: too few
+    clusters to bound two comparisons); 2 on bad input (a missing or zero margin)."""
+    recall = ["gate", str(sweep), "--metric", "final/recall_at_5"]
+    assert _run(recall + ["--max-drop", "0.02"]) == 1
+    out = capsys.readouterr()
+    assert "INCONCLUSIVE fusion.rrf_k=10" in out.out and "needs ~29 questions" in out.out
+    assert "gate INCONCLUSIVE" in out.err
+    assert _run(recall + ["--max-drop", "0.02", "--variant", "fusion.rrf_k=10"]) == 0
+    assert "ok   fusion.rrf_k=10" in capsys.readouterr().out
+    assert _run(recall + ["--max-drop", "0.5", "--variant", "chunking.size=64"]) == 0
+    assert _run(recall + ["--max-drop", "0.02", "--variant", "chunking.size=64"]) == 1
+    assert "FAIL chunking.size=64" in capsys.readouterr().out
+    for bad in ([], ["--max-drop", "0"], ["--max-drop", "0.02", "--rule", "x"]):
+        assert _run(recall + bad) == 2
+    assert "a drop of 0 can never be proven" in capsys.readouterr().err
+    assert _run(["gate", str(sweep), "--metric", "nope", "--max-drop", "0.02"]) == 2
+    # the old rule, by name: fails only when significantly worse
+    assert _run(recall + ["--rule", "worse"]) == 1
     out = capsys.readouterr()
     assert "FAIL chunking.size=64" in out.out and "gate FAILED" in out.err
-    assert _run(["gate", str(sweep), "--metric", "final/recall_at_5", "--max-drop", "0.5"]) == 0
-    assert _run(["gate", str(sweep), "--metric", "final/recall_at_5",
-                 "--variant", "fusion.rrf_k=10"]) == 0
-    assert _run(["gate", str(sweep), "--metric", "answer/f1"]) == 0
-    assert _run(["gate", str(sweep), "--metric", "nope"]) == 2
+    assert _run(recall + ["--rule", "worse", "--max-drop", "0.5"]) == 0
+    assert _run(["gate", str(sweep), "--metric", "answer/f1", "--rule", "worse"]) == 0
 
 
 def _closed_port() -> int:
