@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -15,12 +16,15 @@ from ablate.components.report.markdown import render_markdown, terminal_summary
 from ablate.components.report.overview import FOREST, forest_plot
 from ablate.components.report.plots import all_plots
 from ablate.components.report.relevance import unaffected
-from ablate.components.report.sweep_data import SweepResults, variables, variant_means
+from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.vocab import BASELINE
 
 
 def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
                  latex: bool = False, plots: bool = True) -> dict[str, str | bytes]:
+    """Every report file; any number in the results may be missing or not finite
+    (report_stats: Δ without a finite value is never significant)."""
+    res = replace(res, stats=report_stats(res.stats))
     key = res.key_metrics(key_metrics)
     order = [v["name"] for v in res.variants]
     images: dict[str, bytes] = {}

@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 from ablate.components.report.findings import judge  # noqa: E402
-from ablate.components.report.numbers import fmt, fmt_p  # noqa: E402
+from ablate.components.report.numbers import fmt, fmt_ci, fmt_p, fmt_signed, is_significant  # noqa: E402
 from ablate.components.report.overview import head  # noqa: E402
 from ablate.components.report.plots import _png, tick_labels  # noqa: E402
 from ablate.components.stats.factorial import Design, design_from_records  # noqa: E402
@@ -114,7 +114,7 @@ def _title_note(effects: pl.DataFrame | None, metric: str, a: str, b: str) -> st
     if rows.height != 1:
         return ""
     r = rows.row(0, named=True)
-    return f"\ninteraction {r['estimate']:+.3f}, p adj {fmt_p(r['p_adjusted'])}"
+    return f"\ninteraction {fmt_signed(r['estimate'])}, p adj {fmt_p(r['p_adjusted'])}"
 
 
 def interaction_plots(manifest: dict[str, Any], variants: list[dict[str, Any]],
@@ -130,7 +130,7 @@ def interaction_plots(manifest: dict[str, Any], variants: list[dict[str, Any]],
 
 
 def _mark(r: dict[str, Any]) -> str:
-    if not r["significant"]:
+    if not is_significant(r, "estimate"):
         return ""
     arrow = "▲" if r["estimate"] > 0 else "▼"
     verdict = judge(r["metric"], r["estimate"]) if r["kind"] == "main" else ""
@@ -143,8 +143,8 @@ def effects_table(rows: pl.DataFrame) -> list[str]:
     for r in rows.iter_rows(named=True):
         alias = f" (= {r['aliases']})" if r["aliases"] else ""
         out.append(f"| {r['effect']}{alias} | {r['kind']} | {fmt(r['estimate'])} | "
-                   f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | {fmt_p(r['p_value'])} | "
-                   f"{fmt_p(r['p_adjusted'])} | {_mark(r)} | {r['n']} |")
+                   f"{fmt_ci(r['ci_low'], r['ci_high'], r['estimate'])} | {fmt_p(r['p_value'])} | "
+                   f"{fmt_p(r['p_adjusted'])} | {_mark(r)} | {fmt(r['n'])} |")
     return out
 
 
@@ -215,9 +215,10 @@ def factorial_section(manifest: dict[str, Any], variants: list[dict[str, Any]],
         rows = effects.filter(pl.col("metric") == metric)
         if not rows.height:
             continue
-        sig = rows.filter(pl.col("significant") & (pl.col("kind") == "interaction"))
+        sig = rows.filter(pl.col("significant") & (pl.col("kind") == "interaction")
+                          & pl.col("estimate").is_finite())
         note = ("Significant interactions: " + "; ".join(
-            f"{r['effect']} ({r['estimate']:+.3f}, adjusted p {fmt_p(r['p_adjusted'])})"
+            f"{r['effect']} ({fmt_signed(r['estimate'])}, adjusted p {fmt_p(r['p_adjusted'])})"
             for r in sig.iter_rows(named=True)) if sig.height else
             "No two-way interaction is significant after correction.")
         lines += [f"### {metric}", "", note, ""] + effects_table(rows) + [""]

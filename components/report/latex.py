@@ -3,12 +3,12 @@ and the delta to the baseline with its 95% CI, daggers for significance after co
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Sequence
 
 import polars as pl
 
+from ablate.components.report.numbers import ci_odd, finite, fmt_signed, is_significant
 from ablate.components.report.sweep_data import variables, variant_means
 from ablate.components.vocab import BASELINE
 
@@ -17,6 +17,7 @@ _ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#
 
 
 DAGGER = r"$^\dagger$"
+DDAGGER = r"$^\ddagger$"  # the interval does not contain its delta (numbers.CI_ODD)
 
 
 def tex(text: Any) -> str:
@@ -24,7 +25,7 @@ def tex(text: Any) -> str:
 
 
 def _num(x: float | None, digits: int = 3) -> str:
-    return "--" if x is None or math.isnan(x) else f"{x:.{digits}f}"
+    return f"{x:.{digits}f}" if finite(x) else "--"
 
 
 def render_latex(manifest: dict[str, Any], variants: list[dict[str, Any]], stats: pl.DataFrame,
@@ -39,6 +40,7 @@ def render_latex(manifest: dict[str, Any], variants: list[dict[str, Any]], stats
              "Variable & Value & " + " & ".join(tex(m) for m in key_metrics) + r" \\", r"\midrule"]
     base = [_num(means.get((BASELINE, m))) for m in key_metrics]
     lines.append("baseline & & " + " & ".join(base) + r" \\")
+    any_odd = False
     for variable, points in variables(variants).items():
         lines.append(r"\midrule")
         for name, value in points[1:]:
@@ -46,9 +48,12 @@ def render_latex(manifest: dict[str, Any], variants: list[dict[str, Any]], stats
             for m in key_metrics:
                 r = srows.get((name, m))
                 cell = _num(means.get((name, m)))
-                if r is not None and r["delta"] is not None:
-                    cell += (f" ({r['delta']:+.3f} [{_num(r['ci_low'])}, {_num(r['ci_high'])}]"
-                             f"{DAGGER if r['significant'] else ''})")
+                if r is not None and finite(r.get("delta")):
+                    lo, hi = r.get("ci_low"), r.get("ci_high")
+                    odd = DDAGGER if ci_odd(lo, hi, r["delta"]) else ""
+                    any_odd = any_odd or bool(odd)
+                    cell += (f" ({fmt_signed(r['delta'])} [{_num(lo)}, {_num(hi)}]{odd}"
+                             f"{DAGGER if is_significant(r) else ''})")
                 cells.append(cell)
             lines.append(f"{tex(variable)} & {tex(value)} & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}",
@@ -56,6 +61,7 @@ def render_latex(manifest: dict[str, Any], variants: list[dict[str, Any]], stats
               rf"baseline [95\% paired bootstrap CI]); $\dagger$: significant after "
               rf"{tex(st.get('correction'))} correction at $\alpha={st.get('alpha')}$, "
               rf"{tex(st.get('test'))} test, n={manifest.get('questions', {}).get('total')} "
-              r"questions.}",
+              r"questions" + (r"; $\ddagger$: the interval does not contain its delta" if any_odd else "")
+              + ".}",
               rf"\label{{tab:{re.sub(r'[^A-Za-z0-9:-]+', '-', str(manifest.get('sweep_id')))}}}", r"\end{table}", ""]
     return "\n".join(lines)

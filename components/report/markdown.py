@@ -14,12 +14,12 @@ import polars as pl
 from ablate.components.report.factorial import factorial_section
 from ablate.components.report.findings import findings, judge
 from ablate.components.report.judge import judge_section, metric_note
-from ablate.components.report.numbers import fmt, fmt_p
+from ablate.components.report.numbers import fmt, fmt_ci, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import plot_name
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
-from ablate.components.stats.compare import MIN_UNTIED_FOR_BOOTSTRAP
+from ablate.components.stats.inference import MIN_UNTIED_FOR_BOOTSTRAP
 from ablate.components.vocab import BASELINE
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
@@ -27,8 +27,9 @@ __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summ
 
 
 def mark(row: dict[str, Any]) -> str:
-    """▲/▼ for a significant rise/fall, with 'better'/'worse' from the metric's direction."""
-    if not row.get("significant"):
+    """▲/▼ for a significant rise/fall, with 'better'/'worse' from the metric's direction
+    (nothing when Δ is not a finite number)."""
+    if not is_significant(row):
         return ""
     arrow = "▲" if row["delta"] > 0 else "▼"
     verdict = judge(row["metric"], row["delta"]) if "metric" in row else ""
@@ -46,11 +47,16 @@ def _variable_table(metric: str, points: Sequence[tuple[str, str]],
         if r is None:  # the baseline
             out.append(f"| {name} | {value} | {fmt(m)} | | | | | | | | |")
             continue
-        out.append(f"| {name} | {value} | {fmt(m)} | {fmt(r['delta'])} | "
-                   f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | {fmt_p(r['p_value'])} | "
-                   f"{fmt_p(r['p_adjusted'])} | {mark(r)} | {fmt(r['d_z'], 2)} | "
-                   f"{r['wins']}/{r['ties']}/{r['losses']} | {r['n_used']} |")
+        out.append(f"| {name} | {value} | {fmt(m)} | {fmt(r.get('delta'))} | "
+                   f"{fmt_ci(r.get('ci_low'), r.get('ci_high'), r.get('delta'))} | "
+                   f"{fmt_p(r.get('p_value'))} | {fmt_p(r.get('p_adjusted'))} | {mark(r)} | "
+                   f"{fmt(r.get('d_z'), 2)} | {wtl(r)} | {fmt(r.get('n_used'))} |")
     return out
+
+
+def wtl(row: dict[str, Any]) -> str:
+    """'wins/ties/losses' of a comparison ('–' for a count it lacks)."""
+    return "/".join(fmt(row.get(k)) for k in ("wins", "ties", "losses"))
 
 
 def analysis_text(manifest: dict[str, Any]) -> str:
@@ -233,7 +239,8 @@ def latency_table(timings: pl.DataFrame, variants: Sequence[str] | None = None,
         rows = timings.filter(pl.col("variant") == name)
         cells = []
         for c in cols:
-            col = rows[c].fill_nan(None).drop_nulls()
+            col = rows[c].cast(pl.Float64)
+            col = col.filter(col.is_finite())  # no null, NaN or inf
             cells.append("–" if col.len() == 0 else _p50_p95_ms(col))
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(out)
@@ -273,7 +280,7 @@ def terminal_summary(variants: list[dict[str, Any]], stats: pl.DataFrame, per_qu
             r = srows.get((v["name"], m))
             cell = fmt(mean)
             if r is not None:
-                cell += f" ({r['delta']:+.3f}{mark(r) or ' '})"
+                cell += f" ({fmt_signed(r.get('delta'))}{mark(r) or ' '})"
             cells.append(cell.rjust(26))
         lines.append(v["name"].ljust(width) + "".join(cells))
     lines.append("(delta vs baseline; ▲/▼ significant after correction)")

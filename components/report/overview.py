@@ -15,13 +15,22 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ablate.components.report.findings import judge  # noqa: E402
-from ablate.components.report.numbers import fmt  # noqa: E402
+from ablate.components.report.numbers import (  # noqa: E402
+    CI_ODD,
+    ci_odd,
+    finite,
+    fmt,
+    fmt_ci,
+    is_significant,
+)
 
 FOREST = "overview.png"
 BETTER, WORSE, NEUTRAL, NONSIG = "#1a7f37", "#cf222e", "#0969da", "#57606a"
 GLOSSARY = [
     ("Δ", "variant mean minus baseline mean, paired on question id (same questions, same gold spans)"),
     ("95% CI", "confidence interval of Δ: paired bootstrap, or the exact sign-flip interval when few pairs differ"),
+    (CI_ODD, "the CI does not contain its own Δ (or its bounds are reversed): an inconsistent "
+             "interval, shown as computed; read Δ and p, not the interval"),
     ("p", "two-sided p-value of the paired test (sign-flip randomisation by default)"),
     ("p adj", "p after the multiple-comparison correction over the family (Holm by default)"),
     ("sig.", "▲/▼ significant after correction (higher/lower than the baseline), with better/worse by the metric's direction"),
@@ -60,7 +69,7 @@ def _rows(variables: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str, s
 
 
 def _sig(r: dict[str, Any]) -> str:
-    if not r.get("significant"):
+    if not is_significant(r):
         return ""
     verdict = judge(r["metric"], r["delta"])
     return ("▲ " if r["delta"] > 0 else "▼ ") + verdict
@@ -85,7 +94,8 @@ def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[st
             if r is None:
                 cells.append("– | ")
                 continue
-            cells.append(f"{fmt(r['delta'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | {_sig(r)}")
+            cells.append(f"{fmt(r.get('delta'))} {fmt_ci(r.get('ci_low'), r.get('ci_high'), r.get('delta'))}"
+                         f" | {_sig(r)}")
         out.append(f"| {var} | {value} | " + " | ".join(cells) + " |")
     return out
 
@@ -94,7 +104,8 @@ def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                 srows: dict[tuple[str, str], dict],
                 unaffected: AbstractSet[tuple[str, str]] = frozenset()) -> bytes:
     """Δ with its CI per variant (rows, grouped by variable) and key metric (panels);
-    nothing is drawn where the variant cannot change the metric."""
+    nothing is drawn where the variant cannot change the metric or Δ is not finite; an
+    infinite bound is not drawn, and a CI that does not contain Δ gets an open diamond."""
     from ablate.components.report.plots import _png
     rows = _rows(variables)
     n = max(1, len(key))
@@ -103,21 +114,24 @@ def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
     fig, axes = plt.subplots(1, n, figsize=(2.6 * n + 2.6, max(2.0, height)), sharey=True,
                              squeeze=False)
     ys = list(range(len(rows)))[::-1]
+    any_odd = False
     for i, metric in enumerate(key):
         ax = axes[0][i]
         ax.axvline(0, color=NONSIG, lw=0.8, ls="--")
         for y, (_, name, _) in zip(ys, rows):
             r = srows.get((name, metric))
-            if (name, metric) in unaffected or r is None or r.get("delta") is None \
-                    or math.isnan(r["delta"]):
+            if (name, metric) in unaffected or r is None or not finite(r.get("delta")):
                 continue
-            verdict = judge(metric, r["delta"]) if r.get("significant") else ""
-            color = {"better": BETTER, "worse": WORSE}.get(verdict, NEUTRAL if r.get("significant") else NONSIG)
+            sig = is_significant(r)
+            verdict = judge(metric, r["delta"]) if sig else ""
+            color = {"better": BETTER, "worse": WORSE}.get(verdict, NEUTRAL if sig else NONSIG)
             lo, hi = r.get("ci_low"), r.get("ci_high")
-            if lo is not None and hi is not None and not (math.isnan(lo) or math.isnan(hi)):
+            if finite(lo) and finite(hi):
                 ax.plot([lo, hi], [y, y], color=color, lw=2, solid_capstyle="butt")
-            ax.plot([r["delta"]], [y], "o", color=color, ms=6 if r.get("significant") else 4,
-                    mfc=color if r.get("significant") else "white")
+            odd = ci_odd(lo, hi, r["delta"])
+            any_odd = any_odd or odd
+            ax.plot([r["delta"]], [y], "D" if odd else "o", color=color, ms=6 if sig else 4,
+                    mfc=color if sig and not odd else "white")
         ax.set_title(metric, fontsize=9)
         ax.tick_params(axis="x", labelsize=8)
         ax.grid(axis="x", alpha=0.3)
@@ -128,6 +142,7 @@ def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
     axes[0][0].set_yticks(ys, labels, fontsize=8)
     axes[0][0].set_ylim(-0.6, len(rows) - 0.4)
     fig.suptitle("Δ vs baseline with 95% CI (filled: significant after correction; "
-                 "green better, red worse)", fontsize=9)
+                 "green better, red worse)"
+                 + ("\n◇: the CI does not contain Δ" if any_odd else ""), fontsize=9)
     fig.tight_layout()
     return _png(fig)

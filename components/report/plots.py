@@ -1,7 +1,9 @@
 """Report plots as PNG bytes (matplotlib, Agg backend, no display needed).
 
 - one figure per swept variable: each key metric against the swept value, error bars the
-  95% CI of the paired difference to the baseline drawn around the variant mean;
+  95% CI of the paired difference to the baseline drawn around the variant mean (a CI that
+  does not contain its estimate, or is reversed, is drawn clipped at the mean with an open
+  diamond and named under the figure; numbers that are not finite are not drawn);
 - failure buckets per variant as stacked bars;
 - latency per stage and tokens in/out per variant.
 Deterministic: fixed figure sizes and dpi, no timestamps in the PNG metadata.
@@ -21,6 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
+from ablate.components.report.numbers import ci_odd, finite, is_significant  # noqa: E402
 from ablate.components.vocab import BASELINE  # noqa: E402
 
 BASE_COLOR, VAR_COLOR, UP, DOWN = "#57606a", "#0969da", "#1a7f37", "#cf222e"
@@ -29,6 +32,7 @@ BUCKET_COLORS = {"ok": "#2da44e", "correct_refusal": "#8cc0a0", "retrieval_miss"
                  "generation_error": "#8250df", "false_acceptance": "#bf3989",
                  "false_refusal": "#6e7781", "no_evidence": "#afb8c1"}
 DPI = 96
+ODD_NOTE = "◇: the CI does not contain the estimate (bar clipped at the mean)"
 
 
 def plot_name(variable: str) -> str:
@@ -68,6 +72,21 @@ def tick_labels(labels: Sequence[str], width: int = 16) -> list[str]:
     return out
 
 
+def error_bar(mean: Any, row: dict[str, Any]) -> tuple[float, float, float, bool] | None:
+    """(y, below, above, odd) of a comparison's error bar on the metric's scale: the CI of
+    Δ shifted by the baseline mean, around the variant mean; the half-widths are never
+    negative (clipped at 0 when the CI does not contain its estimate: `odd`). None when
+    a number it needs is missing or not finite."""
+    lo, hi, ref = row.get("ci_low"), row.get("ci_high"), row.get("mean_baseline")
+    y = row.get("mean_variant")
+    y = y if finite(y) else mean
+    if not all(finite(v) for v in (lo, hi, ref, y)):
+        return None
+    below, above = y - (ref + lo), (ref + hi) - y
+    odd = ci_odd(lo, hi, row.get("delta")) or min(below, above) < -1e-9 * max(1.0, abs(y))
+    return y, max(below, 0.0), max(above, 0.0), odd
+
+
 def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Sequence[str],
                   means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], dict]) -> bytes:
     """Key metrics against the swept value; `points` are (variant, value label), baseline included."""
@@ -77,28 +96,29 @@ def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Seq
     rows = math.ceil(n / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.7 * rows), squeeze=False)
     xs = list(range(len(pts)))
+    any_odd = False
     for i, metric in enumerate(metrics):
         ax = axes[i // cols][i % cols]
         base = means.get((BASELINE, metric), math.nan)
-        if not math.isnan(base):
+        if finite(base):
             ax.axhline(base, color=BASE_COLOR, lw=0.8, ls="--", zorder=1)
         for x, (name, _) in zip(xs, pts):
             m = means.get((name, metric), math.nan)
             r = stats_rows.get((name, metric))
             if r is None:
-                ax.plot([x], [m], "s", color=BASE_COLOR, ms=6, zorder=3)
+                if finite(m):
+                    ax.plot([x], [m], "s", color=BASE_COLOR, ms=6, zorder=3)
                 continue
             color = VAR_COLOR
-            if r.get("significant"):
+            if is_significant(r):
                 color = UP if r["delta"] > 0 else DOWN
-            lo, hi = r.get("ci_low"), r.get("ci_high")
-            ref = r.get("mean_baseline")
-            if (lo is not None and hi is not None and ref is not None
-                    and not any(map(math.isnan, (lo, hi, ref)))):
-                y = r["mean_variant"]
-                ax.errorbar([x], [y], yerr=[[y - (ref + lo)], [(ref + hi) - y]], fmt="o",
-                            color=color, capsize=3, ms=5, zorder=3)
-            else:
+            bar = error_bar(m, r)
+            if bar is not None:
+                y, below, above, odd = bar
+                any_odd = any_odd or odd
+                ax.errorbar([x], [y], yerr=[[below], [above]], fmt="D" if odd else "o",
+                            mfc="white" if odd else color, color=color, capsize=3, ms=5, zorder=3)
+            elif finite(m):
                 ax.plot([x], [m], "o", color=color, ms=5, zorder=3)
         ax.set_xticks(xs, tick_labels([lbl for _, lbl in pts]),
                       rotation=30 if len(pts) > 4 else 0, fontsize=8)
@@ -107,7 +127,8 @@ def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Seq
         ax.grid(axis="y", alpha=0.3)
     for j in range(n, rows * cols):
         axes[j // cols][j % cols].axis("off")
-    fig.suptitle(f"{variable} (■ baseline, bars: 95% CI of the paired difference)", fontsize=9)
+    fig.suptitle(f"{variable} (■ baseline, bars: 95% CI of the paired difference)"
+                 + (f"\n{ODD_NOTE}" if any_odd else ""), fontsize=9)
     fig.tight_layout()
     return _png(fig)
 
@@ -128,7 +149,8 @@ def buckets_plot(per_query: pl.DataFrame, order: Sequence[str]) -> bytes:
         left = [a + c for a, c in zip(left, vals)]
     ax.set_yticks(ys, list(order), fontsize=8)
     ax.set_xlabel("questions", fontsize=8)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    if buckets:
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     ax.set_title("Failure buckets per variant", fontsize=9)
     fig.tight_layout()
     return _png(fig)
@@ -137,10 +159,15 @@ def buckets_plot(per_query: pl.DataFrame, order: Sequence[str]) -> bytes:
 def latency_means(timings: pl.DataFrame, columns: Sequence[str],
                   order: Sequence[str]) -> dict[str, list[float]]:
     """Per variant, the mean seconds per question of each latency column (0 for a stage it
-    did not time: a NaN must not blank the variant's whole bar)."""
+    did not time, or whose mean is not finite: a NaN must not blank the variant's whole bar)."""
     means = timings.group_by("variant").agg([pl.col(c).fill_nan(None).mean() for c in columns])
     table = {r["variant"]: r for r in means.iter_rows(named=True)}
-    return {v: [float(table.get(v, {}).get(c) or 0.0) for c in columns] for v in order}
+    return {v: [_bar(table.get(v, {}).get(c)) for c in columns] for v in order}
+
+
+def _bar(x: Any) -> float:
+    """A bar's length: 0 for a missing or non-finite mean (an inf would break the axes)."""
+    return float(x) if finite(x) else 0.0
 
 
 def cost_plot(per_query: pl.DataFrame, timings: pl.DataFrame | None, order: Sequence[str]) -> bytes:
@@ -168,7 +195,7 @@ def cost_plot(per_query: pl.DataFrame, timings: pl.DataFrame | None, order: Sequ
         tok_rows = {r["variant"]: r for r in means.iter_rows(named=True)}
         h = 0.8 / len(tok)
         for i, c in enumerate(tok):
-            vals = [float(tok_rows.get(v, {}).get(c) or 0.0) for v in order]
+            vals = [_bar(tok_rows.get(v, {}).get(c)) for v in order]
             ax2.barh([y + (i - (len(tok) - 1) / 2) * h for y in ys], vals, height=h, label=c)
         ax2.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False,
                    ncol=len(tok))

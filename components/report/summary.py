@@ -4,16 +4,18 @@ key-metric tables as Markdown, and the same numbers as table rows."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Sequence
 
 from ablate.components.report.findings import findings
-from ablate.components.report.markdown import _variable_table, mark
-from ablate.components.report.numbers import fmt, fmt_p
-from ablate.components.report.sweep_data import SweepResults, variables, variant_means
+from ablate.components.report.markdown import _variable_table, mark, wtl
+from ablate.components.report.numbers import fmt, fmt_ci, fmt_p
+from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.vocab import BASELINE
 
 
 def summary_markdown(res: SweepResults, key_metrics: Sequence[str] | None = None) -> str:
+    res = replace(res, stats=report_stats(res.stats))
     key = res.key_metrics(key_metrics)
     man = res.manifest
     means = variant_means(res.per_query, key)
@@ -33,6 +35,7 @@ def summary_markdown(res: SweepResults, key_metrics: Sequence[str] | None = None
 
 def summary_rows(res: SweepResults, key_metrics: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """One row per variant x key metric (baseline rows carry only the mean)."""
+    res = replace(res, stats=report_stats(res.stats))
     key = res.key_metrics(key_metrics)
     means = variant_means(res.per_query, key)
     srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}
@@ -49,9 +52,8 @@ def summary_rows(res: SweepResults, key_metrics: Sequence[str] | None = None) ->
                 rows.append({"variable": "" if name == BASELINE else variable,
                              "variant": name, "value": value, "metric": metric,
                              "mean": fmt(mean), "delta": fmt(r.get("delta")),
-                             "ci": f"[{fmt(r.get('ci_low'))}, {fmt(r.get('ci_high'))}]" if r else "",
+                             "ci": fmt_ci(r.get("ci_low"), r.get("ci_high"), r.get("delta")) if r else "",
                              "p": fmt_p(r.get("p_value")), "p_adj": fmt_p(r.get("p_adjusted")),
                              "sig": mark(r) if r else "", "d_z": fmt(r.get("d_z"), 2),
-                             "w_t_l": f"{r['wins']}/{r['ties']}/{r['losses']}" if r else "",
-                             "n": r.get("n_used", "")})
+                             "w_t_l": wtl(r) if r else "", "n": fmt(r.get("n_used")) if r else ""})
     return rows

@@ -14,6 +14,7 @@ import polars as pl
 
 from ablate.components.config import format_value, get_dotted
 from ablate.components.errors import InputError
+from ablate.components.stats.compare import STATS_SCHEMA
 from ablate.components.vocab import BASELINE
 
 REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
@@ -105,6 +106,19 @@ def variables(variants: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]
     return out
 
 
+def report_stats(stats: pl.DataFrame) -> pl.DataFrame:
+    """stats.parquet as the report reads it: every column of STATS_SCHEMA (one it lacks,
+    e.g. from an older or hand-made table, is null), rows without a metric or variant
+    dropped, and `significant` only where Δ is a finite number (an arrow needs a
+    direction; a null flag is not significant). Columns it does not know are kept."""
+    missing = [pl.lit(None, dtype=t).alias(c) for c, t in STATS_SCHEMA.items() if c not in stats.columns]
+    out = stats.with_columns(missing) if missing else stats
+    delta = pl.col("delta").cast(pl.Float64)
+    return out.filter(pl.col("metric").is_not_null() & pl.col("variant").is_not_null()).with_columns(
+        (pl.col("significant").cast(pl.Boolean).fill_null(False)
+         & delta.is_finite().fill_null(False)).alias("significant"))
+
+
 def family_counts(stats: pl.DataFrame) -> dict[str, tuple[str, str]]:
     """Metric family ('final', 'answer', ...) -> (questions used, undefined) as text ranges."""
     if not stats.height:
@@ -114,7 +128,9 @@ def family_counts(stats: pl.DataFrame) -> dict[str, tuple[str, str]]:
         pl.col("n_used").min().alias("u0"), pl.col("n_used").max().alias("u1"),
         pl.col("n_undefined").min().alias("d0"), pl.col("n_undefined").max().alias("d1"))
 
-    def rng(a: int, b: int) -> str:
+    def rng(a: int | None, b: int | None) -> str:
+        if a is None or b is None:
+            return "–"
         return str(a) if a == b else f"{a}–{b}"
     return {r["family"]: (rng(r["u0"], r["u1"]), rng(r["d0"], r["d1"]))
             for r in agg.sort("family").iter_rows(named=True)}
