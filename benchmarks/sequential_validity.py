@@ -74,30 +74,43 @@ def _study(rng: np.random.Generator, clusters: int, icc: float, k: int, delta: f
     return bool(decided.any()), int(decided.sum()), used, old
 
 
+def validity_rows(reps: int, seed: int, quick: bool = False, alpha: float = 0.05) -> list[dict]:
+    """One row per design x number of key comparisons (benchmarks/stat_validity.py prints
+    them in its table): type-I error, power (share of comparisons decided under the
+    effect) and the share of questions used under the effect and under none."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for name, clusters, icc in (DESIGNS[:1] + DESIGNS[3:4] if quick else DESIGNS):
+        delta = 2.8 * _se_full(clusters, icc)
+        for k in ((1,) if quick else (1, 4)):
+            null = [_study(rng, clusters, icc, k, 0.0, alpha) for _ in range(reps)]
+            alt = [_study(rng, clusters, icc, k, delta, alpha) for _ in range(reps)]
+            rows.append({"design": name, "key": k,
+                         "type_I": float(np.mean([x[0] for x in null])),
+                         "old_z_type_I": float(np.mean([x[3] for x in null])) if k == 1 else math.nan,
+                         "power": float(np.mean([x[1] / k for x in alt])),
+                         "used_H1": float(np.mean([x[2] for x in alt]) / N),
+                         "used_H0": float(np.mean([x[2] for x in null]) / N)})
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3000, help="studies per cell (default 3000: ~1.5 min)")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=27)
     a = ap.parse_args()
-    rng = np.random.default_rng(a.seed)
     tol = 3.0 * math.sqrt(a.alpha * (1 - a.alpha) / a.reps)
     start = time.time()
     print(f"sequential validity: N {N}, looks {look_sizes(N, BATCH)}, alpha {a.alpha}, "
           f"{a.reps} studies per cell, seed {a.seed}; target type-I <= alpha + {tol:.4f} (3 SE)")
     print(f"{'design':24} {'key':>3} {'type-I':>7} {'old z':>6} {'ok':>3} "
           f"{'power':>6} {'used|H1':>7} {'used|H0':>7}")
-    for name, clusters, icc in DESIGNS:
-        delta = 2.8 * _se_full(clusters, icc)
-        for k in (1, 4):
-            null = [_study(rng, clusters, icc, k, 0.0, a.alpha) for _ in range(a.reps)]
-            alt = [_study(rng, clusters, icc, k, delta, a.alpha) for _ in range(a.reps)]
-            err = np.mean([x[0] for x in null])
-            old = f"{np.mean([x[3] for x in null]):.3f}" if k == 1 else "-"
-            power = np.mean([x[1] / k for x in alt])
-            print(f"{name:24} {k:>3} {err:7.3f} {old:>6} {'yes' if err <= a.alpha + tol else 'NO':>3} "
-                  f"{power:6.3f} {np.mean([x[2] for x in alt]) / N:7.2f} "
-                  f"{np.mean([x[2] for x in null]) / N:7.2f}", flush=True)
+    for r in validity_rows(a.reps, a.seed, alpha=a.alpha):
+        old = "-" if math.isnan(r["old_z_type_I"]) else f"{r['old_z_type_I']:.3f}"
+        ok = "yes" if r["type_I"] <= a.alpha + tol else "NO"
+        print(f"{r['design']:24} {r['key']:>3} {r['type_I']:7.3f} {old:>6} {ok:>3} "
+              f"{r['power']:6.3f} {r['used_H1']:7.2f} {r['used_H0']:7.2f}", flush=True)
     print(f"({time.time() - start:.0f} s)")
 
 

@@ -34,4 +34,7 @@ def test_quick_validity_table(capsys):
         assert r["power"] > 0.4, r
     for r in out["corrections"]:
         assert r["fwer"] <= 0.05 + 4 * math.sqrt(0.05 * 0.95 / r["families"]), r
+    assert out["sequential_validity"], "the sequential rows are part of the table"
+    for r in out["sequential_validity"]:
+        assert r["type_I"] <= 0.05 + 4 * se, r
     assert "Tests and intervals" in capsys.readouterr().out
