@@ -77,11 +77,11 @@ def error_bar(mean: Any, row: dict[str, Any]) -> tuple[float, float, float, bool
     Δ shifted by the baseline mean, around the variant mean; the half-widths are never
     negative (clipped at 0 when the CI does not contain its estimate: `odd`). None when
     a number it needs is missing or not finite."""
-    lo, hi, ref = row.get("ci_low"), row.get("ci_high"), row.get("mean_baseline")
-    y = row.get("mean_variant")
-    y = y if finite(y) else mean
-    if not all(finite(v) for v in (lo, hi, ref, y)):
+    values: tuple[Any, ...] = (row.get("ci_low"), row.get("ci_high"), row.get("mean_baseline"),
+                               row.get("mean_variant") if finite(row.get("mean_variant")) else mean)
+    if not all(finite(v) for v in values):
         return None
+    lo, hi, ref, y = (float(v) for v in values)
     below, above = y - (ref + lo), (ref + hi) - y
     odd = ci_odd(lo, hi, row.get("delta")) or min(below, above) < -1e-9 * max(1.0, abs(y))
     return y, max(below, 0.0), max(above, 0.0), odd

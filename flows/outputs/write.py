@@ -253,10 +253,16 @@ def _manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any
 
 def _failure(ctx: RunContext, folder: Path, failed: dict[str, Exception],
              per_query: pl.DataFrame) -> RunFailed:
-    """The RunFailed of a folder that landed without the parts in `failed` (by name)."""
+    """The RunFailed of a folder that landed without the parts in `failed` (by name).
+    Never raises: when what stopped the statistics stops their command too, the hint is
+    the run's (every stage reused)."""
     if "stats" in failed:
+        try:
+            hint = stats_hint(ctx, folder, per_query)
+        except Exception:  # noqa: BLE001 - one line, never a traceback
+            hint = rerun_hint(ctx)
         return RunFailed(f"statistics failed ({cause(failed['stats'])}); per_query.parquet "
-                         f"is in {folder}", hint=stats_hint(ctx, folder, per_query))
+                         f"is in {folder}", hint=hint)
     if "manifest" in failed:
         return RunFailed(f"manifest failed ({cause(failed['manifest'])}); per_query.parquet "
                          f"and stats.parquet are in {folder}", hint=rerun_hint(ctx))
