@@ -138,7 +138,7 @@ def _mark(r: dict[str, Any]) -> str:
 
 
 def effects_table(rows: pl.DataFrame) -> list[str]:
-    out = [f"| effect | kind | estimate | {head('95% CI')} | {head('p')} | {head('p adj')} | "
+    out = [f"| effect | kind | estimate | {head('CI')} | {head('p')} | {head('p adj')} | "
            f"{head('sig.')} | {head('n')} |", "|---|---|---:|---|---:|---:|---|---:|"]
     for r in rows.iter_rows(named=True):
         alias = f" (= {r['aliases']})" if r["aliases"] else ""

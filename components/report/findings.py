@@ -25,6 +25,7 @@ from ablate.components.metrics.consistency import consistency_rates, reference_o
 from ablate.components.metrics.registry import compared, direction
 from ablate.components.report.judge import judge_warnings
 from ablate.components.report.numbers import fmt, fmt_p
+from ablate.components.stats.clusters import FEW_CLUSTERS
 from ablate.components.vocab import BASELINE
 
 MAX_LISTED = 6
@@ -194,10 +195,25 @@ def significant(stats: pl.DataFrame, key_metrics: Sequence[str],
     return out
 
 
+def few_clusters(key: pl.DataFrame) -> list[str]:
+    """A finding when the key comparisons rest on fewer than FEW_CLUSTERS clusters."""
+    if "n_clusters" not in key.columns or "clustered_by" not in key.columns or not key.height:
+        return []
+    clustered = key.filter(pl.col("clustered_by") != "none")
+    g = clustered["n_clusters"].drop_nulls()
+    if not g.len() or int(g.max()) >= FEW_CLUSTERS:  # type: ignore[arg-type]
+        return []
+    return [f"Few clusters: the key comparisons rest on {int(g.max())} clusters of questions "  # type: ignore[arg-type]
+            f"(questions sharing a document count as one unit), fewer than {FEW_CLUSTERS}: "
+            "the tests can decide only large effects, and intervals are wide or unbounded; "
+            "more documents, not more questions per document, would tell more."]
+
+
 def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequence[str],
              manifest: dict[str, Any] | None = None) -> list[str]:
     out = []
     key = stats.filter(pl.col("metric").is_in(list(key_metrics)))
+    out += few_clusters(key)
     under = key.filter(~pl.col("significant") & pl.col("mde").is_not_nan()
                        & (pl.col("mde") > pl.col("delta").abs()))
     if under.height:

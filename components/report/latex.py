@@ -1,5 +1,5 @@
 """An optional LaTeX (booktabs) table of the key metrics: one row per variant, the mean
-and the delta to the baseline with its 95% CI, daggers for significance after correction."""
+and the delta to the baseline with its CI, daggers for significance after correction."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def render_latex(manifest: dict[str, Any], variants: list[dict[str, Any]], stats
             lines.append(f"{tex(variable)} & {tex(value)} & " + " & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}",
               rf"\caption{{{tex(manifest.get('experiment'))}: mean per variant (delta to the "
-              rf"baseline [95\% paired bootstrap CI]); $\dagger$: significant after "
+              rf"baseline [confidence interval]); $\dagger$: significant after "
               rf"{tex(st.get('correction'))} correction at $\alpha={st.get('alpha')}$, "
               rf"{tex(st.get('test'))} test, n={manifest.get('questions', {}).get('total')} "
               r"questions" + (r"; $\ddagger$: the interval does not contain its delta" if any_odd else "")

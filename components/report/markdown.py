@@ -14,7 +14,7 @@ import polars as pl
 from ablate.components.report.factorial import factorial_section
 from ablate.components.report.findings import findings, judge
 from ablate.components.report.judge import judge_section, metric_note
-from ablate.components.report.numbers import fmt, fmt_ci, fmt_p, fmt_signed, is_significant
+from ablate.components.report.numbers import fmt, fmt_ci, fmt_n, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import plot_name
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected
@@ -38,7 +38,7 @@ def mark(row: dict[str, Any]) -> str:
 
 def _variable_table(metric: str, points: Sequence[tuple[str, str]],
                     means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], dict]) -> list[str]:
-    out = [f"| variant | value | {metric} | {head('Δ')} vs baseline | {head('95% CI')} | {head('p')} | "
+    out = [f"| variant | value | {metric} | {head('Δ')} vs baseline | {head('CI')} | {head('p')} | "
            f"{head('p adj')} | {head('sig.')} | {head('d_z')} | {head('W/T/L')} | {head('n')} |",
            "|---|---|---:|---:|---|---:|---:|---|---:|---|---:|"]
     for name, value in points:
@@ -50,7 +50,7 @@ def _variable_table(metric: str, points: Sequence[tuple[str, str]],
         out.append(f"| {name} | {value} | {fmt(m)} | {fmt(r.get('delta'))} | "
                    f"{fmt_ci(r.get('ci_low'), r.get('ci_high'), r.get('delta'))} | "
                    f"{fmt_p(r.get('p_value'))} | {fmt_p(r.get('p_adjusted'))} | {mark(r)} | "
-                   f"{fmt(r.get('d_z'), 2)} | {wtl(r)} | {fmt(r.get('n_used'))} |")
+                   f"{fmt(r.get('d_z'), 2)} | {wtl(r)} | {fmt_n(r)} |")
     return out
 
 
@@ -115,15 +115,42 @@ def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
         f"- **n per metric family** (used / undefined): {family_text or '–'}",
         f"- **Statistics** seed {manifest.get('seed')}; test {st.get('test')} (paired on question "
         f"id); correction {st.get('correction')} at alpha {st.get('alpha')}; family: "
-        f"{family_def}; CI: paired bootstrap ({st.get('ci_method')}, "
-        f"{st.get('bootstrap_resamples')} resamples), or the exact sign-flip interval when "
-        f"fewer than {MIN_UNTIED_FOR_BOOTSTRAP} pairs differ (– when no shift can be rejected)",
+        f"{family_def}; CI: {ci_text(st)}",
+        f"- **Unit of analysis** {unit_text(st, stats)}",
         f"- **Labels** a chunk is relevant when it covers ≥ {manifest.get('label_threshold')} of "
         f"a gold span; NDCG gain {manifest.get('ndcg_gain')}; tokenizer {manifest.get('tokenizer')}",
         f"- **Text analysis** {analysis_text(manifest)}",
         *_sequential_lines(manifest.get("sequential")),
         f"- **Versions** {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}",
     ]
+
+
+def ci_text(st: dict[str, Any]) -> str:
+    """How the report's intervals were computed (docs/statistics.md)."""
+    method = st.get("ci_method", "inversion")
+    if method == "inversion":
+        return ("the inverted paired test (" + ("cluster-robust t" if st.get("test") == "t" else
+                "sign-flip over clusters") + ") at the level that matches the corrected p, so "
+                "it excludes 0 exactly when the comparison is significant (at least 95%; "
+                "– when too few clusters to bound it)")
+    if method == "t":
+        return f"cluster-robust t at {1 - float(st.get('alpha', 0.05)):.0%}"
+    return (f"cluster bootstrap ({method}, {st.get('bootstrap_resamples')} resamples) at "
+            f"{1 - float(st.get('alpha', 0.05)):.0%}, or the inverted sign-flip test when fewer "
+            f"than {MIN_UNTIED_FOR_BOOTSTRAP} pairs differ")
+
+
+def unit_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
+    """'the cluster (...): n questions in G clusters' or 'the question'."""
+    if st.get("cluster") == "none" or "n_clusters" not in stats.columns:
+        return "the question (stats.cluster: none: every question independent)"
+    how = ("questions sharing a document" if st.get("cluster", "auto") == "auto"
+           else f"questions sharing a '{st.get('cluster')}'")
+    g = stats["n_clusters"].drop_nulls()
+    n = stats["n_used"].drop_nulls()
+    counts = (f": up to {int(n.max())} questions in {int(g.max())} clusters per comparison "  # type: ignore[arg-type]
+              "(the n column: questions / clusters)" if g.len() and n.len() else "")
+    return f"the cluster ({how} count as one unit; stats.cluster {st.get('cluster', 'auto')}){counts}"
 
 
 def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], stats: pl.DataFrame,
@@ -142,7 +169,7 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     records = {v["name"]: v for v in variants}
     lines = header_lines(manifest, stats) + ["", "## Overview", ""]
     if FOREST in plot_files:
-        lines += [f"![overview: every variant's Δ vs baseline with its 95% CI](plots/{FOREST})", ""]
+        lines += [f"![overview: every variant's Δ vs baseline with its CI](plots/{FOREST})", ""]
     lines += ['<div class="scroll" markdown="1">', ""]
     lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE))
     lines += ["", "</div>", "", "## Findings", ""]

@@ -51,6 +51,14 @@ def ci_odd(low: Any, high: Any, estimate: Any) -> bool:
     return low > high + tol or estimate < low - tol or estimate > high + tol
 
 
+def fmt_n(row: dict[str, Any]) -> str:
+    """A comparison's n: 'questions/clusters' when its questions are clustered."""
+    n, g = row.get("n_used"), row.get("n_clusters")
+    if row.get("clustered_by") in (None, "none") or g is None:
+        return fmt(n)
+    return f"{fmt(n)}/{fmt(g)}"
+
+
 def fmt_ci(low: Any, high: Any, estimate: Any = None) -> str:
     """'[low, high]', with CI_ODD after it when the interval does not contain `estimate`."""
     return f"[{fmt(low)}, {fmt(high)}]" + (CI_ODD if ci_odd(low, high, estimate) else "")

@@ -1,5 +1,5 @@
 """The report's overview, shown first: one forest plot (each variant's paired Δ against
-the baseline with its 95% CI, one panel per key metric, rows grouped by swept variable,
+the baseline with its CI, one panel per key metric, rows grouped by swept variable,
 significant changes coloured better/worse) and one table of the same numbers; plus the
 glossary the table headers link to."""
 
@@ -28,7 +28,8 @@ FOREST = "overview.png"
 BETTER, WORSE, NEUTRAL, NONSIG = "#1a7f37", "#cf222e", "#0969da", "#57606a"
 GLOSSARY = [
     ("Δ", "variant mean minus baseline mean, paired on question id (same questions, same gold spans)"),
-    ("95% CI", "confidence interval of Δ: paired bootstrap, or the exact sign-flip interval when few pairs differ"),
+    ("CI", "confidence interval of Δ: by default the inverted paired test over clusters of questions, at "
+           "the level matching the corrected p (at least 95%), so it excludes 0 exactly when sig."),
     (CI_ODD, "the CI does not contain its own Δ (or its bounds are reversed): an inconsistent "
              "interval, shown as computed; read Δ and p, not the interval"),
     ("p", "two-sided p-value of the paired test (sign-flip randomisation by default)"),
@@ -36,10 +37,12 @@ GLOSSARY = [
     ("sig.", "▲/▼ significant after correction (higher/lower than the baseline), with better/worse by the metric's direction"),
     ("d_z", "standardised paired effect: mean of the per-question differences divided by their standard deviation"),
     ("W/T/L", "questions where the variant scores above / equal to / below the baseline"),
-    ("n", "questions with a defined value in both runs (unanswerable questions have no retrieval scores)"),
+    ("n", "questions with a defined value in both runs (unanswerable questions have no retrieval "
+          "scores) / the clusters they come in (questions sharing a document: the unit of the tests)"),
     ("not affected", "the variant computes the same stage outputs as the baseline for this metric "
                      "(e.g. a generator sweep and retrieval metrics): Δ 0 by construction, not a finding"),
-    ("MDE", "minimum detectable effect: the smallest Δ this n detects with 80% power"),
+    ("MDE", "minimum detectable effect: the smallest Δ these clusters detect with 80% power at the "
+            "corrected level"),
     ("ok", "bucket: answerable, answered correctly"),
     ("retrieval_miss", "bucket: no gold evidence among the fused candidates"),
     ("ranking_loss", "bucket: among the candidates, but not in the reranked top (before the budget)"),
@@ -78,9 +81,9 @@ def _sig(r: dict[str, Any]) -> str:
 def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                    means: dict[tuple[str, str], float], srows: dict[tuple[str, str], dict],
                    unaffected: AbstractSet[tuple[str, str]] = frozenset()) -> list[str]:
-    """One row per variant: its Δ [95% CI] and significance on every key metric
+    """One row per variant: its Δ [CI] and significance on every key metric
     ("not affected" where the variant computes the same stage outputs as the baseline)."""
-    cols = " | ".join(f"{m}: {head('Δ')} {head('95% CI')} | {head('sig.')}" for m in key)
+    cols = " | ".join(f"{m}: {head('Δ')} {head('CI')} | {head('sig.')}" for m in key)
     out = [f"| variable | value | {cols} |", "|---|---|" + "---:|---|" * len(key)]
     base = " | ".join(f"mean {fmt(means.get(('baseline', m), math.nan))} | " for m in key)
     out.append(f"| baseline | | {base}|")
@@ -141,7 +144,7 @@ def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                 ax.axhline(y + 0.5, color="#d0d7de", lw=0.8)
     axes[0][0].set_yticks(ys, labels, fontsize=8)
     axes[0][0].set_ylim(-0.6, len(rows) - 0.4)
-    fig.suptitle("Δ vs baseline with 95% CI (filled: significant after correction; "
+    fig.suptitle("Δ vs baseline with CI (filled: significant after correction; "
                  "green better, red worse)"
                  + ("\n◇: the CI does not contain Δ" if any_odd else ""), fontsize=9)
     fig.tight_layout()

@@ -1,7 +1,7 @@
 """Report plots as PNG bytes (matplotlib, Agg backend, no display needed).
 
 - one figure per swept variable: each key metric against the swept value, error bars the
-  95% CI of the paired difference to the baseline drawn around the variant mean (a CI that
+  CI of the paired difference to the baseline drawn around the variant mean (a CI that
   does not contain its estimate, or is reversed, is drawn clipped at the mean with an open
   diamond and named under the figure; numbers that are not finite are not drawn);
 - failure buckets per variant as stacked bars;
@@ -127,7 +127,7 @@ def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Seq
         ax.grid(axis="y", alpha=0.3)
     for j in range(n, rows * cols):
         axes[j // cols][j % cols].axis("off")
-    fig.suptitle(f"{variable} (■ baseline, bars: 95% CI of the paired difference)"
+    fig.suptitle(f"{variable} (■ baseline, bars: CI of the paired difference)"
                  + (f"\n{ODD_NOTE}" if any_odd else ""), fontsize=9)
     fig.tight_layout()
     return _png(fig)

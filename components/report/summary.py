@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from ablate.components.report.findings import findings
-from ablate.components.report.markdown import _variable_table, mark, wtl
+from ablate.components.report.markdown import _variable_table, mark, unit_text, wtl
 from ablate.components.report.numbers import fmt, fmt_ci, fmt_p
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.vocab import BASELINE
@@ -24,8 +24,10 @@ def summary_markdown(res: SweepResults, key_metrics: Sequence[str] | None = None
     lines = [f"# Ablation: {man.get('experiment')} (`{man.get('sweep_id')}`)", "",
              f"{man.get('questions', {}).get('total')} questions, tier {man.get('tier')}, split "
              f"{man.get('split')}; {st.get('test')} test, {st.get('correction')} correction, "
-             f"alpha {st.get('alpha')}.", "", "## Findings", ""]
-    lines += [f"- {x}" for x in findings(res.stats, key, res.no_effect, man)]
+             f"alpha {st.get('alpha')}; unit of analysis {unit_text(st, res.stats)}.", "",
+             "## Findings", ""]
+    lines += [f"- {x}" for x in findings(res.stats, key, res.no_effect, man,
+                                         variants=res.variants, per_query=res.per_query)]
     for variable, points in variables(res.variants).items():
         lines += ["", f"## {variable}", ""]
         for metric in key:

@@ -32,7 +32,7 @@ from mlflow.tracking import MlflowClient
 from ablate.components.config import flatten
 from ablate.components.model_identity import flat_models
 from ablate.components.report.findings import findings
-from ablate.components.report.sweep_data import SweepResults, load_sweep
+from ablate.components.report.sweep_data import SweepResults, load_sweep, report_stats
 from ablate.components.vocab import BASELINE
 from ablate.flows.track.mlflow_links import runs_page
 from ablate.flows.track.mlflow_store import store_lock
@@ -221,7 +221,9 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
                                    start_time=start or None,
                                    tags={"sweep_id": sid, "ablate.role": "parent"})
     pid = parent.info.run_id
-    note = "\n".join(f"- {x}" for x in findings(res.stats, res.key_metrics(), res.no_effect, man))
+    note = "\n".join(f"- {x}" for x in findings(report_stats(res.stats), res.key_metrics(),
+                                                   res.no_effect, man, variants=res.variants,
+                                                   per_query=res.per_query))
     tags = {"git_sha": man.get("git_sha", ""), "git_dirty": str(man.get("git_dirty", "")),
             "dataset_fingerprint": man["dataset"]["fingerprint"],
             "ablate_version": man.get("versions", {}).get("ablate", ""),
