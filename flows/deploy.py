@@ -4,6 +4,10 @@ prefect.yaml is the one place the scheduled deployments are written down (a nigh
 smoke tier and a weekly full tier on a process work pool, for `prefect deploy`); this
 module turns the same entries into runner deployments for `flow.serve`, so `ablate serve`
 runs exactly what a worker would, on one machine and without a work pool.
+
+A gated deployment (`gate_reference`) needs `gate_max_drop` > 0: the gate proves
+non-inferiority, and a drop of 0 can never be proven; checked when the file is read, not
+after a night's sweep.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ def load_definitions(path: str | Path = PREFECT_YAML) -> list[DeploymentDef]:
         zones = {s.get("timezone") for s in dep.get("schedules") or []} - {None}
         if len(zones) > 1:
             raise InputError("one timezone per deployment", path=str(path), field=where)
+        _check_gate(dep, path, where)
         out.append(DeploymentDef(
             name=dep["name"], crons=tuple(crons), timezone=next(iter(zones), None),
             parameters=dict(dep.get("parameters") or {}), tags=tuple(dep.get("tags") or ()),
@@ -56,6 +61,22 @@ def load_definitions(path: str | Path = PREFECT_YAML) -> list[DeploymentDef]:
             entrypoint=dep.get("entrypoint", "flows/sweep.py:sweep_flow"),
             concurrency_limit=dep.get("concurrency_limit")))
     return out
+
+
+def _check_gate(dep: dict[str, Any], path: Path, where: str) -> None:
+    """A gated deployment's allowed drop (ablate.components.stats.noninferiority)."""
+    from ablate.components.stats.noninferiority import check_margin
+    params = dep.get("parameters") or {}
+    if not params.get("gate_reference"):
+        return
+    drop = params.get("gate_max_drop")
+    if isinstance(drop, bool) or (drop is not None and not isinstance(drop, (int, float))):
+        raise InputError(f"must be a number, got {drop!r}", path=str(path),
+                         field=f"{where}.parameters.gate_max_drop")
+    try:
+        check_margin(drop, field=f"{where}.parameters.gate_max_drop")
+    except InputError as err:
+        raise InputError(err.message, path=str(path), field=err.field) from None
 
 
 def runner_deployments(defs: list[DeploymentDef], overrides: dict[str, Any] | None = None,

@@ -21,15 +21,49 @@ TINY = experiment("deploy-tiny", smoke_size=8, seed=2,
                   baseline=pipeline(generator=None), sweeps=[vary("fusion.rrf_k", 5)])
 
 
+def test_the_nightly_reference_holds_the_nightly_baselines_questions():
+    """The gate pairs tonight's baseline with the pinned one question by question: the
+    reference must hold exactly the questions the nightly's baseline runs on (500: sized
+    so that the gate's allowed drop can be proven, docs/statistics.md)."""
+    import polars as pl
+
+    from ablate.flows.deploy import load_definitions
+    from ablate.flows.run.context import RunOptions, get_context
+    nightly = {d.name: d for d in load_definitions(ROOT / "prefect.yaml")}["nightly-smoke"]
+    params = nightly.parameters
+    ref = pl.read_parquet(ROOT / params["gate_reference"] / "per_query.parquet")
+    ctx = get_context(str(ROOT / params["experiment"]), RunOptions(tier=params.get("tier")))
+    tonight = {q.qid for q in ctx.questions_of("baseline")}
+    assert set(ref["qid"].to_list()) == tonight and len(tonight) == 500
+
+
+@pytest.mark.parametrize("drop, message", [(None, "needs the allowed drop"),
+                                           (0, "a drop of 0 can never be proven"),
+                                           ("0.02", "must be a number")])
+def test_a_gated_deployment_needs_an_allowed_drop(tmp_path, drop, message):
+    from ablate.components.errors import InputError
+    from ablate.flows.deploy import load_definitions
+    params = {"experiment": "e.yaml", "gate_reference": "refs/x"}
+    if drop is not None:
+        params["gate_max_drop"] = drop
+    import yaml
+    path = tmp_path / "prefect.yaml"
+    path.write_text(yaml.safe_dump({"deployments": [{"name": "n", "parameters": params}]}))
+    with pytest.raises(InputError, match=message) as info:
+        load_definitions(path)
+    assert info.value.field == "deployments[0].parameters.gate_max_drop"
+
+
 def test_definitions_read_from_prefect_yaml():
     from prefect.client.schemas.schedules import construct_schedule
 
     from ablate.flows.deploy import load_definitions
     defs = {d.name: d for d in load_definitions(ROOT / "prefect.yaml")}
     assert set(defs) == {"nightly-smoke", "weekly-full"}
-    assert defs["nightly-smoke"].parameters["tier"] == "smoke"
+    assert "tier" not in defs["nightly-smoke"].parameters  # the demo's own plan
     # the nightly run is gated against a pinned reference sweep that ships with the project
     assert (ROOT / defs["nightly-smoke"].parameters["gate_reference"] / "per_query.parquet").is_file()
+    assert defs["nightly-smoke"].parameters["gate_max_drop"] > 0
     assert defs["weekly-full"].parameters["tier"] == "full"
     for d in defs.values():
         assert d.entrypoint == "flows/sweep.py:sweep_flow"
@@ -76,11 +110,11 @@ def test_prefect_deploy_registers_both_deployments(prefect_server):
             return {n: await client.read_deployment_by_name(f"ablate-sweep/{n}")
                     for n in ("nightly-smoke", "weekly-full")}
     deps = asyncio.run(read())
-    for name, tier in (("nightly-smoke", "smoke"), ("weekly-full", "full")):
+    for name, tier in (("nightly-smoke", None), ("weekly-full", "full")):
         dep = deps[name]
         assert dep.work_pool_name == "ablate-pool"
         assert dep.entrypoint == "flows/sweep.py:sweep_flow"
-        assert dep.parameters["tier"] == tier
+        assert dep.parameters.get("tier") == tier  # nightly: the demo's own plan
         assert [s.schedule.cron for s in dep.schedules] and all(s.active for s in dep.schedules)
         step = dep.pull_steps[0]["prefect.deployments.steps.set_working_directory"]
         assert Path(step["directory"]) == ROOT.resolve()
@@ -115,6 +149,6 @@ def test_served_deployment_runs_the_sweep_once(prefect_server, tmp_path, shared_
             return await client.read_flow_run(run.id)
     flow_run = asyncio.run(main())
     assert flow_run.state is not None and flow_run.state.is_completed(), flow_run.state
-    assert flow_run.parameters["tier"] == "smoke"
+    assert flow_run.parameters.get("tier") is None  # the nightly runs the experiment's plan
     runs = list((tmp_path / "runs").glob("deploy-tiny-*/per_query.parquet"))
     assert len(runs) == 1
