@@ -40,6 +40,7 @@ from ablate.components.stats.table_prep import prepare_wide
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 POWER = 0.8  # the power at which margin_n is ruled out when the true change is 0
+MC_RESOLUTION = 10.0  # Monte-Carlo sign patterns: the smallest p is at most level / 10
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ def non_inferiority(D: np.ndarray, M: np.ndarray, codes: np.ndarray | None, marg
     """The module docstring's bound, margin and verdict for every column of D (questions x
     columns, positive is better; only used entries count). codes: one cluster code
     (0..G-1) per question, None for independent questions; m: gated comparisons (default:
-    the columns of D)."""
+    the columns of D); resamples: Monte-Carlo sign patterns when the clusters are too many
+    to enumerate (raised to MC_RESOLUTION / level)."""
     margin = check_margin(margin, field="margin")
     if not 0.0 < alpha < 0.5:
         raise InputError(f"alpha must be in (0, 0.5), got {alpha}", field="alpha")
@@ -104,6 +106,7 @@ def non_inferiority(D: np.ndarray, M: np.ndarray, codes: np.ndarray | None, marg
     S, N = cluster_sums(D, M, codes)
     ncol = D.shape[1]
     level = 2.0 * alpha / m
+    resamples = max(int(resamples), math.ceil(MC_RESOLUTION / level))
     low, high, _ = inversion_interval(D, M, S, N, np.full(ncol, level), None,
                                       resamples=resamples, seed=seed)
     theta, se, df = cluster_se(S, N)

@@ -159,3 +159,12 @@ def test_at_the_nightly_size_the_old_rule_passes_a_drop_of_025_and_the_gate_does
     same = compare_to_reference(ref.per_query, ref.fingerprint, ref, GATED, settings, seed=13,
                                 max_drop=0.02)
     assert [r.verdict for r in same] == [PASS] * 3 and same[0].n_clusters == 11
+
+
+def test_monte_carlo_patterns_are_enough_for_the_corrected_level():
+    """300 gated comparisons: level 2 * 0.05 / 300; 100 random sign patterns could not
+    reach it (smallest p 1/101) and every bound would be unbounded."""
+    rng = np.random.default_rng(8)
+    d = rng.normal(0.0, 0.1, (200, 1))
+    r = non_inferiority(d, _used(d), None, 0.05, m=300, resamples=100)
+    assert np.isfinite(r.lower[0]) and r.verdict == [PASS]
