@@ -33,7 +33,7 @@ from prefect.runtime import flow_run
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
 from ablate.components.atomic import atomic_write
-from ablate.components.errors import RunFailed, cause
+from ablate.components.errors import InputError, RunFailed, cause
 from ablate.flows import env
 from ablate.flows.outputs.write import outputs_in_place, write_outputs
 from ablate.flows.run import console
@@ -200,9 +200,11 @@ class GateFailed(Exception):
 def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: float,
               tracking_uri: str | None) -> dict[str, Any]:
     """Compare the sweep's baseline with the reference; publish the verdict as a Markdown
-    artifact; raise GateFailed when a gated metric fell significantly by more than max_drop."""
+    artifact; raise GateFailed unless every gated metric is shown to have dropped less
+    than max_drop (non-inferiority: a fail or an inconclusive verdict stops the run)."""
     from prefect.artifacts import create_markdown_artifact
 
+    from ablate.components.report.reference import one_line
     from ablate.components.report.sweep_data import load_sweep
     from ablate.flows.outputs.reference import gate_reference
     from ablate.flows.track.artifacts import artifact_key
@@ -213,8 +215,7 @@ def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: floa
                              description=f"Gate against {reference}")
     failed = [r for r in results if r.failed]
     if failed:
-        raise GateFailed("; ".join(f"{r.metric} fell by {abs(r.delta):.3f} (adjusted p "
-                                   f"{r.p_adjusted:.3g}) against {reference}" for r in failed))
+        raise GateFailed(f"against {reference}: " + "; ".join(one_line(r, max_drop) for r in failed))
     return {"passed": True, "metrics": [r.metric for r in results]}
 
 
@@ -274,11 +275,16 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
                split: str | None = None, cache_dir: str | None = None,
                tracking_uri: str | None = None, artifact_root: str | None = None,
                mlflow: bool = True, gate_reference: str | None = None,
-               gate_metrics: list[str] | None = None, gate_max_drop: float = 0.0) -> dict[str, Any]:
+               gate_metrics: list[str] | None = None, gate_max_drop: float | None = None
+               ) -> dict[str, Any]:
     """Run every unique stage of the sweep once, then write results and log to MLflow
     (a failed analysis or report raises RunFailed: the run ends Failed).
     With `gate_reference` (a stored sweep folder or MLflow run id), the baseline is then
-    gated against it on `gate_metrics` and the run ends Failed when one fell."""
+    gated against it on `gate_metrics` and the run ends Failed unless each is shown to have
+    dropped less than `gate_max_drop` (required with a reference: checked before any stage)."""
+    if gate_reference and not (gate_max_drop and gate_max_drop > 0):
+        raise InputError("gate_max_drop: a gated run needs the largest drop to rule out, "
+                         "above 0 (a drop of 0 can never be proven)", field="gate_max_drop")
     started = time.time()
     logger = get_run_logger()
     opts = {"tier": tier, "split": split, "cache_dir": cache_dir}
@@ -342,7 +348,7 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
             result["mlflow_error"] = cause(exc)
     if gate_reference:
         metrics = list(gate_metrics or ctx.spec.metrics.key)
-        result["gate"] = gate_task(sweep_dir, gate_reference, metrics, gate_max_drop,
+        result["gate"] = gate_task(sweep_dir, gate_reference, metrics, float(gate_max_drop or 0.0),
                                    tracking_uri)
     return result
 

@@ -53,8 +53,8 @@ def format_stats(df: pl.DataFrame) -> str:
     if df.height:
         r0 = df.row(0, named=True)
         lines.append("")
-        level = df["ci_level"].drop_nans().drop_nulls()
-        ci = r0["ci_method"] + (f" at {level.min():.3g}-{level.max():.3g}" if level.len() else "")
+        level = df["ci_level"].drop_nans().drop_nulls().to_list()
+        ci = r0["ci_method"] + (f" at {min(level):.3g}-{max(level):.3g}" if level else "")
         lines.append(f"test: {r0['test']}  correction: {r0['correction']} "
                      f"(family: {r0['family']})  alpha: {r0['alpha']}  seed: {r0['seed']}  "
                      f"CI: {ci}" + (f" ({r0['bootstrap_resamples']} bootstrap resamples)"
@@ -62,9 +62,9 @@ def format_stats(df: pl.DataFrame) -> str:
         if r0["clustered_by"] == "none":
             lines.append("unit: the question (every question independent)")
         else:
-            g = int(df["n_clusters"].max() or 0)
-            lines.append(f"unit: the cluster ('{r0['clustered_by']}'): {int(df['n_used'].max() or 0)} "
-                         f"questions in {g} clusters")
+            g = max(df["n_clusters"].drop_nulls().to_list(), default=0)
+            n = max(df["n_used"].drop_nulls().to_list(), default=0)
+            lines.append(f"unit: the cluster ('{r0['clustered_by']}'): {n} questions in {g} clusters")
             if g < FEW_CLUSTERS:
                 lines.append(f"warning: only {g} clusters: tests and intervals rest on {g} "
                              "independent units, so only large effects can be decided")

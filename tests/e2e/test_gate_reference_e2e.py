@@ -47,7 +47,7 @@ def test_worse_pipeline_fails_its_flow_run_with_an_artifact(sweeps):
                        gate_reference=good["sweep_dir"], gate_metrics=["final/recall_at_3"],
                        gate_max_drop=0.02, return_state=True)
     assert state.is_failed()
-    with pytest.raises(GateFailed, match="final/recall_at_3 fell by"):
+    with pytest.raises(GateFailed, match="final/recall_at_3: FAIL, fell by"):
         state.result()
     import asyncio
 
@@ -75,3 +75,12 @@ def test_cli_gate_against_folder_and_mlflow_run(sweeps, run_cli, tmp_path):
     assert MlflowClient(tracking_uri=uri).get_run(parent).data.tags["ablate.role"] == "parent"
     assert run_cli("gate", str(worse_dir), "--reference", parent, "--tracking-uri", uri,
                    *gate) == 1
+
+
+@pytest.mark.parametrize("drop", [None, 0.0])
+def test_a_gated_run_without_a_margin_stops_before_any_stage(drop, tmp_path):
+    from ablate.components.errors import InputError
+    from ablate.flows.sweep import sweep_flow
+    with pytest.raises(InputError, match="gate_max_drop: a gated run needs the largest drop"):
+        sweep_flow.fn(experiment=str(tmp_path / "never-read.yaml"), gate_reference="ref",
+                      gate_max_drop=drop)
