@@ -190,9 +190,17 @@ def significant(stats: pl.DataFrame, key_metrics: Sequence[str],
         verb += f" ({verdict})" if verdict else ""
         out.append(f"**{r['variant']}** {verb} {r['metric']} by {abs(r['delta']):.3f} "
                    f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], adjusted p "
-                   f"{fmt_p(r['p_adjusted'])} (n={r['n_used']})."
+                   f"{fmt_p(r['p_adjusted'])} (n={n_in_clusters(r)})."
                    + _stage_clause(r, every, variants, per_query, baseline))
     return out
+
+
+def n_in_clusters(r: dict[str, Any]) -> str:
+    """'239 in 16 clusters', or '239' when every question is its own unit."""
+    g = r.get("n_clusters")
+    if r.get("clustered_by") in (None, "none") or g is None:
+        return f"{r.get('n_used')}"
+    return f"{r.get('n_used')} in {g} clusters"
 
 
 def few_clusters(key: pl.DataFrame) -> list[str]:

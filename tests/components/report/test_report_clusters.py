@@ -40,3 +40,9 @@ def test_independent_report_says_the_question(tmp_path):
     md = _clustered(tmp_path, cluster="none")
     assert "**Unit of analysis** the question (stats.cluster: none" in md
     assert "| 24 |" in md and "Few clusters" not in md
+
+
+def test_findings_count_questions_in_clusters():
+    from ablate.components.report.findings import n_in_clusters
+    assert n_in_clusters({"n_used": 239, "n_clusters": 16, "clustered_by": "cluster"}) == "239 in 16 clusters"
+    assert n_in_clusters({"n_used": 239, "n_clusters": 239, "clustered_by": "none"}) == "239"
