@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict]]:
     out["corrections"] = [r for sc in chosen[:2] for r in correction_rows(sc, args)]
     _print("Familywise error of 4 null variants per family", out["corrections"], args.markdown)
     for name, title in (("sequential_validity", "Sequential stopping"),
-                        ("gate_validity", "Non-inferiority gate")):
+                        ("gate_validity", "Non-inferiority gate (ablate gate)")):
         out[name] = _extra_rows(name, args)
         _print(title, out[name], args.markdown)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")

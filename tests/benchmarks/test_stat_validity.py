@@ -37,4 +37,8 @@ def test_quick_validity_table(capsys):
     assert out["sequential_validity"], "the sequential rows are part of the table"
     for r in out["sequential_validity"]:
         assert r["type_I"] <= 0.05 + 4 * se, r
+    assert out["gate_validity"], "the gate rows are part of the table"
+    for r in out["gate_validity"]:
+        assert r["type_I"] <= 0.05 + 4 * se and r["power"] > 0.5, r
+        assert r["old_rule_type_I"] > 0.3, r  # what the old gate let through
     assert "Tests and intervals" in capsys.readouterr().out
