@@ -16,8 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 import polars as pl
 
-from ablate.components.errors import InputError
 from ablate.components.stats.sample_size import SampleSize, planning_alpha, sample_size
+from ablate.components.stats.table_prep import checked_cluster_codes, question_codes
 
 LATENCY = "latency/"
 
@@ -50,24 +50,9 @@ def cluster_column(per_query: pl.DataFrame, choice: str) -> str | None:
         if "cluster" not in per_query.columns:
             return None
         choice = "cluster"
-    if choice not in per_query.columns:
-        raise InputError(f"no cluster column '{choice}' (columns: "
-                         f"{', '.join(per_query.columns)})", field="--cluster-column")
-    col = per_query[choice].cast(pl.String)
-    if col.null_count() or (col == "").any():
-        row = (col.is_null() | (col == "")).arg_max()
-        raise InputError(f"the cluster column '{choice}' has an empty value (row "
-                         f"{(row or 0) + 1}); give every question a cluster, or plan with "
-                         "independent questions (--cluster-column none)", field="--cluster-column")
-    pairs = pl.DataFrame({"q": per_query["qid"], "c": col}).unique()
-    if pairs["q"].is_duplicated().any():
-        raise InputError(f"a question has more than one value in the cluster column '{choice}'",
-                         field="--cluster-column")
-    if pairs.height > 1 and pairs["c"].n_unique() == 1:
-        raise InputError(f"every question is in one cluster ('{pairs['c'][0]}'): nothing to "
-                         "plan clusters from; name another column (--cluster-column) or plan "
-                         "with independent questions (--cluster-column none)",
-                         field="--cluster-column")
+    qcodes = question_codes(per_query["qid"])
+    checked_cluster_codes(per_query, choice, qcodes, int(qcodes.max()) + 1 if qcodes.size else 0,
+                  off="--cluster-column none", field="--cluster-column")
     return choice
 
 

@@ -49,37 +49,43 @@ def _metric_values(table: pl.DataFrame, metric: str) -> np.ndarray:
     raise InputError(f"metric column is not numeric (dtype {s.dtype})", field=metric)
 
 
-def _cluster_codes(table: pl.DataFrame, cluster_col: str | None, qcodes: np.ndarray,
-                   nq: int) -> np.ndarray:
+def checked_cluster_codes(table: pl.DataFrame, cluster_col: str | None, qcodes: np.ndarray, nq: int,
+                  *, off: str = "stats.cluster: none", field: str | None = None) -> np.ndarray:
     """One cluster code per question (each question its own cluster without a column).
     A missing column, a question without a value, a question with two values, or one
-    value for every question is an InputError: never a silent fall-back to independent
-    questions."""
+    value for every question is an InputError (naming `field`, default the column; `off`
+    says how to turn clustering off): never a silent fall-back to independent questions."""
     if cluster_col is None:
         return np.arange(nq, dtype=np.int64)
+    field = field or cluster_col
     if cluster_col not in table.columns:
         raise InputError(f"no cluster column '{cluster_col}' (columns: "
-                         f"{', '.join(table.columns)})", field=cluster_col)
+                         f"{', '.join(table.columns)})", field=field)
     col = table[cluster_col].cast(pl.String)
     if col.null_count() or (col == "").any():
         row = (col.is_null() | (col == "")).arg_max()
         assert row is not None  # the mask has a True (checked above)
-        raise InputError(f"the cluster column has an empty value (row {row + 1}); give every "
-                         "question a cluster, or turn clustering off (stats.cluster: none)",
-                         field=cluster_col)
+        raise InputError(f"the cluster column '{cluster_col}' has an empty value (row {row + 1}); "
+                         f"give every question a cluster, or turn clustering off ({off})",
+                         field=field)
     pairs = pl.DataFrame({"q": qcodes, "c": col}).unique().sort("q")
-    dup = pairs["q"].is_duplicated()
-    if dup.any():
-        raise InputError("a question has more than one cluster value", field=cluster_col)
+    if pairs["q"].is_duplicated().any():
+        raise InputError(f"a question has more than one value in the cluster column "
+                         f"'{cluster_col}'", field=field)
     labels = pairs["c"].to_numpy()
     if nq > 1 and np.unique(labels).size == 1:
         raise InputError(f"every question is in one cluster ('{labels[0]}'): nothing to "
-                         "compare clusters with; name another column, or turn clustering "
-                         "off (stats.cluster: none)", field=cluster_col)
+                         f"compare clusters with; name another column, or turn clustering "
+                         f"off ({off})", field=field)
     _, lab_codes = np.unique(labels, return_inverse=True)
     codes = np.empty(nq, dtype=np.int64)
     codes[pairs["q"].to_numpy()] = lab_codes
     return codes
+
+
+def question_codes(qid: pl.Series) -> np.ndarray:
+    """0..Q-1 per row, in sorted question-id order."""
+    return (qid.rank("dense") - 1).cast(pl.Int64).to_numpy()
 
 
 def prepare_wide(table: pl.DataFrame, *, metrics: Sequence[str], variant_col: str = "variant",
@@ -95,7 +101,7 @@ def prepare_wide(table: pl.DataFrame, *, metrics: Sequence[str], variant_col: st
     var = table[variant_col].cast(pl.String)
     qid = table[qid_col]
     vcodes = (var.rank("dense") - 1).cast(pl.Int64).to_numpy()
-    qcodes = (qid.rank("dense") - 1).cast(pl.Int64).to_numpy()
+    qcodes = question_codes(qid)
     variants = var.unique().sort().to_list()
     qids = qid.unique().sort().to_list()
     keys = pl.DataFrame({"v": vcodes, "q": qcodes})
@@ -111,7 +117,7 @@ def prepare_wide(table: pl.DataFrame, *, metrics: Sequence[str], variant_col: st
     values[~np.isfinite(values)] = np.nan
     present = np.zeros((nv, nq), dtype=bool)
     present[vcodes, qcodes] = True
-    clusters = _cluster_codes(table, cluster_col, qcodes, nq)
+    clusters = checked_cluster_codes(table, cluster_col, qcodes, nq)
     return WideTable(variants, qids, metrics, values, present, clusters)
 
 

@@ -182,7 +182,7 @@ def test_duplicate_rows_and_inconsistent_clusters_are_rejected():
         compare_variants(pl.concat([t, t.head(1)]), baseline="base", metrics=["ndcg"])
     assert err.value.field == "qid"
     t = t.with_columns(pl.col("variant").alias("doc"))
-    with pytest.raises(InputError, match="more than one cluster"):
+    with pytest.raises(InputError, match="more than one value in the cluster column"):
         compare_variants(t, baseline="base", metrics=["ndcg"], cluster_col="doc")
 
 
