@@ -37,8 +37,10 @@ class PlanRow:
 
 
 def metric_columns(per_query: pl.DataFrame) -> list[str]:
-    """The per-question metric columns a sweep compares (ablate.flows.outputs.write.compute_stats)."""
-    return [c for c in per_query.columns if "/" in c]
+    """The per-question metric columns a sweep compares (ablate.flows.outputs.write.tested:
+    not a relative metric's, such as answer consistency)."""
+    from ablate.components.metrics.registry import compared
+    return [c for c in per_query.columns if "/" in c and compared(c)]
 
 
 def cluster_column(per_query: pl.DataFrame, choice: str) -> str | None:
@@ -52,7 +54,7 @@ def cluster_column(per_query: pl.DataFrame, choice: str) -> str | None:
         choice = "cluster"
     qcodes = question_codes(per_query["qid"])
     checked_cluster_codes(per_query, choice, qcodes, int(qcodes.max()) + 1 if qcodes.size else 0,
-                  off="--cluster-column none", field="--cluster-column")
+                          off="--cluster-column none", field="--cluster-column")
     return choice
 
 
