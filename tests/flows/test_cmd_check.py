@@ -152,11 +152,11 @@ def test_missing_ids_file_points_at_the_spec_field(run_cli, capsys, tmp_path):
 def test_ids_file_and_answerable_only_select_the_questions(run_cli, capsys, tmp_path):
     from ablate.components.data import load_dataset
     qs = load_dataset(FIXTURES / "squad_tiny.json").questions
-    listed = [q.qid for q in qs[:12]]
-    (tmp_path / "ids.txt").write_text("\n".join(listed) + "\n")
+    chosen = qs[::4][:12]  # from every article: one article would be one cluster (an error)
+    (tmp_path / "ids.txt").write_text("\n".join(q.qid for q in chosen) + "\n")
     spec = _spec(tmp_path, questions={"ids_file": "ids.txt", "answerable_only": True})
     code, out, err = _check(run_cli, capsys, str(spec))
-    n = sum(q.answerable for q in qs[:12])
+    n = sum(q.answerable for q in chosen)
     assert code == 0, err
     assert f"questions: {n} per comparison ({n} answerable, 0 unanswerable" in out
     assert f"ids_file (12 listed): 12 -> answerable_only: {n} -> tier full: {n}" in out

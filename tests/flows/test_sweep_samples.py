@@ -104,7 +104,8 @@ def test_check_states_the_questions_per_comparison(sweep, tmp_path):
     ctx, _, _ = sweep
     lines = plan_lines(ctx, tmp_path)
     assert lines[1].startswith("questions: 30 for the baseline (the union")
-    assert "  chunking.size: 30 per comparison (n 30, nested in the baseline's)" in lines
+    assert any(x.startswith("  chunking.size: 30 per comparison (n 30, nested in the baseline's), "
+                            "in 3 clusters (by document") for x in lines), lines
 
 
 def test_a_command_line_tier_puts_every_variant_on_it(sweep):
