@@ -138,7 +138,7 @@ class StatsSpec(_Spec):
     resamples: int = Field(10_000, ge=100)
     """Random sign flips of the permutation test when an exact enumeration is too large."""
     bootstrap_resamples: int = Field(10_000, ge=100)
-    """Resamples of the paired bootstrap confidence interval of the mean difference."""
+    """Resamples of the cluster bootstrap interval (`ci_method` bca or percentile)."""
     ci_method: Literal[CI_METHODS] = "inversion"  # type: ignore[valid-type]
     """The interval of the mean difference: the inversion of the test itself (default; it
     excludes 0 exactly when the comparison is significant), or the cluster bootstrap
