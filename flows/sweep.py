@@ -131,7 +131,7 @@ def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
 def _sequential(experiment: str, opts: dict[str, Any], ctx: Any, started: float):
     """Run the sweep look by look (flows/run/sequential.py); the options, context and stage
     results of the last look, and the record of every look."""
-    from ablate.flows.outputs.write import collect_per_query
+    from ablate.flows.outputs.write import cluster_column, collect_per_query
     from ablate.flows.run.sequential import run_sequential
     full = {v.name: len(ctx.questions_of(v.name)) for v in ctx.variants if not v.is_baseline}
     results: list[dict[str, Any]] = []
@@ -146,9 +146,8 @@ def _sequential(experiment: str, opts: dict[str, Any], ctx: Any, started: float)
         return collect_per_query(c)[0]
 
     s = ctx.spec.stats
-    # clustered questions (a value in per_query's `cluster`) are tested by cluster, as in stats
     record = run_sequential(full, s.batch, s.alpha, list(ctx.spec.metrics.key), run_look,
-                            cluster_col="cluster")
+                            cluster_col=cluster_column(s.cluster))  # the unit of the stats
     return last["opts"], last["ctx"], results, record
 
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
 import polars as pl
 
 from ablate.components.stats.sample_size import SampleSize, planning_alpha, sample_size
-from ablate.components.stats.table_prep import checked_cluster_codes, question_codes
+from ablate.components.stats.table_prep import checked_cluster_codes, paired_differences, question_codes
 
 LATENCY = "latency/"
 
@@ -56,20 +55,6 @@ def cluster_column(per_query: pl.DataFrame, choice: str) -> str | None:
     checked_cluster_codes(per_query, choice, qcodes, int(qcodes.max()) + 1 if qcodes.size else 0,
                           off="--cluster-column none", field="--cluster-column")
     return choice
-
-
-def paired_differences(per_query: pl.DataFrame, baseline: str, variant: str, metric: str,
-                       cluster_col: str | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-    """(variant - baseline per question, paired on qid, NaN where either is undefined;
-    each question's cluster label, None without a cluster column)."""
-    def scores(name: str) -> pl.DataFrame:
-        return (per_query.filter(pl.col("variant") == name)
-                .select("qid", pl.col(metric).cast(pl.Float64).fill_null(float("nan")),
-                        *([pl.col(cluster_col).cast(pl.String).alias("_cluster")]
-                          if cluster_col else [])))
-    both = scores(variant).join(scores(baseline), on="qid", how="inner", suffix="_b")
-    d = (both[metric] - both[f"{metric}_b"]).to_numpy()
-    return d, both["_cluster_b"].to_numpy() if cluster_col else None
 
 
 def seconds_per_question(timings: pl.DataFrame | None) -> dict[str, float]:

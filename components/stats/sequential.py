@@ -39,7 +39,6 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
-import polars as pl
 
 from ablate.components.stats.clusters import cluster_se, cluster_sums
 
@@ -278,27 +277,3 @@ def look_sizes(total: int, batch: int) -> list[int]:
         sizes.pop(-2)
     return sizes
 
-
-def paired_differences(per_query: pl.DataFrame, baseline: str, variant: str, metric: str,
-                       cluster_col: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(variant - baseline per question with both defined, a cluster code per difference)
-    from a long per-query table (`variant`, `qid`, the metric and, when given, the cluster
-    column: a question without a cluster is its own cluster)."""
-    cols = ["qid", metric] + ([cluster_col] if cluster_col else [])
-
-    def scores(name: str) -> pl.DataFrame:
-        return (per_query.filter(pl.col("variant") == name).select(cols)
-                .with_columns(pl.col(metric).cast(pl.Float64)))
-    both = (scores(variant).join(scores(baseline).select("qid", metric), on="qid",
-                                 how="inner", suffix="_b")
-            .sort("qid"))
-    d = (both[metric] - both[f"{metric}_b"]).fill_null(float("nan")).to_numpy()
-    ok = np.isfinite(d)
-    if cluster_col is None:
-        codes = np.arange(d.size)
-    else:
-        # a question without a cluster: its own label ("\0" keeps it apart from real ones)
-        labels = [f"\0{q}" if c is None else f"c{c}"
-                  for c, q in zip(both[cluster_col].cast(pl.String), both["qid"].cast(pl.String))]
-        codes = np.unique(np.array(labels, dtype=object), return_inverse=True)[1].reshape(-1)
-    return d[ok], codes[ok]

@@ -121,12 +121,16 @@ def prepare_wide(table: pl.DataFrame, *, metrics: Sequence[str], variant_col: st
     return WideTable(variants, qids, metrics, values, present, clusters)
 
 
-def differences(per_query: pl.DataFrame, baseline: str, variant: str,
-                metric: str) -> np.ndarray:
-    """variant - baseline per question of a long per-query table (a `variant` and a `qid`
-    column), paired on qid (NaN where either is undefined)."""
+def paired_differences(per_query: pl.DataFrame, baseline: str, variant: str, metric: str,
+                       cluster_col: str | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(variant - baseline per question of a long per-query table (a `variant` and a `qid`
+    column), paired on qid, NaN where either is undefined; each question's cluster label,
+    None without a cluster column). Used by `ablate power` and the sequential looks."""
     def scores(name: str) -> pl.DataFrame:
         return (per_query.filter(pl.col("variant") == name)
-                .select("qid", pl.col(metric).cast(pl.Float64).fill_null(float("nan"))))
+                .select("qid", pl.col(metric).cast(pl.Float64).fill_null(float("nan")),
+                        *([pl.col(cluster_col).cast(pl.String).alias("_cluster")]
+                          if cluster_col else [])))
     both = scores(variant).join(scores(baseline), on="qid", how="inner", suffix="_b")
-    return (both[metric] - both[f"{metric}_b"]).to_numpy()
+    d = (both[metric] - both[f"{metric}_b"]).to_numpy()
+    return d, both["_cluster_b"].to_numpy() if cluster_col else None

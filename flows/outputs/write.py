@@ -141,14 +141,18 @@ def no_effect_variants(ctx: RunContext) -> list[str]:
     return [v.name for v in ctx.variants if not v.is_baseline and signature(v.name) == base]
 
 
+def cluster_column(choice: str) -> str | None:
+    """The per-question column of the experiment's `stats.cluster`: `auto` is the
+    `cluster` column (each question's native cluster, else its gold document, else itself:
+    ablate.components.data.clusters), `none` is None, another value names a column."""
+    return None if choice == "none" else "cluster" if choice == "auto" else choice
+
+
 def tested(per_query: pl.DataFrame, cluster: str) -> tuple[list[str], str | None]:
     """(the metric columns the statistics test: not a relative metric's, such as answer
-    consistency, which has no paired null; the cluster column or None) for the
-    experiment's `stats.cluster`: `auto` is the `cluster` column (each question's native
-    cluster, else its gold document, else itself: ablate.components.data.clusters),
-    `none` is None, another value names a per-question column."""
+    consistency, which has no paired null; the cluster column or None: cluster_column)."""
     metrics = [c for c in per_query.columns if "/" in c and compared(c)]
-    return metrics, None if cluster == "none" else "cluster" if cluster == "auto" else cluster
+    return metrics, cluster_column(cluster)
 
 
 def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:

@@ -24,9 +24,9 @@ from ablate.components.stats.sequential import (
     boundaries,
     cluster_t,
     look_sizes,
-    paired_differences,
     t_boundary,
 )
+from ablate.components.stats.table_prep import paired_differences
 from ablate.components.vocab import BASELINE
 
 NAIVE_FLAG = "naive_after_sequential_stop"
@@ -43,8 +43,9 @@ def run_sequential(full: dict[str, int], batch: int, alpha: float, key: list[str
                    cluster_col: str | None = None) -> dict[str, Any]:
     """Run looks until every variant is decided or complete. `full`: each variant's full
     sample size; `run_look(sizes)` computes a look and returns its per-question table;
-    `cluster_col`: the per-question table's cluster column (None, or a column without any
-    value: each question its own cluster; a question without a value is its own cluster). Returns the record the manifest keeps (the last look's sizes under `sizes`)."""
+    `cluster_col`: the per-question table's cluster column (checked before any stage:
+    flows/run/context.check_clusters), None: each question its own cluster. Returns the
+    record the manifest keeps (the last look's sizes under `sizes`)."""
     plans = {name: look_sizes(n, batch) for name, n in full.items()}
     stopped: dict[str, int] = {}
     looks: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in full}
@@ -58,8 +59,6 @@ def run_sequential(full: dict[str, int], batch: int, alpha: float, key: list[str
         if not metrics:
             metrics = present_key(key, [c for c in per_query.columns if "/" in c])
             each = alpha / max(1, len(metrics) * len(full))
-            if cluster_col is not None and per_query[cluster_col].null_count() == per_query.height:
-                cluster_col = None  # no question has a cluster (as the stats table decides)
         for name, plan in plans.items():
             if name in stopped:
                 continue

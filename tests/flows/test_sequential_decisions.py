@@ -54,9 +54,13 @@ def test_the_looks_use_cluster_t_with_clusters_minus_one_df():
     assert [x["df"] for x in rec["looks"]["v"][METRIC]] == [39.0, 79.0, 119.0]  # paired t
 
 
-def test_a_cluster_column_without_values_means_questions_are_their_own_clusters():
-    run_look = _per_query(60, {"v": 0.0}, clusters=None)
-    rec = run_sequential({"v": 60}, 30, 0.05, [METRIC], run_look, cluster_col="cluster")
+def test_the_looks_use_the_experiments_unit_of_analysis():
+    """The flow passes cluster_column(stats.cluster), the column the statistics use."""
+    from ablate.flows.outputs.write import cluster_column
+    assert (cluster_column("auto"), cluster_column("none"), cluster_column("type")) == (
+        "cluster", None, "type")
+    run_look = _per_query(60, {"v": 0.0}, clusters=6)
+    rec = run_sequential({"v": 60}, 30, 0.05, [METRIC], run_look, cluster_col=cluster_column("none"))
     assert rec["cluster"] is None
     assert [x["df"] for x in rec["looks"]["v"][METRIC]] == [29.0, 59.0]
 

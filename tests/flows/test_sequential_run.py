@@ -103,6 +103,7 @@ def test_the_prefect_flow_runs_the_looks(prefect_server, tmp_path, shared_cache)
     result = run_sweep(str(spec), out=str(tmp_path / "runs"), cache_dir=str(shared_cache),
                        mlflow=False)
     man = json.loads((tmp_path / "runs" / result["sweep_dir"].split("/")[-1] / "manifest.json").read_text())
+    assert man["sequential"]["cluster"] == "cluster"  # stats.cluster auto: by article
     assert man["sequential"]["sizes"]["fusion.rrf_k=10"] == 55
     assert man["sequential"]["sizes"]["context.budget=4"] < 55
 

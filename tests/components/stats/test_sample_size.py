@@ -14,10 +14,10 @@ from statsmodels.stats.power import TTestPower
 from ablate.components.errors import InputError
 from ablate.components.stats import compare_variants
 from ablate.components.stats.clusters import cluster_ttest
-from ablate.components.stats.pilot_plan import paired_differences
 from ablate.components.stats.power import ttest_power
 from ablate.components.stats.sample_size import FEW_CHANGED, n_for_dz, planning_alpha, sample_size
 from ablate.components.stats.signflip import signflip_pvalues
+from ablate.components.stats.table_prep import paired_differences
 
 REPS = 2000  # simulated studies per case
 

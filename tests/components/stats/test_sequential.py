@@ -14,11 +14,11 @@ from ablate.components.stats.sequential import (
     boundaries,
     cluster_t,
     look_sizes,
-    paired_differences,
     run_looks,
     spent,
     t_boundary,
 )
+from ablate.components.stats.table_prep import paired_differences
 
 
 def test_boundaries_match_the_published_lan_demets_obrien_fleming_values():
@@ -186,12 +186,14 @@ def test_paired_differences_keep_the_cluster():
     pq = pl.DataFrame({
         "variant": ["baseline"] * 4 + ["v"] * 4,
         "qid": ["a", "b", "c", "d"] * 2,
-        "cluster": ["x", "x", None, "y"] * 2,
+        "cluster": ["x", "x", "z", "y"] * 2,
         "m/s": [0.0, 1.0, 0.5, None, 1.0, 1.0, 0.0, 1.0]})
-    d, codes = paired_differences(pq, "baseline", "v", "m/s", "cluster")
-    got = sorted(zip(d.tolist(), codes.tolist()))
-    assert [x for x, _ in got] == [-0.5, 0.0, 1.0]  # d has no defined baseline: dropped
-    by = dict(zip(d.tolist(), codes.tolist()))
-    assert by[1.0] == by[0.0] != by[-0.5]  # a and b share "x"; c (no cluster) is its own
+    d, labels = paired_differences(pq, "baseline", "v", "m/s", "cluster")
+    ok = np.isfinite(d)
+    assert sorted(d[ok].tolist()) == [-0.5, 0.0, 1.0]  # d has no defined baseline: undefined
+    by = dict(zip(d[ok].tolist(), labels[ok].tolist()))
+    assert by[1.0] == by[0.0] == "x" != by[-0.5]  # a and b share "x"
+    assert cluster_t(d, labels)[1] == 1.0  # two clusters used: df 1
     d1, codes1 = paired_differences(pq, "baseline", "v", "m/s", None)
-    assert sorted(d1.tolist()) == [-0.5, 0.0, 1.0] and len(set(codes1.tolist())) == 3
+    assert sorted(d1[np.isfinite(d1)].tolist()) == [-0.5, 0.0, 1.0] and codes1 is None
+    assert cluster_t(d1, codes1)[1] == 2.0  # three questions: the paired t
