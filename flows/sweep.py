@@ -131,7 +131,8 @@ def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
 def _sequential(experiment: str, opts: dict[str, Any], ctx: Any, started: float):
     """Run the sweep look by look (flows/run/sequential.py); the options, context and stage
     results of the last look, and the record of every look."""
-    from ablate.flows.outputs.write import cluster_column, collect_per_query
+    from ablate.components.stats.clusters import cluster_column
+    from ablate.flows.outputs.write import collect_per_query
     from ablate.flows.run.sequential import run_sequential
     full = {v.name: len(ctx.questions_of(v.name)) for v in ctx.variants if not v.is_baseline}
     results: list[dict[str, Any]] = []

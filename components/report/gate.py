@@ -29,12 +29,12 @@ import polars as pl
 from ablate.components.errors import InputError
 from ablate.components.metrics.registry import direction
 from ablate.components.report.numbers import fmt, fmt_p
+from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.noninferiority import (
     FAIL,
     INCONCLUSIVE,
     PASS,
     check_margin,
-    cluster_column,
     non_inferiority,
     oriented_differences,
 )
@@ -108,7 +108,7 @@ def noninferiority_results(table: pl.DataFrame, baseline: str, pairs: list[tuple
     table against `baseline`, one Bonferroni family over all pairs."""
     signs = [-1 if gated_direction(m) == "lower" else 1 for m, _ in pairs]
     D, M, codes = oriented_differences(table, baseline, pairs, signs,
-                                       cluster_col=cluster_column(statistics, table.columns))
+                                       cluster_col=cluster_column(statistics.get("cluster"), table.columns))
     r = non_inferiority(D, M, codes, max_drop, alpha=float(statistics.get("alpha", 0.05)),
                         m=len(pairs), resamples=int(statistics.get("resamples", 10_000)),
                         seed=seed)
@@ -156,10 +156,15 @@ def _worse(stats: pl.DataFrame, metric: str, variant: str, max_drop: float) -> G
     rows = stats.filter((pl.col("metric") == metric) & (pl.col("variant") == variant))
     if not rows.height:
         return GateResult(metric, variant, WORSE, PASS, math.nan, 0, 0)
-    r = rows.row(0, named=True)
-    drop = r["delta"] if direction(metric) == "lower" else -r["delta"]
+    return worse_result(rows.row(0, named=True), variant, max_drop)
+
+
+def worse_result(r: dict[str, Any], variant: str, max_drop: float) -> GateResult:
+    """The `worse` rule on one stats row: fail when significant and the change in the bad
+    direction exceeds max_drop."""
+    drop = r["delta"] if direction(r["metric"]) == "lower" else -r["delta"]
     sig = bool(r["significant"])
-    return GateResult(metric, variant, WORSE, FAIL if sig and drop > max_drop else PASS,
+    return GateResult(r["metric"], variant, WORSE, FAIL if sig and drop > max_drop else PASS,
                       r["delta"], int(r["n_used"]), int(r.get("n_clusters") or r["n_used"]),
                       ci_low=r["ci_low"], ci_high=r["ci_high"], p_adjusted=r["p_adjusted"],
                       significant=sig)

@@ -32,10 +32,12 @@ from ablate.components.report.gate import (
     explain,
     gated_direction,
     noninferiority_results,
+    worse_result,
 )
 from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.stats import compare_variants
-from ablate.components.stats.noninferiority import FAIL, INCONCLUSIVE, PASS, cluster_column
+from ablate.components.stats.clusters import cluster_column
+from ablate.components.stats.noninferiority import FAIL, INCONCLUSIVE, PASS
 
 REFERENCE, CURRENT = "reference", "current"
 
@@ -80,18 +82,9 @@ def _worse(table: pl.DataFrame, metrics: Sequence[str], stats: dict[str, Any], s
                            correction=stats.get("correction", "holm"),
                            alpha=stats.get("alpha", 0.05), resamples=stats.get("resamples", 10_000),
                            bootstrap_resamples=stats.get("bootstrap_resamples", 10_000),
-                           ci_method=stats.get("ci_method", "bca"), seed=seed, family="all",
-                           cluster_col=cluster)
-    results = []
-    for r in out.iter_rows(named=True):
-        bad = r["delta"] if direction(r["metric"]) == "lower" else -r["delta"]
-        sig = bool(r["significant"])
-        results.append(GateResult(r["metric"], CURRENT, WORSE,
-                                  FAIL if sig and bad > max_drop else PASS, r["delta"],
-                                  int(r["n_used"]), int(r["n_clusters"]), ci_low=r["ci_low"],
-                                  ci_high=r["ci_high"], p_adjusted=r["p_adjusted"],
-                                  significant=sig))
-    return results
+                           ci_method=stats.get("ci_method", "inversion"), seed=seed,
+                           family="all", cluster_col=cluster)
+    return [worse_result(r, CURRENT, max_drop) for r in out.iter_rows(named=True)]
 
 
 def compare_to_reference(current: pl.DataFrame, current_fingerprint: str, ref: Reference,
@@ -117,7 +110,7 @@ def compare_to_reference(current: pl.DataFrame, current_fingerprint: str, ref: R
             raise InputError(f"metric '{m}' is not in both the sweep and the reference",
                              field="--metric")
         gated_direction(m)
-    cluster = cluster_column(stats, cur.columns)
+    cluster = cluster_column(stats.get("cluster"), cur.columns)
     cols = ["qid", *metrics]
     extra = [cluster] if cluster else []
     if cluster and cluster not in cur.columns:

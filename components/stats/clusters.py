@@ -18,9 +18,24 @@ inference"). With singleton clusters this is the paired t test (SE^2 = s^2 / n, 
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 FEW_CLUSTERS = 10  # fewer clusters than this: the report says so (a finding, not a pass)
+
+
+def cluster_column(choice: str | None, columns: Sequence[str] | None = None) -> str | None:
+    """The per-question column a `stats.cluster` / `--cluster-column` setting names: `auto`
+    (or unset) is the `cluster` column (each question's native cluster, else its gold
+    document, else itself: ablate.components.data.clusters), or None when `columns` are
+    given without one (a table written before clusters were recorded); `none` is None
+    (independent questions); another value names a column."""
+    if choice == "none":
+        return None
+    if choice in (None, "auto"):
+        return "cluster" if columns is None or "cluster" in columns else None
+    return choice
 
 
 def cluster_sums(D: np.ndarray, M: np.ndarray, codes: np.ndarray

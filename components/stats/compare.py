@@ -56,8 +56,10 @@ def _check(value: str, allowed: Sequence[str], field: str) -> str:
     return value
 
 
-def _pair_matrices(w: WideTable, baseline: int, pairs: list[tuple[int, int]]):
-    """Variant/baseline score matrices, used mask, differences, missingness counts."""
+def pair_matrices(w: WideTable, baseline: int, pairs: list[tuple[int, int]]):
+    """(D, M, counts): per question and (metric index, variant index) pair, the difference
+    variant - baseline (0 where unused or tied within rounding), the used mask (both
+    finite), and the missingness counts and means of each pair."""
     vi = np.array([v for _, v in pairs], dtype=np.int64)
     mi = np.array([m for m, _ in pairs], dtype=np.int64)
     A = w.values[vi, :, mi].T            # questions x comparisons
@@ -110,7 +112,7 @@ def compare_variants(table: pl.DataFrame, *, baseline: str, metrics: Sequence[st
     pairs = [(m, v) for m in range(len(w.metrics)) for v in range(len(w.variants)) if v != b]
     if not pairs:
         return pl.DataFrame(schema=OUTPUT_SCHEMA)
-    D, M, cnt = _pair_matrices(w, b, pairs)
+    D, M, cnt = pair_matrices(w, b, pairs)
     fam_key = np.array([m if family == "per_metric" else 0 for m, _ in pairs])
     r = infer(D, M, w.clusters, fam_key, test=test, correction=correction, alpha=alpha,
               resamples=resamples, bootstrap_resamples=bootstrap_resamples,

@@ -35,6 +35,7 @@ import polars as pl
 
 from ablate.components.errors import InputError
 from ablate.components.stats.clusters import cluster_se, cluster_sums, n_clusters
+from ablate.components.stats.compare import pair_matrices
 from ablate.components.stats.inversion import inversion_interval
 from ablate.components.stats.table_prep import prepare_wide
 
@@ -148,33 +149,14 @@ def oriented_differences(table: pl.DataFrame, baseline: str,
     if baseline not in w.variants:
         raise InputError(f"no variant '{baseline}' (variants: {', '.join(w.variants)})",
                          field="baseline")
-    b = w.variants.index(baseline)
-    cols_d, cols_m = [], []
-    for (metric, variant), sign in zip(pairs, signs):
-        if variant not in w.variants:
-            raise InputError(f"no variant '{variant}' (variants: {', '.join(w.variants)})",
-                             field="--variant")
-        a = w.values[w.variants.index(variant), :, w.metrics.index(metric)]
-        r = w.values[b, :, w.metrics.index(metric)]
-        used = np.isfinite(a) & np.isfinite(r)
-        with np.errstate(invalid="ignore"):
-            diff = a - r
-            tie = np.abs(diff) <= 1e-12 + 1e-9 * np.maximum(np.abs(a), np.abs(r))
-        cols_d.append(np.where(used & ~tie, sign * diff, 0.0))
-        cols_m.append(used)
-    D = np.stack(cols_d, axis=1) if cols_d else np.zeros((len(w.qids), 0))
-    M = np.stack(cols_m, axis=1) if cols_m else np.zeros((len(w.qids), 0), dtype=bool)
+    missing = [v for _, v in pairs if v not in w.variants]
+    if missing:
+        raise InputError(f"no variant '{missing[0]}' (variants: {', '.join(w.variants)})",
+                         field="--variant")
+    index = [(w.metrics.index(metric), w.variants.index(variant)) for metric, variant in pairs]
+    if not index:
+        return np.zeros((len(w.qids), 0)), np.zeros((len(w.qids), 0), dtype=bool), None
+    D, M, _ = pair_matrices(w, w.variants.index(baseline), index)
+    D = D * np.asarray(signs, dtype=np.float64)
     return D, M, (w.clusters if cluster_col is not None else None)
 
-
-def cluster_column(statistics: dict, columns: Sequence[str]) -> str | None:
-    """The per-question column that clusters the questions, from a sweep's recorded
-    statistics settings (`cluster`: auto | none | a column; missing is auto). `auto` is
-    the `cluster` column, or none in a per-question table written before clusters were
-    recorded."""
-    setting = str(statistics.get("cluster") or "auto")
-    if setting == "none":
-        return None
-    if setting == "auto":
-        return "cluster" if "cluster" in columns else None
-    return setting

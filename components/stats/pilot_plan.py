@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.sample_size import SampleSize, planning_alpha, sample_size
 from ablate.components.stats.table_prep import checked_cluster_codes, paired_differences, question_codes
 
@@ -42,19 +43,16 @@ def metric_columns(per_query: pl.DataFrame) -> list[str]:
     return [c for c in per_query.columns if "/" in c and compared(c)]
 
 
-def cluster_column(per_query: pl.DataFrame, choice: str) -> str | None:
-    """The column naming each question's cluster for `choice` (`auto`, `none` or a column
-    name; module docstring), checked; None: every question its own cluster."""
-    if choice == "none":
-        return None
-    if choice == "auto":
-        if "cluster" not in per_query.columns:
-            return None
-        choice = "cluster"
-    qcodes = question_codes(per_query["qid"])
-    checked_cluster_codes(per_query, choice, qcodes, int(qcodes.max()) + 1 if qcodes.size else 0,
-                          off="--cluster-column none", field="--cluster-column")
-    return choice
+def checked_cluster_column(per_query: pl.DataFrame, choice: str) -> str | None:
+    """The column naming each question's cluster for `choice` (clusters.cluster_column:
+    `auto`, `none` or a column name), checked as the statistics check it; None: every
+    question its own cluster."""
+    column = cluster_column(choice, per_query.columns)
+    if column is not None:
+        qcodes = question_codes(per_query["qid"])
+        checked_cluster_codes(per_query, column, qcodes, int(qcodes.max()) + 1 if qcodes.size else 0,
+                              off="--cluster-column none", field="--cluster-column")
+    return column
 
 
 def seconds_per_question(timings: pl.DataFrame | None) -> dict[str, float]:
@@ -74,7 +72,7 @@ def plan(per_query: pl.DataFrame, timings: pl.DataFrame | None, *, baseline: str
          family: str, cluster_col: str | None = None) -> list[PlanRow]:
     """One PlanRow per metric x variant (other than the baseline), in that order. The
     family size is the sweep's: the variants compared on one metric (`per_metric`), or
-    every variant x metric column (`all`). `cluster_col` (checked: cluster_column) names
+    every variant x metric column (`all`). `cluster_col` (checked: checked_cluster_column) names
     each question's cluster; None: independent questions."""
     variants = [v for v in per_query["variant"].unique(maintain_order=True).to_list()
                 if v != baseline]

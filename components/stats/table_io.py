@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from ablate.components.errors import InputError
+from ablate.components.stats.clusters import cluster_column
 
 VARIANT_ALIASES = ("variant", "run", "run_name", "system", "name", "config_id")
 QID_ALIASES = ("qid", "question_id", "query_id", "qry_id", "query", "id")
@@ -114,8 +115,8 @@ def load_per_query(path: str | Path, *, variant_col: str | None = None,
     spath = str(path)
     df = read_table(path)
     cols = df.columns
-    if cluster_col == "auto":
-        cluster_col = "cluster" if "cluster" in cols else None
+    if cluster_col in ("auto", "none"):
+        cluster_col = cluster_column(cluster_col, cols)
     v = _pick(cols, variant_col, VARIANT_ALIASES, "variant", spath)
     q = _pick(cols, qid_col, QID_ALIASES, "question id", spath)
     if cluster_col is not None and cluster_col not in cols:

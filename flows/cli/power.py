@@ -146,8 +146,7 @@ def register(app: typer.Typer) -> None:
         """Questions needed per comparison for a target minimum detectable effect."""
         from ablate.components.report.sweep_data import load_sweep
         from ablate.components.stats.correction import check_method
-        from ablate.components.stats.pilot_plan import cluster_column as resolve_cluster
-        from ablate.components.stats.pilot_plan import plan, total_seconds
+        from ablate.components.stats.pilot_plan import checked_cluster_column, plan, total_seconds
         from ablate.components.stats.sample_size import check_target, planning_alpha
         from ablate.flows.plan.spec import load_spec
 
@@ -172,7 +171,7 @@ def register(app: typer.Typer) -> None:
                           list(spec.metrics.key), results)
         choice = cluster_column or spec.stats.cluster
         try:
-            cluster = resolve_cluster(pq, choice)
+            cluster = checked_cluster_column(pq, choice)
         except InputError as exc:
             raise InputError(exc.message, path=str(pilot), field="--cluster-column"
                              if cluster_column else "stats.cluster") from None

@@ -105,8 +105,6 @@ def run_stats(path: Path, *, baseline: str, metrics: list[str] | None = None,
     """Load, compare, optionally write; InputErrors name the file. cluster_column: a
     column name, `none`, or `auto` (the `cluster` column when the table has one)."""
     from ablate.components.stats import compare_variants, load_per_query  # scipy.stats: only here
-    if cluster_column == "none":
-        cluster_column = None
     pq = load_per_query(path, variant_col=variant_column, qid_col=qid_column,
                         cluster_col=cluster_column)
     chosen = metrics or pq.metrics

@@ -28,6 +28,7 @@ from ablate.components.metrics.registry import compared, metric_directions
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.sweep_data import FACTORIAL_FILE, SweepResults
 from ablate.components.stats import compare_variants
+from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.factorial import design_from_records, factorial_effects
 from ablate.components.vocab import BASELINE
 from ablate.flows.outputs.analysis_code import analysis_version
@@ -139,13 +140,6 @@ def no_effect_variants(ctx: RunContext) -> list[str]:
         return tuple(out)
     base = signature(BASELINE)
     return [v.name for v in ctx.variants if not v.is_baseline and signature(v.name) == base]
-
-
-def cluster_column(choice: str) -> str | None:
-    """The per-question column of the experiment's `stats.cluster`: `auto` is the
-    `cluster` column (each question's native cluster, else its gold document, else itself:
-    ablate.components.data.clusters), `none` is None, another value names a column."""
-    return None if choice == "none" else "cluster" if choice == "auto" else choice
 
 
 def tested(per_query: pl.DataFrame, cluster: str) -> tuple[list[str], str | None]:

@@ -56,9 +56,10 @@ def test_the_looks_use_cluster_t_with_clusters_minus_one_df():
 
 def test_the_looks_use_the_experiments_unit_of_analysis():
     """The flow passes cluster_column(stats.cluster), the column the statistics use."""
-    from ablate.flows.outputs.write import cluster_column
+    from ablate.components.stats.clusters import cluster_column
     assert (cluster_column("auto"), cluster_column("none"), cluster_column("type")) == (
         "cluster", None, "type")
+    assert cluster_column("auto", ["qid", "m"]) is None  # a table from before clusters
     run_look = _per_query(60, {"v": 0.0}, clusters=6)
     rec = run_sequential({"v": 60}, 30, 0.05, [METRIC], run_look, cluster_col=cluster_column("none"))
     assert rec["cluster"] is None
