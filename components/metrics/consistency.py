@@ -32,11 +32,13 @@ from __future__ import annotations
 import math
 from typing import Any, Collection, Sequence
 
+import numpy as np
 import polars as pl
 from scipy.special import betaincinv  # the beta quantile, without importing scipy.stats (~1 s)
 
 from ablate.components.metrics.answer import exact_match
 from ablate.components.metrics.registry import QuestionView, metric
+from ablate.components.stats.clusters import cluster_se, cluster_sums
 
 COLUMN = "robustness/answer_consistency"
 LEVEL = 0.95
@@ -87,17 +89,16 @@ def clustered_interval(values: Sequence[float], clusters: Sequence[Any],
     n = len(values)
     if n == 0:
         return 0.0, math.nan, math.nan
-    sums: dict[Any, list[float]] = {}
-    for i, (v, c) in enumerate(zip(values, clusters)):
-        entry = sums.setdefault(_unit(c, i), [0.0, 0.0])
-        entry[0] += v
-        entry[1] += 1
-    p, g = sum(values) / n, len(sums)
+    units = np.array([repr(_unit(c, i)) for i, c in enumerate(clusters)])
+    codes = np.unique(units, return_inverse=True)[1].reshape(-1)
+    y = np.asarray(values, dtype=np.float64)[:, None]
+    S, N = cluster_sums(y, np.ones_like(y, dtype=bool), codes)
+    p, se, df = (float(a[0]) for a in cluster_se(S, N))
+    g = df + 1
     if p in (0.0, 1.0) or g < 2:
         n_eff = float(g)
     else:
-        robust = g / (g - 1) * sum((y - p * m) ** 2 for y, m in sums.values()) / n ** 2
-        n_eff = n / max(1.0, robust / (p * (1 - p) / n))
+        n_eff = n / max(1.0, se**2 / (p * (1 - p) / n))
     x = p * n_eff
     tail = (1 - level) / 2
     low = 0.0 if x <= 0 else float(betaincinv(x, n_eff - x + 1, tail))
