@@ -6,6 +6,8 @@ question itself."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from ablate.components.records import Question
 
 
@@ -15,3 +17,11 @@ def question_cluster(q: Question) -> str:
         return q.cluster
     docs = sorted({span.doc_id for group in q.evidence for span in group})
     return f"doc:{docs[0]}" if docs else f"q:{q.qid}"
+
+
+def cluster_labels(questions: Sequence[Question], choice: str) -> list[str | None]:
+    """Each question's cluster under `stats.cluster` `choice`: `auto` (question_cluster)
+    or a question field (None where a question lacks it)."""
+    if choice == "auto":
+        return [question_cluster(q) for q in questions]
+    return [getattr(q, choice) or None for q in questions]

@@ -20,11 +20,11 @@ from ablate.components.vocab import SPLITS, TIERS
 
 def cluster_text(choice: str, questions) -> str:
     """'in G clusters (how)' for `stats.cluster`, with a warning under FEW_CLUSTERS."""
-    from ablate.components.data.clusters import question_cluster
+    from ablate.components.data.clusters import cluster_labels
     from ablate.components.stats.clusters import FEW_CLUSTERS
     if choice == "none":
         return "independent questions (stats.cluster: none)"
-    labels = {question_cluster(q) if choice == "auto" else getattr(q, choice) for q in questions}
+    labels = set(cluster_labels(questions, choice))
     how = "by document" if choice == "auto" else f"by '{choice}'"
     few = (f"; fewer than {FEW_CLUSTERS}: only large effects can be decided"
            if len(labels) < FEW_CLUSTERS else "")

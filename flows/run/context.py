@@ -16,7 +16,7 @@ from typing import Any
 
 from ablate.components.config import PipelineConfig
 from ablate.components.data import load_dataset
-from ablate.components.data.clusters import question_cluster
+from ablate.components.data.clusters import cluster_labels
 from ablate.components.data.selection import Selected, read_ids, sample, select
 from ablate.components.errors import InputError
 from ablate.components.judge.backends import make_judge
@@ -237,15 +237,13 @@ def check_clusters(loaded: LoadedSpec, questions: tuple[Question, ...]) -> None:
     if choice == "none" or len(questions) < 2:
         return
     where = ("stats", "cluster")
-    if choice == "auto":
-        labels = {question_cluster(q) for q in questions}
-    else:
-        missing = [q.qid for q in questions if not getattr(q, choice)]
-        if missing:
-            raise loaded.error(f"question '{missing[0]}' has no '{choice}' field "
-                               f"({len(missing)} of {len(questions)} lack it); give every "
-                               "question one, or use stats.cluster: auto or none", where)
-        labels = {getattr(q, choice) for q in questions}
+    given = cluster_labels(questions, choice)
+    missing = [q.qid for q, c in zip(questions, given) if c is None]
+    if missing:
+        raise loaded.error(f"question '{missing[0]}' has no '{choice}' field "
+                           f"({len(missing)} of {len(questions)} lack it); give every "
+                           "question one, or use stats.cluster: auto or none", where)
+    labels = set(given)
     if len(labels) == 1:
         raise loaded.error(f"every question is in one cluster ('{labels.pop()}'), so no test "
                            "can compare clusters; use stats.cluster: none to treat the "
