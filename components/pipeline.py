@@ -13,10 +13,12 @@ construction. Nothing here branches on a component's name.
 
 A pipeline runs only the stages it needs (`present_stages`): a stage whose components
 all declare `produces=False` (the `none` generator of a retrieval-only study) is left
-out, and so is every stage that needs it as a required input or exists only to feed it
-(`only_for`: the context is assembled only for a generator). The score stage takes the
+out, and so is every stage that needs it as a required input. The score stage takes the
 inputs that remain and runs only the metrics whose `needs` they cover, so a
-retrieval-only variant is scored on candidates and reranked rankings alone.
+retrieval-only variant is scored on its candidates, reranked rankings and final context:
+the context is assembled under the token budget with or without a generator, so a
+chunk-size sweep compares every chunking on the same number of tokens (`final/*`),
+where `candidates/*@k` compares k chunks of different sizes.
 """
 
 from __future__ import annotations
@@ -52,7 +54,6 @@ class StageDef:
     # the stage exists only when this experiment-level input is set (e.g. `judge`)
     needs_input: str | None = None
     optional: tuple[str, ...] = ()  # inputs it does without when they are left out
-    only_for: tuple[str, ...] = ()  # left out when all of these stages are
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,7 @@ STAGES: tuple[StageDef, ...] = (
     StageDef("rerank", "1", ("fuse", "chunk"), _one("reranker", "rerank.method"), reads=QUERY,
              experiment=("questions",)),
     StageDef("assemble", "1", ("rerank", "chunk"), _none, reads=("context", "rerank.depth"),
-             experiment=("tokenizer",), only_for=("generate",)),
+             experiment=("tokenizer",)),
     StageDef("generate", "1", ("assemble",), _one("generator", "generator.name"),
              reads=("generator.repeats",) + QUERY, experiment=("questions",),
              context_input="assemble"),
@@ -294,8 +295,7 @@ def present_stages(cfg: PipelineConfig, experiment: dict | None = None) -> tuple
             if sd.name in dropped:
                 continue
             required = [s for s in sd.inputs if s not in sd.optional]
-            if any(s in dropped for s in required) or (
-                    sd.only_for and all(s in dropped for s in sd.only_for)):
+            if any(s in dropped for s in required):
                 dropped.add(sd.name)
                 changed = True
     return tuple(s.name for s in STAGES if s.name not in dropped)

@@ -24,7 +24,7 @@ orchestration needs to know about it:
   plugin's components are also keyed by their module's source, `source`);
 - `produces`: False for a component that produces nothing (the `none` generator of a
   retrieval-only study): the stage that would run it is left out of the plan, with the
-  stages that exist only to feed it and the metrics that need its output;
+  stages that need its output as a required input and the metrics that need it;
 - `libraries`: the distributions whose versions shape its output (torch for an embedder,
   jieba for the Chinese analyzer): their installed versions are part of its identity, so
   an upgrade is a new stage key;

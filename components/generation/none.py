@@ -1,9 +1,10 @@
 """`none`: no generator, for retrieval-only studies.
 
 Its declaration says it produces nothing (`produces=False`), so a variant that names it
-has no generate stage, no assemble stage (the context is built only for a generator) and
-no metrics that need either (components/pipeline.py); the report and MLflow show the
-retrieval metrics at the candidates and reranked stages.
+has no generate stage and no metrics that need one (components/pipeline.py). The context
+is still assembled under the token budget, so the report and MLflow show the retrieval
+metrics at the candidates, reranked and final stages, and `final/*` compares chunkings
+of different sizes on the same number of tokens.
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ only, since retrieval never reached the generator: ok when correct, else
 generation_error.
 Unanswerable questions: correct_refusal or false_acceptance.
 Without a generator (a retrieval-only study, `answered=False`) a question is bucketed by
-retrieval alone: answerable ones as no_evidence, retrieval_miss, ranking_loss or
-retrieved (gold evidence in the reranked top); unanswerable ones as unanswerable.
+retrieval alone: answerable ones as no_evidence, retrieval_miss, ranking_loss,
+budget_cut (in the reranked top, dropped by the token budget) or retrieved (gold
+evidence in the final context); unanswerable ones as unanswerable.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bo
     `has_evidence`: the question has evidence groups; `context_used`: the generator read
     the assembled context (False: closed book, the stage flags are ignored); `error`: the
     generation failed; `answered`: False when the pipeline has no generator (retrieval
-    only; `in_prompt` then repeats `in_reranked_top`). Raises ValueError for impossible flags (evidence in a later stage
-    but not an earlier one), which would mean the caller computed the stages inconsistently.
+    only; `in_prompt` is then whether the evidence is in the assembled context). Raises
+    ValueError for impossible flags (evidence in a later stage but not an earlier one),
+    which would mean the caller computed the stages inconsistently.
     """
     if error:
         return "generation_error"
@@ -51,7 +53,9 @@ def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bo
             return "no_evidence"
         if not in_candidates:
             return "retrieval_miss"
-        return "retrieved" if in_reranked_top else "ranking_loss"
+        if not in_reranked_top:
+            return "ranking_loss"
+        return "retrieved" if in_prompt else "budget_cut"
     if not answerable:
         return "correct_refusal" if refused else "false_acceptance"
     if not context_used:

@@ -11,9 +11,9 @@ returns its columns for one question. Column names: `{stage}/{name}` or
 
 A metric also names, per column stage, the pipeline stages whose output it reads
 (`needs`; by default `NEEDS` below): the score stage of a pipeline that leaves a stage
-out (a retrieval-only study has no assemble or generate stage) runs only the metrics it
-can feed and keeps only their columns it can feed, so `answer/f1` and `final/recall_at_5`
-are absent there rather than scored on nothing.
+out (a retrieval-only study has no generate stage) runs only the metrics it can feed
+and keeps only their columns it can feed, so `answer/f1` is absent there rather than
+scored on nothing.
 """
 
 from __future__ import annotations

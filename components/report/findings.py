@@ -230,8 +230,8 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
         out.append("Underpowered: the minimum detectable effect (80% power) exceeds the "
                    f"observed difference for {_listed(pairs)}; a larger tier is needed to tell.")
     for name in no_effect:
-        out.append(f"No effect: {name} produced final contexts and answers (retrieval only: "
-                   "reranked rankings) identical to the baseline's on every question.")
+        out.append(f"No effect: {name} produced final contexts (and answers, where there is "
+                   "a generator) identical to the baseline's on every question.")
     ties = key.group_by("variant", maintain_order=True).agg(
         (pl.col("wins") + pl.col("losses")).sum().alias("changed"))
     for name in ties.filter(pl.col("changed") == 0)["variant"].to_list():

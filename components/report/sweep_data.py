@@ -46,8 +46,9 @@ class SweepResults:
 
 def present_key(requested: Sequence[str], metrics: Sequence[str]) -> list[str]:
     """The requested key metrics that are present. A `final/` metric a sweep lacks (a
-    retrieval-only study assembles no context) stands in at the latest earlier retrieval
-    stage it has (`reranked/`, then `candidates/`); none present: the first four."""
+    retrieval-only sweep written before such studies assembled a context) stands in at the latest
+    earlier retrieval stage it has (`reranked/`, then `candidates/`); none present: the
+    first four."""
     have = set(metrics)
     out: list[str] = []
     for m in requested:

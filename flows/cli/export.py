@@ -66,7 +66,7 @@ def export_sweep(sweep_dir: Path, out: Path, variants: list[str] | None = None,
         qids: set[str] = set()
         thr = man["label_threshold"]
         for stage in stages or list(STAGES):
-            if STAGES[stage] not in keys:  # a retrieval-only variant assembles no context
+            if STAGES[stage] not in keys:  # a sweep of an older ablate (retrieval only)
                 if stages:
                     raise InputError(f"variant '{rec['name']}' has no {stage} ranking (its "
                                      f"pipeline has no {STAGES[stage]} stage)", field="--stage")

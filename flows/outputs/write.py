@@ -123,8 +123,8 @@ def repeat_spread(ctx: RunContext) -> dict[str, Any]:
 
 
 def no_effect_variants(ctx: RunContext) -> list[str]:
-    """Variants whose final contexts and answers equal the baseline's, question by question
-    (for a pipeline without them, retrieval only: whose reranked rankings do)."""
+    """Variants whose final contexts and answers (retrieval only: contexts) equal the
+    baseline's, question by question (without a context stage: whose reranked rankings do)."""
     def signature(name: str) -> tuple:
         keys = ctx.plan.by_variant[name]
         out: list[tuple] = []

@@ -9,9 +9,10 @@ the bucket generation_error. A generator that reads no context (`context_used=Fa
 closed book) is scored without the assembled context: lexical support NaN, bucket by
 correctness only; its retrieval columns still describe the shared retrieval.
 
-A pipeline without assemble or generate stages (retrieval only) passes `contexts` or
-`answers` as None and names the metrics its score stage runs (`metric_names`): those
-that need a missing stage are not computed, and there is no `answer` column.
+A pipeline without a generate stage (retrieval only: its context is still assembled
+under the token budget) passes `answers` as None and names the metrics its score stage
+runs (`metric_names`): those that need a missing stage are not computed, and there is
+no `answer` column.
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ def test_retrieval_only_buckets_by_retrieval_alone():
     assert ro(cand=False, top=False, prompt=False) == "retrieval_miss"
     assert ro(top=False, prompt=False) == "ranking_loss"
     assert ro() == "retrieved"
+    assert ro(prompt=False) == "budget_cut"  # the context is assembled without a generator too
     assert ro(answerable=False) == "unanswerable"
     assert failure_bucket(**_flags(), answered=False, has_evidence=False) == "no_evidence"
 
