@@ -1,10 +1,14 @@
 """What the MLflow runs of a sweep carry, computed from the sweep folder's tables (no MLflow).
 
-Compare-first: a child run carries what a person compares across runs (the means of the
-final-stage retrieval, answer, refusal, token, cost and latency metrics, named as
-`final/ndcg_at_10`, `answer/f1`, plus `delta/`, `ci_low/`, `ci_high/`, `p_adj/`, `n/` and
-`clusters/` (the independent units the comparison rests on) of the key metrics only, and `questions`, how many it ran on), so MLflow's chart view builds dozens of panels, not hundreds. Everything
-else (candidates/reranked means, the comparison of every metric) is on the parent: the
+Compare-first: a child run, the baseline's included, carries what a person compares
+across runs: the means of the last retrieval stage's metrics (`final/`; `reranked/` or
+`candidates/` for a pipeline without a context stage) and of the answer, refusal, token,
+cost and latency metrics, named as `final/ndcg_at_10`, `answer/f1`; the mean of every key
+metric whatever its stage; `delta/`, `ci_low/`, `ci_high/`, `p_adj/`, `n/` and `clusters/`
+(the independent units the comparison rests on) of the key metrics only; and `questions`,
+how many it ran on. So MLflow's Compare view and parallel coordinates show the scores by
+variant, not only differences, in dozens of panels, not hundreds. Everything else (the
+other candidates/reranked means, the comparison of every metric) is on the parent: the
 full comparison table as an MLflow table (`comparison.json`, `mlflow.log_table` format)
 and as `comparison.parquet`.
 """
@@ -23,7 +27,7 @@ from ablate.components.report.sweep_data import SweepResults
 COMPARISONS = {"delta": "delta", "ci_low": "ci_low", "ci_high": "ci_high", "p_adjusted": "p_adj",
                "n_used": "n", "n_clusters": "clusters"}  # n: the questions the comparison used
 # (a sweep may set its own), clusters: the clusters they come in
-CHILD_STAGES_OMITTED = ("candidates", "reranked")  # their means go to the parent's table
+RETRIEVAL_STAGES = ("candidates", "reranked", "final")  # in pipeline order
 
 
 def created_ms(manifest: dict[str, Any]) -> int:
@@ -43,13 +47,19 @@ def _float_mean(col: pl.Series) -> float | None:
 def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.DataFrame | None,
                     name: str, key_metrics: Sequence[str] | None = None) -> dict[str, float]:
     """What a child run carries: the mean of each metric a person compares (defined values
-    only; not the candidates/reranked stages), mean latency per stage and end to end, and
-    the comparison with the baseline for the key metrics (all metrics when None)."""
+    only: the last retrieval stage's, the non-retrieval ones and every key metric), mean
+    latency per stage and end to end, and the comparison with the baseline for the key
+    metrics (all metrics when None)."""
     rows = per_query.filter(pl.col("variant") == name)
     out: dict[str, float] = {"questions": float(rows.height)}
+    key = None if key_metrics is None else set(key_metrics)
+    stages = {c.split("/", 1)[0] for c in rows.columns if "/" in c}
+    last = next((s for s in reversed(RETRIEVAL_STAGES) if s in stages), None)
     for col in rows.columns:
+        stage = col.split("/", 1)[0]
         if ("/" in col and rows[col].dtype.is_numeric()
-                and col.split("/", 1)[0] not in CHILD_STAGES_OMITTED):
+                and (stage not in RETRIEVAL_STAGES or stage == last
+                     or key is None or col in key)):
             m = _float_mean(rows[col].cast(pl.Float64).fill_nan(None))
             if m is not None:
                 out[col] = m
@@ -66,7 +76,6 @@ def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.Da
             total_mean = _float_mean(total)
             if total.drop_nulls().len() and total_mean is not None:
                 out["latency/total"] = total_mean
-    key = None if key_metrics is None else set(key_metrics)
     for r in stats.filter(pl.col("variant") == name).iter_rows(named=True):
         if key is not None and r["metric"] not in key:
             continue
