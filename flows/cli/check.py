@@ -4,7 +4,9 @@ Runs every check `ablate run` runs before it computes anything (the spec, the
 components every variant names, the data set, the question selection), then prints
 the plan: the variants, the unique stages per kind and how many the cache already
 holds, the questions each comparison pairs, and a time estimate from earlier runs'
-manifests. Writes nothing; exit 0, or one error line and exit 2.
+manifests; then a warning line for each key metric some variant's pipeline cannot
+produce, and one when ranking metrics at k compare variants with different chunkings
+(ablate.flows.plan.producible). Writes nothing; exit 0, or one error line and exit 2.
 """
 
 from __future__ import annotations
@@ -93,6 +95,15 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
     return lines
 
 
+def warning_lines(ctx) -> list[str]:
+    """What the configured pipelines cannot measure, or not on equal terms
+    (ablate.flows.plan.producible): key metrics some or all variants do not produce, and
+    ranking metrics at k compared across chunkings."""
+    from ablate.flows.plan.producible import chunking_line, key_metric_lines
+    chunks = chunking_line(ctx)
+    return key_metric_lines(ctx) + ([chunks] if chunks else [])
+
+
 def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
@@ -117,3 +128,5 @@ def register(app: typer.Typer) -> None:
                    f"split {ctx.split}")
         for line in plan_lines(ctx, Path(out or ctx.spec.out)):
             typer.echo(line)
+        for line in warning_lines(ctx):
+            typer.echo(f"warning: {line}")

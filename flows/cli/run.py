@@ -35,6 +35,7 @@ def register(app: typer.Typer) -> None:
         that fails after it started (a stage, the analysis, the report, MLflow) ends with
         one line naming the cause and the command that continues, and exit code 1."""
         from ablate.components.errors import InputError, RunFailed
+        from ablate.flows.plan.producible import refusal
         from ablate.flows.run import server
         from ablate.flows.run.context import RunOptions, get_context
 
@@ -46,6 +47,9 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"unknown split '{split}' ({', '.join(SPLITS)})", field="--split")
         # Validate spec, data and component names before anything starts.
         ctx = get_context(str(experiment), RunOptions(tier, split, cache_dir))
+        refused = refusal(ctx)  # a key metric that no variant's pipeline produces
+        if refused is not None:
+            raise refused
         uri = env.tracking_uri(tracking_uri, root)
         (root / env.STATE_DIR).mkdir(exist_ok=True)
         for notice in ctx.notices:

@@ -224,3 +224,82 @@ def test_a_cluster_field_some_questions_lack_is_one_line(run_cli, capsys, tmp_pa
     code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "has no 'type' field (55 of 55 lack it)" in err
+
+
+# ---- key metrics the pipeline cannot produce; candidates/reranked @k across chunkings ------
+
+NO_ANSWER = "it needs the generate stage, which generator.name: none leaves out"
+
+
+def _keyed(tmp_path: Path, key: list[str] | None, baseline: dict, sweeps: list) -> Path:
+    """An experiment with `metrics.key` on line 5 (None: the default key metrics)."""
+    from tests.specs import pipeline
+    return write_experiment(tmp_path, "keyed", dataset=data_set(TINY_SQUAD), tier="full",
+                            split="all", metrics=None if key is None else {"key": key},
+                            baseline=pipeline(**baseline), sweeps=sweeps)
+
+
+def test_a_key_metric_no_variant_produces_is_a_warning_in_check_and_run_refuses(
+        run_cli, capsys, tmp_path):
+    spec = _keyed(tmp_path, ["answer/f1", "reranked/recall_at_5"], {"generator": {"name": "none"}},
+                  [vary("rerank.depth", 4)])
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    assert f"warning: key metric answer/f1: no variant produces it ({NO_ANSWER})\n" in out
+    assert "reranked/recall_at_5:" not in out  # every variant produces it
+    # run: one line naming the key metric and why, exit 2, before any stage runs
+    code = run_cli("run", str(spec), "--no-mlflow", "--cache-dir", str(tmp_path / "cache"),
+                   "--out", str(tmp_path / "runs"))
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", out
+    assert err.strip() == (f"ablate: error: {spec}:5: field 'metrics.key': key metric answer/f1: "
+                           f"no variant produces it ({NO_ANSWER}); remove it from metrics.key "
+                           "or configure a pipeline that produces it")
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "cache").exists()
+
+
+def test_a_key_metric_some_variants_do_not_produce_names_them(run_cli, capsys, tmp_path):
+    spec = _keyed(tmp_path, ["answer/f1", "reranked/recall_at_5"], {},
+                  [vary("generator.name", "none"), vary("rerank.depth", 4)])
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    assert (f"warning: key metric answer/f1: 1 of 3 variants do not produce it "
+            f"(generator.name=none: {NO_ANSWER})\n") in out
+
+
+def test_default_key_metrics_no_variant_produces_are_named_as_defaults(run_cli, capsys, tmp_path):
+    """Unset metrics.key: the defaults a retrieval-only pipeline cannot produce are a
+    warning in check, never a reason for run to refuse."""
+    from ablate.flows.plan.producible import refusal
+    from ablate.flows.run.context import RunOptions, build_context
+    spec = _keyed(tmp_path, None, {"generator": {"name": "none"}}, [vary("rerank.depth", 4)])
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    assert (f"warning: key metric answer/f1 (a default: metrics.key is not set): no variant "
+            f"produces it ({NO_ANSWER})\n") in out
+    assert refusal(build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "c")))) is None
+
+
+def test_candidates_at_k_across_chunk_sizes_is_a_warning(run_cli, capsys, tmp_path):
+    spec = _keyed(tmp_path, ["candidates/recall_at_5", "reranked/ndcg_at_5", "answer/f1"], {},
+                  [vary("chunking.size", 32, 128), vary("rerank.depth", 4)])
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    warned = [x for x in out.splitlines() if "k chunks" in x]
+    assert warned == ["warning: candidates/recall_at_5, reranked/ndcg_at_5 compare k chunks of "
+                      "different sizes across chunking.size=32..128: not the same number of "
+                      "tokens; final/* compares them under one token budget (context.budget 96)"]
+
+
+def test_rankings_at_k_across_chunkings_are_a_warning_without_such_key_metrics(
+        run_cli, capsys, tmp_path):
+    spec = _keyed(tmp_path, ["answer/f1"], {}, [vary("chunking.size", 32)])
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    assert ("warning: candidates/*@k, reranked/*@k metrics compare k chunks of different sizes "
+            "across chunking.size=32..48: not the same number of tokens; final/* compares them "
+            "under one token budget (context.budget 96)\n") in out
+    # one chunking: no such line
+    spec = _keyed(tmp_path, ["candidates/recall_at_5"], {}, [vary("rerank.depth", 4)])
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0 and "k chunks" not in out
