@@ -320,6 +320,53 @@ is one variant. Cells run on the experiment's questions (`tier`), so a cell cann
 be the variant of a sweep with its own `tier` or `n`. `experiments/factorial-demo.yaml`
 is a 2 × 2 design on the demo data.
 
+## Retrieval-only studies (`generator: none`)
+
+`generator: {name: none}` studies retrieval without generating anything (install with
+`bash scripts/install.sh --retrieval-only`: no model generator is needed). The pipeline
+chunks, labels, retrieves, fuses, reranks and **assembles the context under
+`context.budget`** exactly as with a generator; only the generate stage, and every metric
+that reads answers, is left out:
+
+| produced | not produced |
+|---|---|
+| `candidates/*`, `reranked/*` and `final/*` retrieval metrics at every k, `final/span_coverage`, `final/context_tokens`, latencies; failure buckets `retrieval_miss`, `ranking_loss`, `budget_cut`, `retrieved`, `no_evidence` (answerable) and `unanswerable` | `answer/*`, `refusal/*`, `tokens/*`, `cost/*`, `judge/*`, `robustness/answer_consistency` |
+
+The default `metrics.key` lists `answer/f1` and `answer/em`, which such a run cannot
+produce: name retrieval metrics instead. Which ones depends on the sweep:
+
+- **Chunk sizes (or anything that changes the chunks): read `final/*`.** The final
+  ranking is the ranked chunks packed into the same `context.budget`, so every chunking
+  is compared on the same number of tokens. `candidates/*@k` and `reranked/*@k` compare
+  k chunks, and k chunks of 512 tokens are four times the text of k chunks of 128. Take
+  a k no smaller than the number of chunks the budget holds at the smallest size (512 /
+  128 = 4 full chunks, more when chunks are shorter than `size`), so that `final/…_at_k`
+  covers the whole context; a smaller k compares unequal amounts of text again.
+  `final/precision_at_k` divides by k, so under one budget it favours small chunks.
+  `ablate check` warns when a sweep changes the chunks, since its `candidates/*@k` and
+  `reranked/*@k` then compare different amounts of text.
+- **Paths, fusion, reranking at one chunking: `candidates/*` and `reranked/*` are
+  comparable** (the same chunks), and they do not depend on the budget.
+
+```yaml
+name: chunk-sizes
+dataset: {path: data/mydata}
+tier: full
+metrics:
+  ks: [1, 5, 10]
+  key: [final/recall_at_10, final/full_support_at_10, final/span_coverage]
+baseline:
+  chunking: {method: sentence, size: 256, overlap: 32}
+  context: {budget: 512}
+  generator: {name: none}
+sweeps:
+  - variable: chunking.size
+    values: [128, 512]
+```
+
+Evidence given as whole documents makes a chunk-size sweep misleading whatever the stage:
+see [bring your own data](bring-your-own-data.md#spans-versus-whole-document-labels).
+
 ## Reference
 
 {reference}
