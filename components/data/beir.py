@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ablate.components.data.jsonl import find_file, read_jsonl
-from ablate.components.data.validate import Origin, need
+from ablate.components.data.jsonl import find_file, parsed, read_jsonl
+from ablate.components.data.validate import Origin, need, rejected, report
 from ablate.components.errors import InputError
 from ablate.components.records import Document, Question, Span
 
@@ -28,21 +28,34 @@ def _read_qrels(path: Path) -> dict[str, list[tuple[str, int, Origin]]]:
         try:
             text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8").strip()
         except UnicodeDecodeError as exc:
-            raise origin.error(f"undecodable bytes (not UTF-8) at byte {exc.start}") from None
+            report(origin.error(f"undecodable bytes (not UTF-8) at byte {exc.start}"))
+            continue
         if not text:
             continue
         cols = text.split("\t")
         if lineno == 1 and cols[0].lower() in ("query-id", "query_id", "qid"):
             continue
         if len(cols) != 3:
-            raise origin.error(f"expected 3 tab-separated columns, got {len(cols)}")
+            report(origin.error(f"expected 3 tab-separated columns, got {len(cols)}"))
+            continue
         qid, did, score = cols
         try:
             grade = int(score)
         except ValueError:
-            raise origin.error(f"must be an integer, got {score!r}", "score") from None
+            report(origin.error(f"must be an integer, got {score!r}", "score"))
+            continue
         out.setdefault(qid, []).append((did, grade, origin))
     return out
+
+
+def _document(obj: dict, origin: Origin) -> Document:
+    return Document(doc_id=need(obj, "_id", str, origin), text=need(obj, "text", str, origin),
+                    title=need(obj, "title", str, origin, optional=True) or None,
+                    metadata=need(obj, "metadata", dict, origin, optional=True))
+
+
+def _query(obj: dict, origin: Origin) -> tuple[str, str]:
+    return need(obj, "_id", str, origin), need(obj, "text", str, origin)
 
 
 def load_beir(folder: Path, split: str = "test"
@@ -59,24 +72,23 @@ def load_beir(folder: Path, split: str = "test"
         raise InputError(f"missing qrels/{split}.tsv (beir split '{split}')", path=str(folder))
     docs: list[tuple[Document, Origin]] = []
     lengths: dict[str, int] = {}
-    for obj, origin in read_jsonl(corpus):
-        doc = Document(doc_id=need(obj, "_id", str, origin), text=need(obj, "text", str, origin),
-                       title=need(obj, "title", str, origin, optional=True) or None,
-                       metadata=need(obj, "metadata", dict, origin, optional=True))
+    for doc, origin in parsed(read_jsonl(corpus), _document, "_id"):
         docs.append((doc, origin))
         lengths.setdefault(doc.doc_id, len(doc.text))
     qrels = _read_qrels(qrels_path)
     questions: list[tuple[Question, Origin]] = []
-    for obj, origin in read_jsonl(queries):
-        qid = need(obj, "_id", str, origin)
-        text = need(obj, "text", str, origin)
+    skip = rejected()
+    for (qid, text), origin in parsed(read_jsonl(queries), _query):
         judged = qrels.pop(qid, None)
         if judged is None:
             continue
         grades: dict[str, int] = {}
         for did, grade, qorigin in judged:
+            if did in skip:
+                continue
             if did not in lengths:
-                raise qorigin.error(f"unknown document '{did}'", "corpus-id")
+                report(qorigin.error(f"unknown document '{did}'", "corpus-id"))
+                continue
             if grade > 0:
                 grades[did] = max(grade, grades.get(did, 0))
         spans = [Span(did, 0, lengths[did], float(g)) for did, g in grades.items()]
@@ -84,5 +96,5 @@ def load_beir(folder: Path, split: str = "test"
         questions.append((Question(qid=qid, question=text, answers=(), answerable=bool(spans),
                                    evidence=(tuple(spans),) if spans else ()), origin))
     for qid, judged in qrels.items():
-        raise judged[0][2].error(f"unknown query '{qid}'", "query-id")
+        report(judged[0][2].error(f"unknown query '{qid}'", "query-id"))
     return docs, questions

@@ -1,7 +1,8 @@
 """Loader for the native JSONL format (docs/data-format.md), plain or gzip.
 
 A folder holds corpus.jsonl(.gz) and questions.jsonl(.gz). Every record is type-checked
-as it is read, so the first bad line is reported with its file, line number and field.
+as it is read, so a bad line is reported with its file, line number and field (the first
+one, or, while collecting, every one: ablate.components.data.validate.report).
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
-from ablate.components.data.validate import Origin, need
+from ablate.components.data.validate import Origin, need, reject, report
 from ablate.components.errors import InputError
 from ablate.components.records import Document, Question, Span
 
@@ -35,18 +36,39 @@ def read_jsonl(path: Path) -> Iterator[tuple[dict, Origin]]:
                 try:
                     text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
                 except UnicodeDecodeError as exc:
-                    raise origin.error(f"undecodable bytes (not UTF-8) at byte {exc.start}") from None
+                    report(origin.error(f"undecodable bytes (not UTF-8) at byte {exc.start}"))
+                    continue
                 if not text.strip():
                     continue
                 try:
                     obj = json.loads(text)
                 except json.JSONDecodeError as exc:
-                    raise origin.error(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+                    report(origin.error(f"invalid JSON: {exc.msg} (column {exc.colno})"))
+                    continue
                 if not isinstance(obj, dict):
-                    raise origin.error(f"a line must hold a JSON object, got {type(obj).__name__}")
+                    report(origin.error(f"a line must hold a JSON object, got {type(obj).__name__}"))
+                    continue
                 yield obj, origin
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"cannot read file: {exc}", path=str(path)) from None
+
+
+R = TypeVar("R")
+
+
+def parsed(rows: Iterator[tuple[dict, Origin]], parse: Callable[[dict, Origin], R],
+           id_field: str | None = None) -> Iterator[tuple[R, Origin]]:
+    """(record, origin) per row that parses; a row that does not is reported (and, for a
+    document, its `id_field` value remembered as rejected)."""
+    for obj, origin in rows:
+        try:
+            record = parse(obj, origin)
+        except InputError as exc:
+            report(exc)
+            if id_field is not None:
+                reject(obj.get(id_field))
+            continue
+        yield record, origin
 
 
 def parse_document(obj: dict, origin: Origin) -> Document:
@@ -114,6 +136,6 @@ def load_jsonl(folder: Path) -> tuple[Iterator[tuple[Document, Origin]],
     if corpus is None or questions is None:
         missing = "corpus.jsonl" if corpus is None else "questions.jsonl"
         raise InputError(f"missing {missing} (or {missing}.gz)", path=str(folder))
-    docs = ((parse_document(o, origin), origin) for o, origin in read_jsonl(corpus))
-    qs = ((parse_question(o, origin), origin) for o, origin in read_jsonl(questions))
+    docs = parsed(read_jsonl(corpus), parse_document, "doc_id")
+    qs = parsed(read_jsonl(questions), parse_question)
     return docs, qs

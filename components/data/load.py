@@ -1,7 +1,8 @@
 """load_dataset: detect the format, parse, validate and fingerprint a data set.
 
 Validation runs before any compute and stops at the first problem with one InputError
-naming file, line and field.
+naming file, line and field; within ablate.components.data.validate.collecting() it goes
+on and records every problem (`ablate validate`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from ablate.components.data.beir import load_beir
 from ablate.components.data.fingerprint import fingerprint
 from ablate.components.data.jsonl import find_file, load_jsonl
 from ablate.components.data.squad import load_squad
-from ablate.components.data.validate import Origin, check_documents, check_questions
+from ablate.components.data.validate import Origin, check_documents, check_questions, problems
 from ablate.components.errors import InputError
 from ablate.components.records import Dataset, Document, Question
 
@@ -39,7 +40,8 @@ def detect_format(path: Path) -> str:
 
 
 def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test") -> Dataset:
-    """Load and validate a data set; raises InputError on the first bad record."""
+    """Load and validate a data set; raises InputError on the first bad record (while
+    collecting: records every bad record and returns the rest)."""
     path = Path(path)
     if format not in FORMATS:
         raise InputError(f"unknown data format '{format}' (known: {', '.join(FORMATS)})",
@@ -62,7 +64,7 @@ def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test
             raise InputError("the beir format needs a folder", path=str(path))
         doc_stream, q_stream = load_beir(path, beir_split)
     documents = check_documents(doc_stream)
-    if not documents:
+    if not documents and not problems():  # (none left after its problems: those are said)
         raise InputError("the corpus holds no documents", path=str(_corpus_file(path, fmt)))
     questions = check_questions(q_stream, documents)
     source = f"{fmt}:{path}" + (f"#{beir_split}" if fmt == "beir" else "")

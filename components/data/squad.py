@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-from ablate.components.data.validate import Origin, need
+from ablate.components.data.validate import Origin, need, report
 from ablate.components.errors import InputError
 from ablate.components.records import Document, Question, Span
 
@@ -109,7 +109,10 @@ def load_squad(path: Path) -> tuple[list[tuple[Document, Origin]], list[tuple[Qu
                 qorig = Origin(str(path), None, porig.field(f"qas[{k}]"))
                 if not isinstance(qa, dict):
                     raise qorig.error("must be an object")
-                questions.append((_question(qa, qorig, context, base, doc_id), qorig))
+                try:
+                    questions.append((_question(qa, qorig, context, base, doc_id), qorig))
+                except InputError as exc:  # raised again unless collecting every problem
+                    report(exc)
             contexts.append(context)
             offset = base + len(context)
         docs.append((Document(doc_id=doc_id, text=JOINER.join(contexts), title=title or None,
