@@ -146,8 +146,9 @@ class GeneratorConfig(_Frozen):
 
     name: str = "extractive"
     """`extractive` (copies the best-supported span, no model), `smollm2` (local
-    SmolLM2-135M, see `backend`), `openai` (an OpenAI-compatible endpoint) or
-    `closed_book` (SmolLM2 without context)."""
+    SmolLM2-135M, see `backend`), `openai` (an OpenAI-compatible endpoint),
+    `closed_book` (SmolLM2 without context) or `none` (a retrieval-only study: no answers;
+    the context is still assembled under the budget)."""
     backend: Literal["torch", "llama_cpp"] = "torch"
     """`smollm2` / `closed_book`: the engine that runs the GGUF file. `torch` (default):
     transformers and PyTorch, nothing to compile, any CPU; `llama_cpp`: llama-cpp-python,
