@@ -3,6 +3,11 @@ differences and their clusters give the needed n, in clusters of questions
 (ablate.components.stats.sample_size), and the pilot's per-question stage times
 (timings.parquet) give what running that n costs.
 
+The n counts questions whose metric is defined for both variants (a retrieval metric is
+undefined on a question without evidence): the pilot's share of such questions turns it
+into the questions to run (`PlanRow.to_run`), which the cost counts, and `defined_share`
+gives how many questions of the data set have the metric.
+
 The cluster column is resolved as `ablate stats` does (`auto`: the `cluster` column when
 the table has one; `none`: independent questions; else a column name) and checked as the
 statistics check it (ablate.components.stats.table_prep): every question has one
@@ -10,6 +15,7 @@ non-empty cluster, and not all questions are in one."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -29,11 +35,22 @@ class PlanRow:
     size: SampleSize
     family_size: int
     seconds_per_question: float  # the variant's summed mean stage seconds (NaN: no timings)
+    pairs: int = 0  # pilot questions paired with the baseline, the metric defined or not
+
+    @property
+    def to_run(self) -> int | None:
+        """Questions to run for the needed n with the metric defined, at the pilot's share
+        of such questions (n when every paired pilot question has it)."""
+        n, used = self.size.n, self.size.n_pilot
+        if not n:
+            return None
+        return math.ceil(n * self.pairs / used - 1e-9) if used and self.pairs > used else n
 
     @property
     def cost(self) -> float:
-        """Stage seconds for the needed n (NaN when n or the timings are missing)."""
-        return self.seconds_per_question * self.size.n if self.size.n else float("nan")
+        """Stage seconds for the questions to run (NaN when n or the timings are missing)."""
+        run = self.to_run
+        return self.seconds_per_question * run if run else float("nan")
 
 
 def metric_columns(per_query: pl.DataFrame) -> list[str]:
@@ -80,23 +97,29 @@ def plan(per_query: pl.DataFrame, timings: pl.DataFrame | None, *, baseline: str
     a = planning_alpha(alpha, correction, m)
     secs = seconds_per_question(timings)
 
-    def size(variant: str, metric: str) -> SampleSize:
+    def row(variant: str, metric: str) -> PlanRow:
         d, labels = paired_differences(per_query, baseline, variant, metric, cluster_col)
-        return sample_size(d, mde, alpha=a, power=power, clusters=labels)
-    return [PlanRow(metric, v, size(v, metric), m, secs.get(v, float("nan")))
-            for metric in metrics for v in variants]
+        return PlanRow(metric, variant, sample_size(d, mde, alpha=a, power=power, clusters=labels),
+                       m, secs.get(variant, float("nan")), int(d.size))
+    return [row(v, metric) for metric in metrics for v in variants]
+
+
+def defined_share(per_query: pl.DataFrame, baseline: str, metric: str) -> tuple[int, int]:
+    """(the baseline's pilot questions with `metric` defined, its pilot questions)."""
+    values = per_query.filter(pl.col("variant") == baseline)[metric].cast(pl.Float64)
+    return int(values.fill_nan(None).drop_nulls().len()), int(values.len())
 
 
 def total_seconds(rows: Sequence[PlanRow], timings: pl.DataFrame | None,
                   variants: Sequence[dict[str, Any]], baseline: str) -> tuple[float, int]:
     """(stage seconds, baseline n) to run every planned comparison at its needed n: each
-    variant at the largest n of its rows, the baseline at the largest n of all (it is
+    variant at the largest number of questions to run of its rows (PlanRow.to_run), the baseline at the largest n of all (it is
     compared on every variant's questions), and a stage two variants share (the same stage
     key in variants.json) counted once, at the larger n. (0.0, 0) when no n is defined."""
     need: dict[str, int] = {}
     for r in rows:
-        if r.size.n:
-            need[r.variant] = max(need.get(r.variant, 0), r.size.n)
+        if r.to_run:
+            need[r.variant] = max(need.get(r.variant, 0), r.to_run)
     if not need or timings is None or not timings.height:
         return 0.0, max(need.values(), default=0)
     need[baseline] = max(need.values())

@@ -6,7 +6,10 @@ of the paired differences, the design effect of the clusters, the observed delta
 needed to detect `--mde` at `--power` under the experiment's alpha and correction, as
 "n questions in G clusters" (ablate.components.stats.sample_size: the cluster-level pilot
 variance, the t test on G clusters), and what running that n costs in stage seconds
-(timings.parquet). The clusters are the experiment's `stats.cluster` (`--cluster-column`:
+(timings.parquet). The n counts questions whose metric is defined (a retrieval metric:
+questions with evidence): the cost counts the questions to run for them, and a needed n is
+compared with the data set's questions that have the metric (the pilot's count when it
+ran on the whole data set, else an estimate at the pilot's share). The clusters are the experiment's `stats.cluster` (`--cluster-column`:
 auto, none or a column); a plan on fewer than FEW_CLUSTERS pilot clusters is a warning
 line. Writes nothing; one error line and exit 2 on bad input.
 """
@@ -61,10 +64,24 @@ def _in_clusters(n: int | None, g: int | None, clustered: bool) -> str:
     return f"{n} in {g} cluster{'s' if g != 1 else ''}" if clustered else str(n)
 
 
+def available(defined: int, pilot: int, dataset_questions: int | None) -> tuple[int, bool] | None:
+    """(the data set's questions with a metric defined, whether that is exact): the
+    pilot's count when the pilot ran on the whole data set, else the data set's questions
+    at the pilot's share (an estimate); None without the data set's size."""
+    if not dataset_questions or not pilot:
+        return None
+    if pilot == dataset_questions:
+        return defined, True
+    return round(dataset_questions * defined / pilot), False
+
+
 def format_plan(rows, total: float, baseline_n: int, *, dataset_questions: int | None,
-                clustered: bool = False) -> list[str]:
+                clustered: bool = False,
+                defined: dict[str, tuple[int, int]] | None = None) -> list[str]:
     """The table and notes `ablate power` prints; `clustered`: the plan is in clusters
-    (n in G clusters and the design effect per row, a warning below FEW_CLUSTERS)."""
+    (n in G clusters and the design effect per row, a warning below FEW_CLUSTERS);
+    `defined`: per metric, (the pilot baseline's questions with it defined, its questions),
+    so the needed n is compared with the data set's questions that have the metric."""
     from ablate.components.stats.clusters import FEW_CLUSTERS
     from ablate.flows.plan.estimate import duration
     head = ["metric", "variant", "pilot n", "sd", "deff", "delta", "needed n", "s/question",
@@ -106,10 +123,24 @@ def format_plan(rows, total: float, baseline_n: int, *, dataset_questions: int |
                 f"{r.metric} {r.variant}: {r.size.n_clusters_pilot}" for r in few) + ")")
             + f" (fewer than {FEW_CLUSTERS}): their variance is a rough estimate, and the "
             "needed n with it; a pilot on more clusters firms it up")
-    over = [r for r in rows if r.size.n and dataset_questions and r.size.n > dataset_questions]
-    if over:
-        lines.append(f"note: {len(over)} comparison(s) need more questions than the data set "
-                     f"has ({dataset_questions}): only a larger effect can be detected on it")
+    defined = defined or {}
+    partial = [(m, d, p) for m, (d, p) in defined.items() if d < p and any(
+        r.metric == m and r.size.n for r in rows)]
+    if partial:
+        lines.append("note: n counts the questions with a defined metric; cost and total count "
+                     "the questions to run for them (" + ", ".join(
+                         f"{m}: {d} of the pilot's {p}" for m, d, p in partial) + ")")
+    for metric in dict.fromkeys(r.metric for r in rows):
+        d, p = defined.get(metric, (dataset_questions or 0, dataset_questions or 0))
+        have = available(d, p, dataset_questions)
+        if have is None:
+            continue
+        over = [r for r in rows if r.metric == metric and r.size.n and r.size.n > have[0]]
+        if over:
+            count = (f"{have[0]} (of the data set's {dataset_questions})" if have[1] else
+                     f"~{have[0]} (of the data set's {dataset_questions}; the pilot's share)")
+            lines.append(f"note: {len(over)} comparison(s) need more questions than the {count} "
+                         f"with a defined {metric}: only a larger effect can be detected on it")
     return lines
 
 
@@ -146,7 +177,12 @@ def register(app: typer.Typer) -> None:
         """Questions needed per comparison for a target minimum detectable effect."""
         from ablate.components.report.sweep_data import load_sweep
         from ablate.components.stats.correction import check_method
-        from ablate.components.stats.pilot_plan import checked_cluster_column, plan, total_seconds
+        from ablate.components.stats.pilot_plan import (
+            checked_cluster_column,
+            defined_share,
+            plan,
+            total_seconds,
+        )
         from ablate.components.stats.sample_size import check_target, planning_alpha
         from ablate.flows.plan.spec import load_spec
 
@@ -203,6 +239,8 @@ def register(app: typer.Typer) -> None:
             typer.echo("clusters: none (every question independent)" + (
                 "" if choice == "none" else f"; the pilot has no '{choice}' column"
                 if choice != "auto" else "; the pilot has no 'cluster' column"))
+        defined = {c: defined_share(pq, BASELINE, c) for c in chosen}
         for line in format_plan(rows, total, base_n, clustered=cluster is not None,
-                                dataset_questions=man.get("dataset", {}).get("questions")):
+                                dataset_questions=man.get("dataset", {}).get("questions"),
+                                defined=defined):
             typer.echo(line)

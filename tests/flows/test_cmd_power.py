@@ -79,7 +79,10 @@ def test_needed_n_and_cost_per_comparison(run_cli, capsys, tmp_path):
     assert float(row[5]) == pytest.approx(d.mean(), rel=1e-3)
     assert row[6] == f"{n} in {clusters} clusters"
     assert row[7] == "0.01"                      # latency/generate, 0.01 s per question
-    assert row[8] == duration(0.01 * n)
+    # n counts the questions with both scores defined (24 of the pilot's 30): the cost is
+    # that of the questions to run for them
+    run = math.ceil(n * 30 / 24)
+    assert row[8] == duration(0.01 * run)
     # the RRF variant changes nothing, answer/f1 is equal everywhere: no n, with a reason
     assert _row(out, "final/recall_at_5", "fusion.rrf_k=10")[6] == "-"
     assert ("note: final/recall_at_5 fusion.rrf_k=10: needed n undefined: no question's "
@@ -90,8 +93,37 @@ def test_needed_n_and_cost_per_comparison(run_cli, capsys, tmp_path):
             "a rough estimate") in out
     # total: baseline and chunking.size=64 share their generate stage (same key): once
     total = next(x for x in out.splitlines() if x.startswith("total:"))
-    assert f"about {duration(0.01 * n)} " in total and f"baseline at {n};" in total
-    assert "1 comparison(s) need more questions than the data set has (30)" in out
+    assert f"about {duration(0.01 * run)} " in total and f"baseline at {run};" in total
+    assert ("note: n counts the questions with a defined metric; cost and total count the "
+            "questions to run for them (final/recall_at_5: 24 of the pilot's 30)") in out
+    assert ("note: 1 comparison(s) need more questions than the 24 (of the data set's 30) "
+            "with a defined final/recall_at_5: only a larger effect can be detected on it") in out
+
+
+def test_the_data_set_limit_counts_the_questions_with_the_metric(run_cli, capsys, tmp_path):
+    """A needed n between the 24 questions with a defined recall and the data set's 30 is
+    more than the data set can give; a pilot on part of the data set estimates the count
+    from its share."""
+    sweep = make_sweep(tmp_path / "runs" / "synthetic-0123456789")
+    d, labels = _diffs(sweep, "chunking.size=64", "final/recall_at_5")
+    mde = next(m for m in np.geomspace(0.0005, 0.5, 3000)
+               if 24 < _cluster_plan(d, labels, m, 0.025)[0] <= 30)
+    code, out, err = _power(run_cli, capsys, str(_spec(tmp_path)), "--mde", str(float(mde)),
+                            "--metric", "final/recall_at_5")
+    assert code == 0, err
+    assert ("note: 1 comparison(s) need more questions than the 24 (of the data set's 30) "
+            "with a defined final/recall_at_5") in out
+    man = json.loads((sweep / "manifest.json").read_text())
+    man["dataset"]["questions"] = 60
+    (sweep / "manifest.json").write_text(json.dumps(man))
+    code, out, err = _power(run_cli, capsys, str(_spec(tmp_path)), "--mde", str(float(mde)),
+                            "--metric", "final/recall_at_5")
+    assert code == 0, err
+    assert "need more questions" not in out  # about 48 of the data set's 60
+    code, out, err = _power(run_cli, capsys, str(_spec(tmp_path)), "--mde", "0.002",
+                            "--metric", "final/recall_at_5")
+    assert ("note: 1 comparison(s) need more questions than the ~48 (of the data set's 60; "
+            "the pilot's share) with a defined final/recall_at_5") in out
 
 
 def test_independent_questions_plan_as_before(run_cli, capsys, tmp_path):
@@ -110,7 +142,7 @@ def test_independent_questions_plan_as_before(run_cli, capsys, tmp_path):
         row = _row(out, "final/recall_at_5", "chunking.size=64")
         assert row[2:4] == [str(d.size), f"{d.std(ddof=1):.3g}"]
         assert float(row[4]) == pytest.approx(d.mean(), rel=1e-3)
-        assert row[5:] == [str(n), "0.01", duration(0.01 * n)]
+        assert row[5:] == [str(n), "0.01", duration(0.01 * math.ceil(n * 30 / 24))]
         assert "deff" not in out and "warning" not in out
         outs.append(out.split("\n", 1)[1])
     assert outs[0] == outs[1]
