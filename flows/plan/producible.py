@@ -191,6 +191,7 @@ def chunking_line(ctx) -> str | None:  # type: ignore[no-untyped-def]
                    for v in ctx.variants)
     finals = ", ".join(f"{s}/*" for s in after)
     if budgeted:
-        budget = get_dotted(ctx.variants[0].config.model_dump(mode="json"), "context.budget")
+        base = next(v for v in ctx.variants if v.is_baseline)
+        budget = get_dotted(base.config.model_dump(mode="json"), "context.budget")
         return line + f"; {finals} compares them under one token budget (context.budget {budget})"
     return line + f"; no variant measures {finals}, which compares them under one token budget"
