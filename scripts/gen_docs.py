@@ -217,7 +217,9 @@ is compared with the baseline question by question. Paths in it (`dataset.path`,
 
 Check a file before running it: `ablate check EXPERIMENT.yaml` validates the file and the
 data and prints the plan (variants, unique stages, how many are cached, questions per
-comparison, a time estimate from earlier runs). Every error is one line naming the file,
+comparison, a time estimate from earlier runs), with a warning for a key metric some or
+all variants cannot produce (`answer/f1` with `generator: none`) and for `candidates/*@k`
+or `reranked/*@k` compared across chunkings. Every error is one line naming the file,
 the line and the field, with a suggestion for near-misses:
 
 ```
@@ -333,7 +335,8 @@ that reads answers, is left out:
 | `candidates/*`, `reranked/*` and `final/*` retrieval metrics at every k, `final/span_coverage`, `final/context_tokens`, latencies; failure buckets `retrieval_miss`, `ranking_loss`, `budget_cut`, `retrieved`, `no_evidence` (answerable) and `unanswerable` | `answer/*`, `refusal/*`, `tokens/*`, `cost/*`, `judge/*`, `robustness/answer_consistency` |
 
 The default `metrics.key` lists `answer/f1` and `answer/em`, which such a run cannot
-produce: name retrieval metrics instead. Which ones depends on the sweep:
+produce (`ablate check` warns; a `metrics.key` you set that names them makes `ablate run`
+refuse in one line): name retrieval metrics instead. Which ones depends on the sweep:
 
 - **Chunk sizes (or anything that changes the chunks): read `final/*`.** The final
   ranking is the ranked chunks packed into the same `context.budget`, so every chunking
