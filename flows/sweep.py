@@ -318,6 +318,8 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     release_models(ctx)
     ctx.stage_times.update({r["key"]: (round(r["start"], 3), round(r["end"], 3))
                             for r in results if r["computed"]})
+    # every look's and every worker's, and none from an earlier run of this process
+    ctx.computed_keys = {r["key"] for r in results if r["computed"]}
     out_root = Path(out or ctx.spec.out)
     unchanged = None if any(r["computed"] for r in results) else outputs_in_place(ctx, out_root)
     if prepared is None and unchanged is None:

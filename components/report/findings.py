@@ -23,10 +23,12 @@ from ablate.components.config import get_dotted
 from ablate.components.metrics.consistency import COLUMN as CONSISTENCY
 from ablate.components.metrics.consistency import consistency_rates, reference_of
 from ablate.components.metrics.registry import compared, direction
+from ablate.components.report.comparability import chunk_units_finding
+from ablate.components.report.intervals import ci_cell
 from ablate.components.report.judge import judge_warnings
 from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.stats.clusters import FEW_CLUSTERS
-from ablate.components.vocab import BASELINE
+from ablate.components.vocab import BASELINE, TIERS
 
 MAX_LISTED = 6
 
@@ -189,7 +191,7 @@ def significant(stats: pl.DataFrame, key_metrics: Sequence[str],
         verdict = judge(r["metric"], r["delta"])
         verb += f" ({verdict})" if verdict else ""
         out.append(f"**{r['variant']}** {verb} {r['metric']} by {abs(r['delta']):.3f} "
-                   f"[{fmt(r['ci_low'])}, {fmt(r['ci_high'])}], adjusted p "
+                   f"{ci_cell(r)}, adjusted p "
                    f"{fmt_p(r['p_adjusted'])} (n={n_in_clusters(r)})."
                    + _stage_clause(r, every, variants, per_query, baseline))
     return out
@@ -228,7 +230,7 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
         pairs = [f"{r['variant']} on {r['metric']} (MDE {fmt(r['mde'])} > |Δ| "
                  f"{fmt(abs(r['delta']))})" for r in under.sort("variant", "metric").iter_rows(named=True)]
         out.append("Underpowered: the minimum detectable effect (80% power) exceeds the "
-                   f"observed difference for {_listed(pairs)}; a larger tier is needed to tell.")
+                   f"observed difference for {_listed(pairs)}; {_more_questions(manifest)}.")
     for name in no_effect:
         out.append(f"No effect: {name} produced final contexts (and answers, where there is "
                    "a generator) identical to the baseline's on every question.")
@@ -277,6 +279,18 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
         if share > 0.05:
             out.append(_truncation(ch, share))
     return out + judge_warnings(manifest)
+
+
+def _more_questions(manifest: dict[str, Any] | None) -> str:
+    """What would tell: a larger tier, or more questions when the run's tier is already
+    the largest (TIERS[-1], every question of the split)."""
+    tier = (manifest or {}).get("tier")
+    if tier in TIERS[:-1]:
+        return "a larger tier (more questions) is needed to tell"
+    if tier == TIERS[-1]:
+        return (f"more questions are needed to tell (the tier is already {TIERS[-1]}: every "
+                "question of the split)")
+    return "more questions are needed to tell"
 
 
 def _truncation(ch: dict[str, Any], share: float) -> str:
@@ -344,4 +358,7 @@ def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
     if not lines:
         lines.append("No variant differs significantly from the baseline on the key metrics "
                      f"({', '.join(key_metrics)}).")
-    return lines + consistency(per_query, variants) + warnings(stats, key_metrics, no_effect, manifest)
+    compared_metrics = stats["metric"].unique().to_list() if stats.height else []
+    return (lines + consistency(per_query, variants)
+            + chunk_units_finding(compared_metrics, variants)
+            + warnings(stats, key_metrics, no_effect, manifest))

@@ -11,15 +11,16 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from ablate.components.report.comparability import chunk_units_note, repeated, rerank_changes_nothing
 from ablate.components.report.factorial import factorial_section
 from ablate.components.report.findings import findings, judge
+from ablate.components.report.intervals import ci_cell, ci_text, disagrees
 from ablate.components.report.judge import judge_section, metric_note
-from ablate.components.report.numbers import fmt, fmt_ci, fmt_n, fmt_p, fmt_signed, is_significant
+from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import plot_name
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
-from ablate.components.stats.inference import MIN_UNTIED_FOR_BOOTSTRAP
 from ablate.components.vocab import BASELINE
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
@@ -37,7 +38,10 @@ def mark(row: dict[str, Any]) -> str:
 
 
 def _variable_table(metric: str, points: Sequence[tuple[str, str]],
-                    means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], dict]) -> list[str]:
+                    means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], dict],
+                    per_query: pl.DataFrame | None = None) -> list[str]:
+    """One metric's table of the variants `points`; `per_query` counts the differing
+    questions of a degenerate or unbounded interval whose row lacks wins/losses."""
     out = [f"| variant | value | {metric} | {head('Δ')} vs baseline | {head('CI')} | {head('p')} | "
            f"{head('p adj')} | {head('sig.')} | {head('d_z')} | {head('W/T/L')} | {head('n')} |",
            "|---|---|---:|---:|---|---:|---:|---|---:|---|---:|"]
@@ -48,7 +52,7 @@ def _variable_table(metric: str, points: Sequence[tuple[str, str]],
             out.append(f"| {name} | {value} | {fmt(m)} | | | | | | | | |")
             continue
         out.append(f"| {name} | {value} | {fmt(m)} | {fmt(r.get('delta'))} | "
-                   f"{fmt_ci(r.get('ci_low'), r.get('ci_high'), r.get('delta'))} | "
+                   f"{ci_cell(r, per_query)} | "
                    f"{fmt_p(r.get('p_value'))} | {fmt_p(r.get('p_adjusted'))} | {mark(r)} | "
                    f"{fmt(r.get('d_z'), 2)} | {wtl(r)} | {fmt_n(r)} |")
     return out
@@ -59,13 +63,20 @@ def wtl(row: dict[str, Any]) -> str:
     return "/".join(fmt(row.get(k)) for k in ("wins", "ties", "losses"))
 
 
-def analysis_text(manifest: dict[str, Any]) -> str:
-    """Which BM25 analyzer `auto` chose (and why) and which answer normalisation scored."""
+# The answer metrics the answer normalisation scores (metrics.answer_normalizer).
+NORMALISED = ("answer/em", "answer/f1", "answer/correct")
+
+
+def analysis_text(manifest: dict[str, Any], metrics: Sequence[str] | None = None) -> str:
+    """Which BM25 analyzer `auto` chose (and why) and, when the run scored answers (an
+    EM/F1 metric among `metrics`; None: assume it did), which answer normalisation scored."""
     chosen = manifest.get("analyzer")
-    norm = manifest.get("answer_normalizer") or {}
-    counts = ", ".join(f"{k} {v}" for k, v in (norm.get("questions") or {}).items())
     lexical = (f"BM25 analyzer `auto` chose **{chosen['analyzer']}** ({chosen['reason']})"
                if chosen else "BM25 analyzers as configured per variant")
+    if metrics is not None and not set(NORMALISED) & set(metrics):
+        return lexical
+    norm = manifest.get("answer_normalizer") or {}
+    counts = ", ".join(f"{k} {v}" for k, v in (norm.get("questions") or {}).items())
     return (f"{lexical}; answer EM/F1 normaliser {norm.get('setting', 'auto')}"
             f"{f' (questions scored: {counts})' if counts else ''}")
 
@@ -92,8 +103,12 @@ def _sequential_lines(record: dict[str, Any] | None) -> list[str]:
             f"decide); questions used / planned: {stops}"]
 
 
-def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
-    """The report header: what was run, on what, and how it was tested."""
+def header_lines(manifest: dict[str, Any], stats: pl.DataFrame,
+                 same_stage: str = "") -> list[str]:
+    """The report header: what was run, on what, and how it was tested; `same_stage`:
+    why reranked/* equals candidates/* (comparability.rerank_changes_nothing), if it does."""
+    metrics = stats["metric"].unique().to_list() if stats.height else []
+    reranked = same_stage and any(str(m).startswith("reranked/") for m in metrics)
     st = manifest.get("statistics", {})
     ds = manifest.get("dataset", {})
     n_q = manifest.get("questions", {})
@@ -115,29 +130,17 @@ def header_lines(manifest: dict[str, Any], stats: pl.DataFrame) -> list[str]:
         f"- **n per metric family** (used / undefined): {family_text or '–'}",
         f"- **Statistics** seed {manifest.get('seed')}; test {st.get('test')} (paired on question "
         f"id); correction {st.get('correction')} at alpha {st.get('alpha')}; family: "
-        f"{family_def}; CI: {ci_text(st)}",
+        f"{family_def}; CI: {ci_text(st, stats)}",
         f"- **Unit of analysis** {unit_text(st, stats)}",
         f"- **Labels** a chunk is relevant when it covers ≥ {manifest.get('label_threshold')} of "
         f"a gold span; NDCG gain {manifest.get('ndcg_gain')}; tokenizer {manifest.get('tokenizer')}",
-        f"- **Text analysis** {analysis_text(manifest)}",
+        f"- **Text analysis** {analysis_text(manifest, metrics)}",
+        *([f"- **Stages** reranked = candidates: {same_stage}, so the reranked rankings are "
+           "the fused candidates unchanged and the report leaves out reranked/* tables that "
+           "repeat candidates/* ones"] if reranked else []),
         *_sequential_lines(manifest.get("sequential")),
         f"- **Versions** {', '.join(f'{k} {v}' for k, v in manifest.get('versions', {}).items())}",
     ]
-
-
-def ci_text(st: dict[str, Any]) -> str:
-    """How the report's intervals were computed (docs/statistics.md)."""
-    method = st.get("ci_method", "inversion")
-    if method == "inversion":
-        return ("the inverted paired test (" + ("cluster-robust t" if st.get("test") == "t" else
-                "sign-flip over clusters") + ") at the level that matches the corrected p, so "
-                "it excludes 0 exactly when the comparison is significant (at least 95%; "
-                "– when too few clusters to bound it)")
-    if method == "t":
-        return f"cluster-robust t at {1 - float(st.get('alpha', 0.05)):.0%}"
-    return (f"cluster bootstrap ({method}, {st.get('bootstrap_resamples')} resamples) at "
-            f"{1 - float(st.get('alpha', 0.05)):.0%}, or the inverted sign-flip test when fewer "
-            f"than {MIN_UNTIED_FOR_BOOTSTRAP} pairs differ")
 
 
 def unit_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
@@ -162,16 +165,18 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     `factorial`: a factorial design's effects (factorial.parquet)."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = present_key(key_metrics, metrics)
-    rest = [m for m in metrics if m not in key]
+    same_stage = rerank_changes_nothing(variants, per_query)
+    repeats = repeated(metrics, key) if same_stage else set()
+    rest = [m for m in metrics if m not in key and m not in repeats]
     means = variant_means(per_query, metrics)
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
     by_var = variables(variants)
     records = {v["name"]: v for v in variants}
-    lines = header_lines(manifest, stats) + ["", "## Overview", ""]
+    lines = header_lines(manifest, stats, same_stage) + ["", "## Overview", ""]
     if FOREST in plot_files:
         lines += [f"![overview: every variant's Δ vs baseline with its CI](plots/{FOREST})", ""]
     lines += ['<div class="scroll" markdown="1">', ""]
-    lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE))
+    lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE), per_query)
     lines += ["", "</div>", "", "## Findings", ""]
     lines += [f"- {x}" for x in findings(stats, key, no_effect, manifest, variants, per_query)]
     judged = judge_section(manifest, per_query)
@@ -183,17 +188,21 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     for variable, points in by_var.items():
         lines += ["", f"## {variable}", ""]
         if plot_name(variable) in plot_files:
-            lines += [f"![{variable}: key metrics against the swept value](plots/{plot_name(variable)})", ""]
+            lines += [f"![{variable}: Δ of the key metrics vs baseline with CIs against the swept "
+                      f"value](plots/{plot_name(variable)})", ""]
         names = [n for n, _ in points[1:]]
         shown, not_affected = section_metrics(names, records, key, metrics, BASELINE)
         shown = [m for m in shown if m in key or _varies(per_query, [BASELINE] + names, m)]
+        units = chunk_units_note(names, variants, shown, metrics, BASELINE)
+        if units:
+            lines += [units, ""]
         if not_affected:
             lines += [f"Not affected by {variable} (its variants compute the same stage outputs "
                       f"as the baseline there, so Δ is 0 by construction): "
                       + ", ".join(not_affected) + ".", ""]
         for metric in shown:
             note = metric_note(metric, manifest)
-            lines += ([note, ""] if note else []) + _variable_table(metric, points, means, srows) + [""]
+            lines += ([note, ""] if note else []) + _variable_table(metric, points, means, srows, per_query) + [""]
         if timings is not None and timings.height:
             lat = [c for c in timings.columns if c.startswith("latency/")]
             stages = latency_stages(names, records, lat, BASELINE)
@@ -208,7 +217,7 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
         for metric in rest:
             lines += [f"### {metric}", ""]
             note = metric_note(metric, manifest)
-            lines += ([note, ""] if note else []) + _variable_table(metric, all_points, means, srows) + [""]
+            lines += ([note, ""] if note else []) + _variable_table(metric, all_points, means, srows, per_query) + [""]
         lines += ["</details>", ""]
     lines += ["## Failure buckets", ""]
     if "buckets.png" in plot_files:
@@ -220,8 +229,11 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
         lines += ["![latency and tokens per variant](plots/cost.png)", ""]
     if timings is not None and timings.height:
         lines += [latency_table(timings), ""]
-    lines += glossary_lines() + ["", "Lexical support is a proxy (answer tokens found in the "
-                                 "context), not faithfulness.", ""]
+    lines += glossary_lines(ci_text(manifest.get("statistics", {}), stats),
+                            any(disagrees(r) for r in srows.values())) + [""]
+    if "answer/lexical_support" in metrics or "answer/lexical_support" in per_query.columns:
+        lines += ["Lexical support is a proxy (answer tokens found in the context), not "
+                  "faithfulness.", ""]
     return "\n".join(lines)
 
 

@@ -13,16 +13,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
 
 from ablate.components.report.findings import judge  # noqa: E402
-from ablate.components.report.numbers import (  # noqa: E402
-    CI_ODD,
-    ci_odd,
-    finite,
-    fmt,
-    fmt_ci,
-    is_significant,
-)
+from ablate.components.report.intervals import DISAGREE, DISAGREE_TEXT, ci_cell  # noqa: E402
+from ablate.components.report.numbers import CI_ODD, ci_odd, finite, fmt, is_significant  # noqa: E402
 
 FOREST = "overview.png"
 BETTER, WORSE, NEUTRAL, NONSIG = "#1a7f37", "#cf222e", "#0969da", "#57606a"
@@ -30,6 +25,11 @@ GLOSSARY = [
     ("Δ", "variant mean minus baseline mean, paired on question id (same questions, same gold spans)"),
     ("CI", "confidence interval of Δ: by default the inverted paired test over clusters of questions, at "
            "the level matching the corrected p (at least 95%), so it excludes 0 exactly when sig."),
+    ("unbounded", "a side of the CI the test cannot bound (shown –): too few clusters for the test to "
+                  "reject any shift (about 5 or fewer at alpha 0.05); the cell says how many questions differ"),
+    ("no question differs", "a CI of [0, 0]: every question ties with the baseline, so there is no "
+                            "difference to estimate (not a precise 0); 'zero width' names a CI [x, x] "
+                            "whose differing questions all differ by the same amount"),
     (CI_ODD, "the CI does not contain its own Δ (or its bounds are reversed): an inconsistent "
              "interval, shown as computed; read Δ and p, not the interval"),
     ("p", "two-sided p-value of the paired test (sign-flip randomisation by default)"),
@@ -60,9 +60,14 @@ def head(label: str) -> str:
     return f"[{label}](#glossary)"
 
 
-def glossary_lines() -> list[str]:
+def glossary_lines(ci: str | None = None, disagree: bool = False) -> list[str]:
+    """The glossary; `ci`: this report's own meaning of CI (intervals.ci_text), in place of
+    the default; `disagree`: with the entry of the mark of a CI that disagrees with sig."""
     lines = ['<h2 id="glossary">Glossary</h2>', "", "| term | meaning |", "|---|---|"]
-    lines += [f"| {t} | {d} |" for t, d in GLOSSARY]
+    for t, d in GLOSSARY:
+        lines.append(f"| {t} | {f'confidence interval of Δ in this report: {ci}' if t == 'CI' and ci else d} |")
+        if t == CI_ODD and disagree:
+            lines.append(f"| {DISAGREE} | {DISAGREE_TEXT} |")
     return lines
 
 
@@ -80,9 +85,11 @@ def _sig(r: dict[str, Any]) -> str:
 
 def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                    means: dict[tuple[str, str], float], srows: dict[tuple[str, str], dict],
-                   unaffected: AbstractSet[tuple[str, str]] = frozenset()) -> list[str]:
+                   unaffected: AbstractSet[tuple[str, str]] = frozenset(),
+                   per_query: pl.DataFrame | None = None) -> list[str]:
     """One row per variant: its Δ [CI] and significance on every key metric
-    ("not affected" where the variant computes the same stage outputs as the baseline)."""
+    ("not affected" where the variant computes the same stage outputs as the baseline);
+    `per_query` counts the differing questions of a degenerate or unbounded interval."""
     cols = " | ".join(f"{m}: {head('Δ')} {head('CI')} | {head('sig.')}" for m in key)
     out = [f"| variable | value | {cols} |", "|---|---|" + "---:|---|" * len(key)]
     base = " | ".join(f"mean {fmt(means.get(('baseline', m), math.nan))} | " for m in key)
@@ -97,8 +104,7 @@ def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[st
             if r is None:
                 cells.append("– | ")
                 continue
-            cells.append(f"{fmt(r.get('delta'))} {fmt_ci(r.get('ci_low'), r.get('ci_high'), r.get('delta'))}"
-                         f" | {_sig(r)}")
+            cells.append(f"{fmt(r.get('delta'))} {ci_cell(r, per_query)} | {_sig(r)}")
         out.append(f"| {var} | {value} | " + " | ".join(cells) + " |")
     return out
 
@@ -106,10 +112,18 @@ def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[st
 def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                 srows: dict[tuple[str, str], dict],
                 unaffected: AbstractSet[tuple[str, str]] = frozenset()) -> bytes:
-    """Δ with its CI per variant (rows, grouped by variable) and key metric (panels);
-    nothing is drawn where the variant cannot change the metric or Δ is not finite; an
-    infinite bound is not drawn, and a CI that does not contain Δ gets an open diamond."""
+    """forest_figure as PNG bytes."""
     from ablate.components.report.plots import _png
+    return _png(forest_figure(variables, key, srows, unaffected))
+
+
+def forest_figure(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
+                  srows: dict[tuple[str, str], dict],
+                  unaffected: AbstractSet[tuple[str, str]] = frozenset()):
+    """Δ with its CI per variant (rows, grouped by variable) and key metric (panels), on
+    axes that hold 0 (the dashed line: no difference); nothing is drawn where the variant
+    cannot change the metric or Δ is not finite; an infinite bound is not drawn, and a CI
+    that does not contain Δ gets an open diamond. Returns the matplotlib figure."""
     rows = _rows(variables)
     n = max(1, len(key))
     labels = ["\n".join(textwrap.wrap(f"{var} = {value}", 34)) or var for var, _, value in rows]
@@ -148,4 +162,4 @@ def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                  "green better, red worse)"
                  + ("\n◇: the CI does not contain Δ" if any_odd else ""), fontsize=9)
     fig.tight_layout()
-    return _png(fig)
+    return fig

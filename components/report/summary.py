@@ -8,8 +8,9 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from ablate.components.report.findings import findings
+from ablate.components.report.intervals import ci_cell
 from ablate.components.report.markdown import _variable_table, mark, unit_text, wtl
-from ablate.components.report.numbers import fmt, fmt_ci, fmt_p
+from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.vocab import BASELINE
 
@@ -31,7 +32,7 @@ def summary_markdown(res: SweepResults, key_metrics: Sequence[str] | None = None
     for variable, points in variables(res.variants).items():
         lines += ["", f"## {variable}", ""]
         for metric in key:
-            lines += _variable_table(metric, points, means, srows) + [""]
+            lines += _variable_table(metric, points, means, srows, res.per_query) + [""]
     return "\n".join(lines)
 
 
@@ -54,7 +55,7 @@ def summary_rows(res: SweepResults, key_metrics: Sequence[str] | None = None) ->
                 rows.append({"variable": "" if name == BASELINE else variable,
                              "variant": name, "value": value, "metric": metric,
                              "mean": fmt(mean), "delta": fmt(r.get("delta")),
-                             "ci": fmt_ci(r.get("ci_low"), r.get("ci_high"), r.get("delta")) if r else "",
+                             "ci": ci_cell(r, res.per_query) if r else "",
                              "p": fmt_p(r.get("p_value")), "p_adj": fmt_p(r.get("p_adjusted")),
                              "sig": mark(r) if r else "", "d_z": fmt(r.get("d_z"), 2),
                              "w_t_l": wtl(r) if r else "", "n": fmt(r.get("n_used")) if r else ""})

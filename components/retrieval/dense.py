@@ -12,10 +12,12 @@ than queries x corpus.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
+import time
 from pathlib import Path
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -32,6 +34,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
+class TimedVectors(NamedTuple):
+    """Vectors of texts (float32 rows, input order), the seconds each took to compute
+    (float64) and whether those seconds were recorded earlier with a cache entry (bool)."""
+
+    vectors: np.ndarray
+    seconds: np.ndarray
+    reused: np.ndarray
+
 
 def model_fingerprint(model_path: Path) -> str:
     """The model folder's identity (ablate.components.digest.model_identity): its name and
@@ -44,8 +54,8 @@ class DenseEncoder:
 
     `backend` names the runtime (`torch`, `onnx`, `onnx-int8`); the ONNX ones export the
     model into `export_dir` once (None: in memory, per process). The cache is kept per
-    model and backend. The model is loaded lazily: a run whose texts are all cached
-    never loads it.
+    model and backend, with the seconds each vector took (`encode_timed` returns them, for
+    latencies). The model is loaded lazily: a run whose texts are all cached never loads it.
     `counters`: embedded = distinct texts run through the model, reused = texts served
     without the model (cache hits and repeats), both cumulative in this process.
     """
@@ -98,47 +108,73 @@ class DenseEncoder:
         gc.collect()
         release_freed_memory()
 
-    def _embed(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
-        """Embeddings of `texts`, encoded in slices of `progress_slice` texts so that a long
-        encoding reports its progress (count, rate, ETA) as it goes."""
-        out = []
+    def _embed(self, texts: list[str], progress: Progress | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """(embeddings, seconds per text) of `texts`, encoded in slices of `progress_slice`
+        texts so that a long encoding reports its progress (count, rate, ETA) as it goes; a
+        slice's model time (loading the model not included) is split evenly over its texts."""
+        out, secs = [], []
         # one encode at a time: torch (or onnxruntime) already uses every core
         with self._encode_lock:
             for i in range(0, len(texts), self.progress_slice):
                 part = texts[i:i + self.progress_slice]
-                out.append(np.asarray(self.model.encode(
-                    part, batch_size=self.batch_size, normalize_embeddings=True,
-                    convert_to_numpy=True, show_progress_bar=False), dtype=np.float32))
+                model = self.model  # loaded (once) outside the timed call
+                t0 = time.perf_counter()
+                vecs = model.encode(part, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+                secs.append(np.full(len(part), (time.perf_counter() - t0) / len(part)))
+                out.append(np.asarray(vecs, dtype=np.float32))
                 if progress is not None:
                     progress.step(len(part))
                 release_freed_memory()
-        return np.concatenate(out) if out else np.zeros((0, self.dim), dtype=np.float32)
+        if not out:
+            return np.zeros((0, self.dim), dtype=np.float32), np.zeros(0)
+        return np.concatenate(out), np.concatenate(secs)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """float32 (len(texts), dim), L2-normalised, in input order; embeds only cache misses."""
-        texts = list(texts)
+        return self._encode(list(texts), timed=False).vectors
+
+    def encode_timed(self, texts: Sequence[str]) -> TimedVectors:
+        """The vectors of `texts` (as `encode`) with the seconds each took to compute:
+        measured now for a text embedded now, else the seconds recorded with its cache
+        entry (`reused` True). A cache entry without recorded seconds (written before they
+        were) is embedded again for its seconds, which are stored with the cached vector
+        (kept as it was). What a question's online encoding costs, warm cache or not."""
+        return self._encode(list(texts), timed=True)
+
+    def _encode(self, texts: list[str], timed: bool) -> TimedVectors:
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+            return TimedVectors(np.zeros((0, self.dim), dtype=np.float32), np.zeros(0),
+                                np.zeros(0, dtype=bool))
         keys = [text_key(t) for t in texts]
-        found = self.cache.lookup(keys)
+        found = self.cache.lookup_timed(keys)
         miss: dict[str, str] = {}  # key -> text, first occurrence order
-        for k, t, v in zip(keys, texts, found):
-            if v is None and k not in miss:
+        for k, t, f in zip(keys, texts, found):
+            if (f is None or (timed and math.isnan(f[1]))) and k not in miss:
                 miss[k] = t
-        by_key: dict[str, np.ndarray] = {}
+        by_key: dict[str, tuple[np.ndarray, float]] = {}
         if miss:
             miss_keys, miss_texts = list(miss), list(miss.values())
+            cached = {k: f[0] for k, f in zip(keys, found) if f is not None}  # timed again only
             progress = Progress(f"encode {self.model_path.name}", len(miss_texts))
             for i in range(0, len(miss_keys), self.shard_size):  # a kill loses one slab at most
-                new = self._embed(miss_texts[i:i + self.shard_size], progress)
-                self.cache.store(miss_keys[i:i + self.shard_size], new)
-                by_key.update(zip(miss_keys[i:i + self.shard_size], new))
-        # every key looked up in vain is in `miss`, so in `by_key`
-        vectors = [by_key[k] if v is None else v for k, v in zip(keys, found)]
+                slab = miss_keys[i:i + self.shard_size]
+                new, secs = self._embed(miss_texts[i:i + self.shard_size], progress)
+                if cached:
+                    new = np.stack([cached.get(k, v) for k, v in zip(slab, new)])
+                self.cache.store(slab, new, secs)
+                by_key.update((k, (v, float(s))) for k, v, s in zip(slab, new, secs))
+        got: list[tuple[np.ndarray, float]] = []
+        for k, f in zip(keys, found):
+            # every key looked up in vain (timed: or without seconds) is in `miss`, so in `by_key`
+            got.append(f if f is not None and k not in by_key else by_key[k])
         with self._lock:
             self._embedded += len(miss)
             self._reused += len(texts) - len(miss)
-        return np.stack(vectors).astype(np.float32, copy=False)
+        return TimedVectors(np.stack([g[0] for g in got]).astype(np.float32, copy=False),
+                            np.asarray([g[1] for g in got], dtype=np.float64),
+                            np.asarray([k not in by_key for k in keys], dtype=bool))
 
     @property
     def max_seq_length(self) -> int:

@@ -73,7 +73,10 @@ def checked_cluster_column(per_query: pl.DataFrame, choice: str) -> str | None:
 
 
 def seconds_per_question(timings: pl.DataFrame | None) -> dict[str, float]:
-    """Variant -> sum over its latency/* columns of the mean seconds per question."""
+    """Variant -> sum over its latency/* columns of the mean seconds per question: what
+    computing its stages costs, whether the pilot computed them or reused them (work
+    served from a cache counts the seconds recorded when it was computed; the reused/*
+    columns beside them only mark that)."""
     if timings is None or not timings.height:
         return {}
     cols = [c for c in timings.columns if c.startswith(LATENCY)]

@@ -34,6 +34,7 @@ from ablate.components.vocab import BASELINE
 from ablate.flows.outputs.analysis_code import analysis_version
 from ablate.flows.outputs.judging import judge_manifest
 from ablate.flows.outputs.manifest import chunking_stats, design_record, manifest
+from ablate.flows.outputs.timings import with_reused
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext
 from ablate.flows.run.frames import frame_answers
@@ -302,6 +303,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         # are made beside the statistics
         chunkings = pool.submit(chunking_stats, ctx)
         per_query, timings = collect_per_query(ctx)
+        timings = with_reused(ctx, timings)  # reused/<stage>: latencies recorded earlier
         variants = variant_records(ctx)
         per_query.write_parquet(tmp / "per_query.parquet", statistics=False)
         timings.write_parquet(tmp / "timings.parquet", statistics=False)

@@ -96,6 +96,9 @@ class RunContext:
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds computing
     timings_by: dict[str, list[float]] = field(default_factory=dict)  # timing key -> [n, seconds]
     stage_times: dict[str, tuple[float, float]] = field(default_factory=dict)  # key -> wall start, end
+    # keys of the stages this run computed (the others' results, latencies included, were
+    # stored by an earlier run): timings.parquet's reused/ columns
+    computed_keys: set[str] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)
     heavy: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(1))
     started: float = field(default_factory=time.time)
@@ -122,6 +125,11 @@ class RunContext:
             entry = self.timings_by.setdefault(key, [0, 0.0])
             entry[0] += 1
             entry[1] += seconds
+
+    def note_computed(self, key: str) -> None:
+        """The stage of `key` was computed by this run (stages.run_stage)."""
+        with self._lock:
+            self.computed_keys.add(key)
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:

@@ -1,5 +1,10 @@
 """Stage outputs as polars frames and back: rankings, packed contexts and answers (what
-the store holds for the retrieve/fuse/rerank, assemble and generate stages)."""
+the store holds for the retrieve/fuse/rerank, assemble and generate stages).
+
+Each holds `latency_s`, the seconds per question of computing the stage; rankings and
+answers also `latency_reused`: whether those seconds include work recorded when it was
+computed earlier (cached query vectors, cached answers) rather than timed now. A frame
+stored before that column existed reads as none reused (`reused_latency`)."""
 
 from __future__ import annotations
 
@@ -10,22 +15,36 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ablate.components.records import Answer, PackedContext, Passage, Ranking
+from ablate.components.retrieval.latency import StageSeconds
 
 if TYPE_CHECKING:
     from ablate.flows.run.context import RunContext
 
 Rankings = dict[str, Ranking]  # qid -> ranking
+REUSED = "latency_reused"
 
 
 def rankings_frame(rankings: Rankings, latency: dict[str, float]) -> pl.DataFrame:
+    """`latency`: seconds per question; a StageSeconds also names the reused ones."""
     qids = sorted(rankings)
+    reused = latency.reused if isinstance(latency, StageSeconds) else set()
     return pl.DataFrame({
         "qid": qids,
         "chunk_ids": [[c for c, _ in rankings[q]] for q in qids],
         "scores": [[float(s) for _, s in rankings[q]] for q in qids],
         "latency_s": [float(latency.get(q, math.nan)) for q in qids],
+        REUSED: [q in reused for q in qids],
     }, schema={"qid": pl.Utf8, "chunk_ids": pl.List(pl.Utf8), "scores": pl.List(pl.Float64),
-               "latency_s": pl.Float64})
+               "latency_s": pl.Float64, REUSED: pl.Boolean})
+
+
+def reused_latency(frame: pl.DataFrame) -> dict[str, bool]:
+    """qid -> whether the stage's latency of that question includes work recorded earlier
+    (any repeat's, where a stage repeats); False throughout for a frame without the column."""
+    if REUSED not in frame.columns:
+        return {q: False for q in frame["qid"]}
+    marks = frame.group_by("qid", maintain_order=True).agg(pl.col(REUSED).any())
+    return dict(zip(marks["qid"], marks[REUSED]))
 
 
 def frame_rankings(frame: pl.DataFrame) -> Rankings:
@@ -69,9 +88,11 @@ def answers_frame(answers: dict[str, Answer]) -> pl.DataFrame:
         "tokens_in": [answers[q].tokens_in for q in qids],
         "tokens_out": [answers[q].tokens_out for q in qids],
         "latency_s": [float(answers[q].latency_s) for q in qids],
+        REUSED: [bool(answers[q].cached) for q in qids],  # the generation cache's, latency kept
         "error": [answers[q].error for q in qids],
     }, schema={"qid": pl.Utf8, "text": pl.Utf8, "refused": pl.Boolean, "tokens_in": pl.Int64,
-               "tokens_out": pl.Int64, "latency_s": pl.Float64, "error": pl.Utf8})
+               "tokens_out": pl.Int64, "latency_s": pl.Float64, REUSED: pl.Boolean,
+               "error": pl.Utf8})
 
 
 def frame_answer_repeats(frame: pl.DataFrame) -> dict[str, list[Answer]]:

@@ -31,6 +31,7 @@ from ablate.components.perturbation import NONE, perturb
 from ablate.components.progress import Progress
 from ablate.components.records import Chunk
 from ablate.components.retrieval.dense import DenseEncoder
+from ablate.components.retrieval.latency import StageSeconds
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
 from ablate.flows.plan.graph import StageNode
@@ -166,7 +167,7 @@ def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _retrieve(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    latency: dict[str, float] = {}
+    latency = StageSeconds()  # with the questions whose seconds were recorded earlier
     assert node.part is not None  # a retrieve node per retrieval path (StageDef.per)
     rankings = retrieve_path(node.part, chunks_of(ctx, node.inputs["chunk"]),
                              questions_of(ctx, node), node.config, resources(ctx), latency=latency)
@@ -182,7 +183,7 @@ def _fuse(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 def _rerank(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     fused = load(ctx, "fuse", node.inputs["fuse"], frame_rankings)
     credibility = {d.doc_id: d.credibility for d in ctx.dataset.documents}
-    latency: dict[str, float] = {}
+    latency = StageSeconds()
     out = rerank_rankings(questions_of(ctx, node), chunks_of(ctx, node.inputs["chunk"]), fused,
                           node.config, resources(ctx), credibility, latency=latency)
     return rankings_frame(out, latency)
@@ -346,6 +347,7 @@ def run_stage(ctx: RunContext, node: StageNode) -> bool:
     complete = _complete(ctx, node, frame)
     ctx.store.write(node.stage, node.key, frame, complete=complete)
     ctx.store.note(node.stage, computed=True)
+    ctx.note_computed(node.key)
     if not complete:
         ctx.count("stages_incomplete")
     seconds = time.perf_counter() - t0
