@@ -85,6 +85,22 @@ def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.Da
     return out
 
 
+def reused_latencies(timings: pl.DataFrame | None, name: str) -> str:
+    """A child run's `latency_reused` tag: the stages whose latency/ figures were recorded
+    when the result was computed rather than timed by this run (timings.parquet's
+    `reused/<stage>`), with the share of questions, e.g. "retrieve_dense 40%, generate
+    100%"; "" when every latency was timed now."""
+    if timings is None:
+        return ""
+    t = timings.filter(pl.col("variant") == name)
+    parts = []
+    for col in (c for c in t.columns if c.startswith("reused/")):
+        share = t[col].cast(pl.Float64).fill_null(0.0).mean() if t.height else 0.0
+        if isinstance(share, float) and share > 0:
+            parts.append(f"{col.removeprefix('reused/')} {share:.0%}")
+    return ", ".join(parts)
+
+
 def comparison_table(res: SweepResults) -> pl.DataFrame:
     """Every variant x metric comparison with its swept variable and value: the parent's
     table (what the children no longer carry one metric at a time)."""

@@ -40,6 +40,7 @@ from ablate.flows.track.run_data import (
     comparison_table,
     created_ms,
     judge_run_data,
+    reused_latencies,
     run_times,
     variant_metrics,
 )
@@ -175,6 +176,7 @@ def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults
                    "config_id": v["config_id"], "git_sha": man.get("git_sha", ""),
                    "dataset_fingerprint": man.get("dataset", {}).get("fingerprint", ""),
                    "mlflow.runName": names[v["name"]], "mlflow.source.type": "LOCAL",
+                   "latency_reused": reused_latencies(res.timings, v["name"]) or "none",
                    **source}, ts=ts, new=new)
         _log_input(client, rid, data_in, new=new)
         with tempfile.TemporaryDirectory() as tmp:  # both files in one artifact call

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ablate.flows.track.run_data import variant_metrics
+from ablate.flows.track.run_data import reused_latencies, variant_metrics
 
 
 def _per_query(stages: tuple[str, ...], extra: dict | None = None) -> pl.DataFrame:
@@ -41,3 +41,13 @@ def test_a_key_metric_of_an_earlier_stage_has_its_mean_beside_its_delta():
         assert "final/ndcg_at_10" in m and "reranked/ndcg_at_10" not in m
     v = variant_metrics(pq, _stats(key), None, "v", key)
     assert v["answer/f1"] == 0.7 and v["delta/candidates/recall_at_5"] == 0.5
+
+
+def test_reused_latencies_are_named_on_the_child():
+    t = pl.DataFrame({"variant": ["baseline", "baseline", "v", "v"], "qid": ["a", "b"] * 2,
+                      "latency/retrieve_dense": [0.1] * 4,
+                      "reused/retrieve_dense": [False, False, True, False],
+                      "latency/fuse": [0.0] * 4, "reused/fuse": [True] * 4})
+    assert reused_latencies(t, "v") == "retrieve_dense 50%, fuse 100%"
+    assert reused_latencies(t.drop("reused/fuse"), "baseline") == ""
+    assert reused_latencies(None, "v") == ""

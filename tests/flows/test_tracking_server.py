@@ -58,6 +58,8 @@ def test_search_runs_finds_parent_children_params_metrics(server, logged):
     assert small.tags["ablation.variable"] == "chunking.size" and small.tags["ablation.value"] == "64"
     assert small.tags["baseline"] == "false" and by_name["baseline"].tags["baseline"] == "true"
     assert small.tags["config_id"] == "c1chunk64"
+    assert small.tags["latency_reused"] == "none"  # the synthetic timings were all timed now
+    assert "final/recall_at_5" in by_name["baseline"].metrics  # the baseline's child has means
     assert small.metrics["delta/final/recall_at_5"] < -0.2
     assert small.metrics["ci_low/final/recall_at_5"] < small.metrics["ci_high/final/recall_at_5"] < 0
     assert "p_adj/final/recall_at_5" in small.metrics and "latency/generate" in small.metrics

@@ -136,6 +136,19 @@ def test_end_to_end_latency_sums_each_questions_stages():
     assert table[3] == "| b | – | 600.0 / 690.0 | 600.0 / 690.0 |"
 
 
+def test_reused_latencies_are_marked():
+    """timings.parquet's reused/<stage> (latency recorded when the result was computed,
+    not timed by this run) marks the cells it holds, with one footnote."""
+    t = pl.DataFrame({"variant": ["a", "a", "b", "b"], "qid": ["1", "2", "1", "2"],
+                      "latency/x": [0.1, 0.2, 0.1, 0.2], "reused/x": [False, False, True, False],
+                      "latency/y": [1.0, 1.0, 1.0, 1.0], "reused/y": [False] * 4})
+    table = latency_table(t).splitlines()
+    assert table[2] == "| a | 150.0 / 195.0 | 1000.0 / 1000.0 | 1150.0 / 1195.0 |"
+    assert table[3] == "| b | 150.0 / 195.0 ↺ | 1000.0 / 1000.0 | 1150.0 / 1195.0 ↺ |"
+    assert table[-1].startswith("↺ recorded when the result was computed")
+    assert "↺" not in latency_table(t.filter(pl.col("variant") == "a"))
+
+
 def test_latency_chart_keeps_a_variant_with_an_untimed_stage():
     t = pl.DataFrame({"variant": ["ext", "ext"], "qid": ["1", "2"],
                       "latency/generate": [math.nan, math.nan], "latency/fuse": [0.2, 0.4]})
