@@ -250,8 +250,10 @@ STAGES: tuple[StageDef, ...] = (
              reads=("generator.repeats",) + QUERY, experiment=("questions",),
              context_input="assemble"),
     # judged metrics: keyed by the judge (config, backend, prompt version and fingerprint),
-    # the context and the answers; exists only when the experiment has a `judge:` section
-    StageDef("judge", "1", ("assemble", "generate"), _none, reads=QUERY,
+    # the context and the answers; exists only when the experiment has a `judge:` section.
+    # Version 2: every repeat's answer judged (a row per question and repeat); version 1
+    # judged repeat 0 only, so its stored results are not reused
+    StageDef("judge", "2", ("assemble", "generate"), _none, reads=QUERY,
              experiment=("questions", "judge"),
              experiment_select=_judge, needs_input="judge"),
     # the judge's agreement with a labelled calibration set (one node for the whole sweep)

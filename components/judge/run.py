@@ -1,4 +1,5 @@
-"""Judge one question of one variant: the verdicts behind the chosen judged metrics.
+"""Judge one question of one variant: the verdicts behind the chosen judged metrics
+(`judge_item`), or each repeat's answer of it together (`judge_many`).
 
 What is asked is what each judged metric declares (ablate.components.metrics.judged; the
 built-in RAGAS ones are in ablate.components.judge.ragas): its `asks` gives a judgment
@@ -16,7 +17,7 @@ failure left it unjudged (the stage result is then incomplete and judged again n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from ablate.components.judge.backends import BaseJudge
 from ablate.components.judge.case import Asking, Case, Item, Judgment
@@ -51,40 +52,54 @@ def _status(verdicts: list[Verdict]) -> dict[str, Any] | None:
     return None
 
 
-def _settle(name: str, got: Judgment | Asking, out: dict[str, Judgment],
-            pending: dict[str, Asking]) -> None:
+def _settle(key: tuple[int, str], got: Judgment | Asking, out: dict[str, Judgment],
+            pending: dict[tuple[int, str], Asking]) -> None:
+    """`key`: (item, metric name); a judgment goes to the item's `out` under the name."""
     if isinstance(got, Asking):
-        pending[name] = got
+        pending[key] = got
     else:
-        out[name] = got
+        out[key[1]] = got
 
 
 def judge_item(judge: BaseJudge, prompts: PromptSet, cfg: JudgeConfig, item: Item,
                cache: JudgeCache | None = None) -> Judged:
     """The judgments of one question (module doc), asking each distinct prompt once."""
-    q = item.question
-    case = Case(q, item.answer, item.generator_context, item.context, cfg,
-                language(cfg.language, q.question))
-    out: dict[str, Judgment] = {}
-    pending: dict[str, Asking] = {}
-    for judging in judged_metrics():
-        if judging.name in cfg.metrics:
-            _settle(judging.name, judging.asks(case), out, pending)
-    verdicts: list[Verdict] = []
+    return judge_many(judge, prompts, cfg, [item], cache)[0]
+
+
+def judge_many(judge: BaseJudge, prompts: PromptSet, cfg: JudgeConfig, items: Sequence[Item],
+               cache: JudgeCache | None = None) -> list[Judged]:
+    """The judgments of several items (the repeats of one question: the same question and
+    context, another answer each), asked together round by round: a prompt two items share
+    (a context metric's, or two repeats' identical answers) is asked once and counted
+    reused for the second."""
+    cases = [Case(it.question, it.answer, it.generator_context, it.context, cfg,
+                  language(cfg.language, it.question.question)) for it in items]
+    outs: list[dict[str, Judgment]] = [{} for _ in cases]
+    pending: dict[tuple[int, str], Asking] = {}
+    for n, case in enumerate(cases):
+        for judging in judged_metrics():
+            if judging.name in cfg.metrics:
+                _settle((n, judging.name), judging.asks(case), outs[n], pending)
+    verdicts: list[list[Verdict]] = [[] for _ in cases]
     while pending:
         asks = [a for step in pending.values() for a in step.asks]
         got = ask_many(judge, prompts, asks, cfg.max_claims, cfg.max_new_tokens, cache) if asks else []
-        verdicts += got
         steps, pending, start = pending, {}, 0
-        for name, step in steps.items():
+        for (n, name), step in steps.items():
             mine = got[start:start + len(step.asks)]
             start += len(step.asks)
+            verdicts[n] += mine
             bad = _status(mine)
             if bad is not None:
-                out[name] = bad | ({"at": step.at} if step.at else {})
+                outs[n][name] = bad | ({"at": step.at} if step.at else {})
             else:
-                _settle(name, step.then([v.value for v in mine]), out, pending)
-    judged = Judged({m: out[m] for m in cfg.metrics if m in out}, case.lang)
+                _settle((n, name), step.then([v.value for v in mine]), outs[n], pending)
+    return [_judged(case, out, mine) for case, out, mine in zip(cases, outs, verdicts)]
+
+
+def _judged(case: Case, out: dict[str, Judgment], verdicts: list[Verdict]) -> Judged:
+    judged = Judged({m: out[m] for m in case.cfg.metrics if m in out}, case.lang)
     for v in verdicts:
         judged.reused += v.cached
         judged.asked += not v.cached and v.error is None

@@ -38,14 +38,26 @@ def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[s
 
 
 def _mean_over_repeats(rows: list[dict[str, float]]) -> dict[str, float]:
-    """Per column: the mean over repeats where defined, and `sd::` the spread (ddof 1)."""
+    """Per column: the mean over repeats where defined, and `sd::` the spread (ddof 1); a
+    repeat without the column (a judged metric it has no judgment for) is undefined there."""
     out: dict[str, float] = {}
-    for col in rows[0]:
-        vals = [r[col] for r in rows if not math.isnan(r[col])]
+    for col in dict.fromkeys(c for r in rows for c in r):
+        vals = [v for r in rows if not math.isnan(v := r.get(col, math.nan))]
         out[col] = statistics.fmean(vals) if vals else math.nan
         if not col.startswith("latency/"):
             out[f"sd::{col}"] = statistics.stdev(vals) if len(vals) > 1 else math.nan
     return out
+
+
+def _per_repeat(judgments: Mapping[str, Any] | None, qid: str, n: int) -> list[Any]:
+    """A question's judgments for each of its `n` repeats (None each without a judge; a
+    repeat the judge has none for gets none: its judged metrics are NaN)."""
+    if judgments is None:
+        return [None] * n
+    given = judgments.get(qid, {})
+    if isinstance(given, Mapping):  # one for every repeat
+        return [given] * n
+    return [given[r] if r < len(given) else {} for r in range(n)]
 
 
 def _relevant(ids: Sequence[str], groups: list[dict[str, float]], threshold: float) -> bool:
@@ -59,7 +71,7 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   depth: int, metrics: Mapping[str, Any], pricing: Mapping[str, float] | None = None,
                   latency: Mapping[str, Mapping[str, float]] | None = None,
                   context_used: bool = True,
-                  judgments: Mapping[str, Mapping[str, Any]] | None = None,
+                  judgments: Mapping[str, Mapping[str, Any] | Sequence[Mapping[str, Any]]] | None = None,
                   metric_names: Sequence[str] | None = None) -> pl.DataFrame:
     """One row per question: ids, the metrics' columns (`metric_names`, default every
     registered one) that the given inputs can feed, bucket, answer. `context_used`:
@@ -68,7 +80,9 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
     (generator.repeats) scores the mean over repeats (NaN repeats excluded), adds
     `sd::<metric>` columns (the between-repeat standard deviation) and keeps the first
     repeat's answer text and failure bucket. `judgments`: the judge stage's judgments per
-    question (None without a judge: judged metrics are left out)."""
+    question, a list with one per repeat (each repeat scored with its own, so judged
+    metrics are means over repeats too) or one for every repeat (None without a judge:
+    judged metrics are left out)."""
     thr = metrics["label_threshold"]
     available = tuple(s for s, given in (("assemble", contexts), ("generate", answers),
                                          ("judge", judgments)) if given is not None)
@@ -84,11 +98,11 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         given = answers[q.qid] if answers is not None else None
         repeats = [given] if given is None or isinstance(given, Answer) else list(given)
         lat = {stage: values.get(q.qid, math.nan) for stage, values in (latency or {}).items()}
-        judged = None if judgments is None else judgments.get(q.qid, {})
+        judged = _per_repeat(judgments, q.qid, len(repeats))
         scored = [score_question(QuestionView(
             q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx,
-            ctx if context_used else None, a, params, lat, judgments=judged),
-            metric_names, available) for a in repeats]
+            ctx if context_used else None, a, params, lat, judgments=j),
+            metric_names, available) for a, j in zip(repeats, judged)]
         answer = repeats[0]
         row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": question_cluster(q),
                                "type": q.type}

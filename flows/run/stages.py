@@ -23,7 +23,7 @@ from ablate.components.generation.cache import GenerationCache
 from ablate.components.judge.backends import BaseJudge, make_judge
 from ablate.components.judge.calibration import judge_items, read_items
 from ablate.components.judge.prompts import PromptSet
-from ablate.components.judge.run import Item, judge_item
+from ablate.components.judge.run import Item, judge_many
 from ablate.components.judge.tasks import JudgeCache
 from ablate.components.labels import label_chunks
 from ablate.components.models import dense_model_path
@@ -40,7 +40,6 @@ from ablate.flows.run.frames import (
     answers_frame,
     contexts_frame,
     frame_answer_repeats,
-    frame_answers,
     frame_contexts,
     frame_rankings,
     rankings_frame,
@@ -227,11 +226,12 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
-    """The judgments of every question (ablate.components.judge.run), with throttled progress
+    """The judgments of every question, one row per repeat of its answer (every repeat is
+    judged, together: ablate.components.judge.run.judge_many), with throttled progress
     (count, rate, ETA) and a line for each question the judge failed on."""
     cfg, judge, cache = ctx.spec.judge, judge_of(ctx), judge_cache(ctx)
     contexts = load(ctx, "assemble", node.inputs["assemble"], functools.partial(frame_contexts, ctx))
-    answers = load(ctx, "generate", node.inputs["generate"], frame_answers)
+    answers = load(ctx, "generate", node.inputs["generate"], frame_answer_repeats)
     read = ctx.plan.nodes[node.inputs["generate"]].resolved.reads_context
     rows = []
     questions = questions_of(ctx, node)
@@ -239,22 +239,30 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     for q in questions:
         t0 = time.perf_counter()
         ctx_q = contexts.get(q.qid)
-        j = judge_item(judge, judge_prompts_of(ctx), cfg,
-                       Item(q, answers.get(q.qid), ctx_q if read else None, ctx_q), cache)
-        dt = time.perf_counter() - t0
-        rows.append({"qid": q.qid, "lang": j.lang,
-                     "judgments": json.dumps(j.judgments, ensure_ascii=False, sort_keys=True),
-                     "asked": j.asked, "reused": j.reused, "failures": j.failures,
-                     "latency_s": dt, "error": j.errors[0] if j.errors else None})
-        ctx.count("verdicts_asked", j.asked)
-        ctx.count("verdicts_reused", j.reused)
-        ctx.count("judge_failures", j.failures)
-        if j.errors:  # a failure is worth a line of its own; the rest is counted
-            progress(f"judge {node.key[:8]} {q.qid}: {j.failures} failed, ERROR {j.errors[0]}")
+        repeats = answers.get(q.qid) or [None]
+        got = judge_many(judge, judge_prompts_of(ctx), cfg,
+                         [Item(q, a, ctx_q if read else None, ctx_q) for a in repeats], cache)
+        dt = (time.perf_counter() - t0) / len(got)  # seconds per judged answer
+        for r, j in enumerate(got):
+            rows.append({"qid": q.qid, "repeat": r, "lang": j.lang,
+                         "judgments": json.dumps(j.judgments, ensure_ascii=False, sort_keys=True),
+                         "asked": j.asked, "reused": j.reused, "failures": j.failures,
+                         "latency_s": dt, "error": j.errors[0] if j.errors else None})
+            ctx.count("verdicts_asked", j.asked)
+            ctx.count("verdicts_reused", j.reused)
+            ctx.count("judge_failures", j.failures)
+            if j.errors:  # a failure is worth a line of its own; the rest is counted
+                at = f" repeat {r}" if len(got) > 1 else ""
+                progress(f"judge {node.key[:8]} {q.qid}{at}: {j.failures} failed, ERROR {j.errors[0]}")
         counter.step()
-    return pl.DataFrame(rows, schema={"qid": pl.Utf8, "lang": pl.Utf8, "judgments": pl.Utf8,
-                                      "asked": pl.Int64, "reused": pl.Int64, "failures": pl.Int64,
-                                      "latency_s": pl.Float64, "error": pl.Utf8})
+    return pl.DataFrame(rows, schema=JUDGE_SCHEMA)
+
+
+# the judge stage's frame: a row per question and repeat of its answer (stage version 2;
+# version 1 judged repeat 0 only and had no `repeat` column)
+JUDGE_SCHEMA = {"qid": pl.Utf8, "repeat": pl.Int64, "lang": pl.Utf8, "judgments": pl.Utf8,
+                "asked": pl.Int64, "reused": pl.Int64, "failures": pl.Int64,
+                "latency_s": pl.Float64, "error": pl.Utf8}
 
 
 def _calibrate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
@@ -277,8 +285,15 @@ def _calibrate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
                                       "error": pl.Utf8, "cached": pl.Boolean})
 
 
-def judgments_of(frame: pl.DataFrame) -> dict[str, dict]:
-    return {q: json.loads(j) for q, j in zip(frame["qid"], frame["judgments"])}
+def judgments_of(frame: pl.DataFrame) -> dict[str, list[dict]]:
+    """qid -> the judgments of each repeat's answer, in repeat order (a frame without a
+    `repeat` column, judged once per question, gives a list of one)."""
+    if "repeat" in frame.columns:
+        frame = frame.sort("repeat", maintain_order=True)
+    out: dict[str, list[dict]] = {}
+    for q, j in zip(frame["qid"], frame["judgments"]):
+        out.setdefault(q, []).append(json.loads(j))
+    return out
 
 
 def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
