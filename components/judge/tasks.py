@@ -136,12 +136,12 @@ class Verdict:
 
 class JudgeCache:
     """Verdicts (and judge failures) on disk, one JSON file per (judge identity, task,
-    schema, rendered prompt, token cap); written atomically. `.counters` counts verdicts
-    asked and served."""
+    schema, rendered prompt, token cap: `request_key`); written atomically, the folder
+    made by the first write (so looking up, as `ablate check` does, writes nothing).
+    `.counters` counts verdicts asked and served."""
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self.asked = 0
         self.reused = 0
@@ -184,10 +184,17 @@ class JudgeCache:
         atomic_write(self._path(key), json.dumps(data, ensure_ascii=False, sort_keys=True))
 
 
-def _request(prompts: PromptSet, ask: Ask, max_claims: int, max_tokens: int) -> Request:
+def request_of(prompts: PromptSet, ask: Ask, max_claims: int, max_tokens: int) -> Request:
+    """The Request an Ask is sent as (its rendered prompt, schema and token cap)."""
     system, user = prompts.render(ask.lang, ask.task, {**ask.values, "max_claims": max_claims})
     return Request(ask.task, (("system", system), ("user", user)), schema(ask.task, max_claims),
                    max_tokens)
+
+
+def request_key(identity: str, request: Request) -> str:
+    """A request's verdict cache key, for the judge of `identity` (its cache_identity)."""
+    return JudgeCache.key(identity, VERSION, request.name, json.dumps(request.schema, sort_keys=True),
+                          json.dumps(request.messages, ensure_ascii=False), str(request.max_tokens))
 
 
 def _retry(prompts: PromptSet, ask: Ask, first: Request, reply: str, problem: str) -> Request:
@@ -209,10 +216,8 @@ def ask_many(judge: BaseJudge, prompts: PromptSet, asks: Sequence[Ask], max_clai
              max_tokens: int, cache: JudgeCache | None = None) -> list[Verdict]:
     """Verdicts in `asks` order: cache hits served, each distinct prompt asked once, an
     unusable reply asked again once (module doc)."""
-    requests = [_request(prompts, a, max_claims, max_tokens) for a in asks]
-    keys = [JudgeCache.key(judge.cache_identity, VERSION, r.name, json.dumps(r.schema, sort_keys=True),
-                           json.dumps(r.messages, ensure_ascii=False), str(r.max_tokens))
-            for r in requests]
+    requests = [request_of(prompts, a, max_claims, max_tokens) for a in asks]
+    keys = [request_key(judge.cache_identity, r) for r in requests]
     first_of: dict[str, int] = {}
     for i, k in enumerate(keys):
         first_of.setdefault(k, i)

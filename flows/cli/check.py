@@ -4,7 +4,8 @@ Runs every check `ablate run` runs before it computes anything (the spec, the
 components every variant names, the data set, the question selection), then prints
 the plan: the variants, the unique stages per kind and how many the cache already
 holds, the questions each comparison pairs, and a time estimate from earlier runs'
-manifests; then a warning line for each key metric some variant's pipeline cannot
+manifests; with a `judge:` section, the judge's calls, the prompts the verdict cache
+already holds and the prompt tokens (ablate.flows.run.judge_cost); then a warning line for each key metric some variant's pipeline cannot
 produce, and one when ranking metrics at k compare variants with different chunkings
 (ablate.flows.plan.producible). Writes nothing; exit 0, or one error line and exit 2.
 """
@@ -127,6 +128,9 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"OK {experiment}: experiment '{ctx.spec.name}', tier {ctx.tier}, "
                    f"split {ctx.split}")
         for line in plan_lines(ctx, Path(out or ctx.spec.out)):
+            typer.echo(line)
+        from ablate.flows.run.judge_cost import judge_cost_lines
+        for line in judge_cost_lines(ctx):
             typer.echo(line)
         for line in warning_lines(ctx):
             typer.echo(f"warning: {line}")
