@@ -208,6 +208,15 @@ class PromptConfig(_Frozen):
     language: Literal["auto", "en", "zh"] = "auto"
     """`zh`: the built-in Chinese prompt for every question; `auto`: for questions with CJK
     characters; `en`: `system` / `user` / `refusal` above for every question."""
+    cite: bool = False
+    """Ask the generator to cite the numbered context passages it used: a fixed sentence
+    is appended to the system message (in Chinese for Chinese questions) asking for the
+    passage numbers in square brackets after the answer (`Paris [1]`, `[1][3]`). The
+    markers are parsed from the reply (`[n]`, `【n】`, `［n］`, lists such as `[1, 3]`) and
+    removed from the answer before it is scored, so EM/F1 and refusal detection never see
+    them; the `citation/*` metrics score the passages cited. Part of the generate stage's
+    key. The `extractive` generator always cites the passage it copied from, with or
+    without it; closed book has nothing to cite."""
 
 
 class QueryConfig(_Frozen):

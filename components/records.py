@@ -109,7 +109,13 @@ class PackedContext:
 
 @dataclass(frozen=True)
 class Answer:
-    """What a generator returned for one question."""
+    """What a generator returned for one question.
+
+    `text` is the answer as scored (a citing generator's passage markers removed).
+    `citations`: the context passages the answer cites, as numbered in the prompt (1-based,
+    in the order of PackedContext.passages; order of first citation, each once; numbers
+    outside the context kept as written); None when the generator does not cite (no
+    `prompt.cite`, closed book), () when it cites but this answer cited nothing."""
 
     text: str
     refused: bool
@@ -118,3 +124,4 @@ class Answer:
     latency_s: float = 0.0
     cached: bool = False
     error: str | None = None
+    citations: tuple[int, ...] | None = None

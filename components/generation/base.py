@@ -1,6 +1,8 @@
 """Generator registry, protocol and the shared cached batch loop.
 
-A generator turns (question, packed context) pairs into Answers. `cache_identity` is a
+A generator turns (question, packed context) pairs into Answers; a model generator reads
+its reply through `answer_of` (the first answer line; with `prompt.cite` the passages it
+cites, markers removed from the answer). `cache_identity` is a
 stable string of everything that changes its outputs (model file, decoding settings,
 code version); with the rendered prompt it keys the GenerationCache.
 """
@@ -13,7 +15,8 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from ablate.components.config import GeneratorConfig, PromptConfig
 from ablate.components.generation.cache import GenerationCache
-from ablate.components.generation.prompt import is_refusal, render_prompt
+from ablate.components.generation.citations import cited_reply
+from ablate.components.generation.prompt import first_answer_line, is_refusal, render_prompt
 from ablate.components.progress import Progress
 from ablate.components.records import Answer, PackedContext, Question
 from ablate.components.registry import Registry
@@ -94,6 +97,15 @@ class BaseGenerator:
 
     def refused(self, text: str) -> bool:
         return is_refusal(text, self.prompt.refusal)
+
+    def answer_of(self, reply: str,
+                  context: PackedContext | None) -> tuple[str, tuple[int, ...] | None]:
+        """(answer text, passages cited) of a model's reply: its first answer line; with
+        `prompt.cite` and a context, the citation markers parsed from the reply and removed
+        from the answer (citations.cited_reply), else no citations (None)."""
+        if self.prompt.cite and context is not None:
+            return cited_reply(reply)
+        return first_answer_line(reply), None
 
     def generate_many(self, items: Sequence[Item],
                       cache: GenerationCache | None = None) -> list[Answer]:

@@ -6,6 +6,12 @@ first two hex digits, written atomically (temp file + os.replace) so a killed ru
 leaves a torn entry. Answers that carry an error are never stored, and an entry that
 carries one anyway (written by hand or by an older version) is a miss, so whenever the
 generate stage runs, a failed generation is tried again.
+
+`Answer.citations` is stored as a JSON list (null: the generator does not cite). An entry
+written before the field existed reads as None, "no citations recorded": right for a model
+generator without `prompt.cite` (with it the prompt, hence the key, differs), and the
+extractive generator, which always cites, moved to a new cache identity (version 3) when it
+began to. An entry whose citations are not a list of integers is a miss.
 """
 
 from __future__ import annotations
@@ -64,6 +70,12 @@ class GenerationCache:
         if not isinstance(raw, dict) or raw.get("error") is not None:
             return None
         data = {k: raw[k] for k in _FIELDS if k in raw}
+        cited = data.get("citations")
+        if cited is not None:
+            if not isinstance(cited, list) or not all(
+                    isinstance(n, int) and not isinstance(n, bool) for n in cited):
+                return None
+            data["citations"] = tuple(cited)
         data["cached"] = True
         with self._lock:
             self._reused += 1

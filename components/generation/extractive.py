@@ -9,6 +9,9 @@
    , ; : ( ) (and ，、；：（）「」『』《》) and trimmed of stop words; the span nearest to
    the question's terms wins, with a bonus when the question's type (when / how many /
    who / where) fits the span (digits, capitalised words). Ties go to the earlier sentence / span.
+4. It cites the passage it copied from (`Answer.citations`: that passage's number in the
+   prompt, with or without `prompt.cite`; () when it refuses), so the citation metrics
+   score every extractive run; the answer text is the same either way.
 """
 
 from __future__ import annotations
@@ -48,15 +51,16 @@ class _Sentence:
     text: str
     order: int
     words: tuple[tuple[int, int, str], ...]  # (start, end, stem) within text
+    passage: int = 1  # the number of the passage it comes from (1-based, prompt order)
 
 
 def _sentences(context: PackedContext) -> list[_Sentence]:
     out: list[_Sentence] = []
-    for p in context.passages:
+    for number, p in enumerate(context.passages, 1):
         for text in (p.text[a:b] for a, b in sentence_spans(p.text, latin="capital")):
             words = tuple((w.start(), w.end(), _stem(w.group(0))) for w in _WORD.finditer(text))
             if words:
-                out.append(_Sentence(text, len(out), words))
+                out.append(_Sentence(text, len(out), words, number))
     return out
 
 
@@ -141,12 +145,20 @@ def _best_span(sent: _Sentence, question: str, terms: set[str]) -> str:
 def extract_answer(question: str, context: PackedContext | None,
                    threshold: float) -> tuple[str | None, float]:
     """(answer span or None when refusing, support of the best sentence)."""
+    span, support, _ = extract_cited(question, context, threshold)
+    return span, support
+
+
+def extract_cited(question: str, context: PackedContext | None,
+                  threshold: float) -> tuple[str | None, float, int | None]:
+    """(answer span or None when refusing, support of the best sentence, the number of the
+    passage the span comes from or None when refusing)."""
     if context is None:
-        return None, 0.0
+        return None, 0.0, None
     sents = _sentences(context)
     terms = _question_terms(question)
     if not sents or not terms:
-        return None, 0.0
+        return None, 0.0, None
     df = Counter(t for s in sents for t in {w[2] for w in s.words} & terms)
     n = len(sents)
     # Terms absent from the whole context (often paraphrases) weigh the minimum, 1.
@@ -154,15 +166,17 @@ def extract_answer(question: str, context: PackedContext | None,
     scored = [(_support(s, terms, idf), -s.order, s) for s in sents]
     support, _, best = max(scored, key=lambda x: (x[0], x[1]))
     if support < threshold:
-        return None, support
-    return _best_span(best, question, terms), support
+        return None, support, None
+    return _best_span(best, question, terms), support, best.passage
 
 
 @GENERATORS.register("extractive", reads=("generator.threshold", "prompt"), reads_context=True)
 class ExtractiveGenerator(BaseGenerator):
     """Copies the best-supported span of the context; refuses below the threshold."""
 
-    version = "2"  # 2: support summed in a fixed order (1 depended on PYTHONHASHSEED)
+    # 2: support summed in a fixed order (1 depended on PYTHONHASHSEED); 3: cites the
+    # passage it copied from (cached v2 answers carry no citations: not served)
+    version = "3"
 
     @property
     def cache_identity(self) -> str:
@@ -171,8 +185,9 @@ class ExtractiveGenerator(BaseGenerator):
 
     def _generate_one(self, question: Question, context: PackedContext | None,
                       system: str, user: str) -> Answer:
-        span, _ = extract_answer(question.question, context, self.cfg.threshold)
+        span, _, passage = extract_cited(question.question, context, self.cfg.threshold)
         tok = get_tokenizer()
         text = self.prompt.refusal if span is None else span
         return Answer(text=text, refused=span is None or self.refused(span),
-                      tokens_in=tok.count(system) + tok.count(user), tokens_out=tok.count(text))
+                      tokens_in=tok.count(system) + tok.count(user), tokens_out=tok.count(text),
+                      citations=() if passage is None else (passage,))

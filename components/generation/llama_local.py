@@ -36,7 +36,6 @@ from typing import Any, Iterator
 from ablate.components.digest import model_identity
 from ablate.components.errors import InputError
 from ablate.components.generation.base import GENERATORS, BaseGenerator
-from ablate.components.generation.prompt import first_answer_line
 from ablate.components.models import smollm2_gguf_path
 from ablate.components.records import Answer, PackedContext, Question
 from ablate.components.registry import installed_version
@@ -155,8 +154,9 @@ class LlamaLocalGenerator(BaseGenerator):
                                  f"model window ({N_CTX} tokens): {e}",
                                  field="context.budget") from None
             raise
-        text = first_answer_line(raw)
-        return Answer(text=text, refused=self.refused(text), tokens_in=n_in, tokens_out=n_out)
+        text, cited = self.answer_of(raw, context)
+        return Answer(text=text, refused=self.refused(text), tokens_in=n_in, tokens_out=n_out,
+                      citations=cited)
 
     def _chat(self, messages: list[dict[str, str]]) -> tuple[str, int, int]:
         """(reply, prompt tokens, generated tokens) from the configured backend."""

@@ -25,7 +25,6 @@ import httpx
 
 from ablate.components.errors import InputError
 from ablate.components.generation.base import GENERATORS, BaseGenerator, Job
-from ablate.components.generation.prompt import first_answer_line
 from ablate.components.records import Answer, PackedContext, Question
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -141,10 +140,11 @@ class OpenAIGenerator(BaseGenerator):
         if data is None:
             return Answer(text="", refused=True, error=error)
         try:
-            text = first_answer_line(data["choices"][0]["message"].get("content") or "")
+            reply = data["choices"][0]["message"].get("content") or ""
+            text, cited = self.answer_of(reply, context)
         except (KeyError, IndexError, TypeError, AttributeError):
             return Answer(text="", refused=True, error="malformed completion")
         usage = data.get("usage") or {}
         return Answer(text=text, refused=self.refused(text),
                       tokens_in=int(usage.get("prompt_tokens") or 0),
-                      tokens_out=int(usage.get("completion_tokens") or 0))
+                      tokens_out=int(usage.get("completion_tokens") or 0), citations=cited)

@@ -6,6 +6,10 @@ Placeholders: {context} (numbered passages "[1] ...", blank line between), {ques
 context (closed book) a fixed closed-book template is used instead, since "answer only
 from the context" would make every closed-book answer a refusal.
 
+Citations (`prompt.cite`): CITE_EN (or CITE_ZH for a Chinese question) is appended to
+the system message when there is a context, asking for the numbers of the passages used
+in square brackets after the answer; ablate.components.generation.citations parses them.
+
 Language (`prompt.language`): a Chinese question (auto: one with a CJK character; zh:
 every question) gets the built-in Chinese templates and refusal phrase (ZH_*) instead
 of the configured ones; en always uses the configured ones. `is_refusal` recognises
@@ -48,6 +52,10 @@ ZH_SYSTEM = ("你只根据编号的上下文段落回答问题。请用从上下
              "如果上下文中没有答案，请只回答：{refusal}")
 ZH_USER = "上下文：\n{context}\n\n问题：{question}\n答案："
 ZH_REFUSAL = "我不知道。"
+# `prompt.cite`: appended to the system message (after a space in English).
+CITE_EN = ("After the answer, give the numbers of the context passages you used in square "
+           "brackets, for example [1] or [1][3].")
+CITE_ZH = "在答案后用方括号写出你所依据的上下文段落编号，例如 [1] 或 [1][3]。"
 ZH_CLOSED_BOOK_SYSTEM = "请用简短的词语回答问题。如果你不知道答案，请只回答：{refusal}"
 ZH_CLOSED_BOOK_USER = "问题：{question}\n答案："
 # Chinese refusals, matched on the answer without punctuation and white space: at its
@@ -106,8 +114,10 @@ def render_prompt(prompt: PromptConfig, question: str,
         return (_fill(ZH_CLOSED_BOOK_SYSTEM if zh else CLOSED_BOOK_SYSTEM, values, "prompt.system"),
                 _fill(ZH_CLOSED_BOOK_USER if zh else CLOSED_BOOK_USER, values, "prompt.user"))
     values["context"] = format_context(context)
-    return (_fill(ZH_SYSTEM if zh else prompt.system, values, "prompt.system"),
-            _fill(ZH_USER if zh else prompt.user, values, "prompt.user"))
+    system = _fill(ZH_SYSTEM if zh else prompt.system, values, "prompt.system")
+    if prompt.cite:
+        system = system + CITE_ZH if zh else f"{system} {CITE_EN}"
+    return system, _fill(ZH_USER if zh else prompt.user, values, "prompt.user")
 
 
 def is_refusal(text: str, refusal_phrase: str) -> bool:

@@ -73,7 +73,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "candidates": ("label", "fuse"), "reranked": ("label", "rerank"),
     "final": ("label", "assemble"), "answer": ("generate",), "refusal": ("generate",),
     "tokens": ("generate",), "cost": ("generate",), "judge": ("judge",),
-    "robustness": ("generate",),
+    "robustness": ("generate",), "citation": ("label", "generate"),
 }
 
 

@@ -4,7 +4,11 @@ the store holds for the retrieve/fuse/rerank, assemble and generate stages).
 Each holds `latency_s`, the seconds per question of computing the stage; rankings and
 answers also `latency_reused`: whether those seconds include work recorded when it was
 computed earlier (cached query vectors, cached answers) rather than timed now. A frame
-stored before that column existed reads as none reused (`reused_latency`)."""
+stored before that column existed reads as none reused (`reused_latency`).
+
+Answers also hold `citations`: the passage numbers an answer cites (a list, null when
+the generator does not cite; Answer.citations); a frame without the column reads as no
+citations recorded."""
 
 from __future__ import annotations
 
@@ -79,6 +83,10 @@ def frame_contexts(ctx: RunContext, frame: pl.DataFrame) -> dict[str, PackedCont
     return out
 
 
+def _listed(citations: tuple[int, ...] | None) -> list[int] | None:
+    return None if citations is None else list(citations)
+
+
 def answers_frame(answers: dict[str, Answer]) -> pl.DataFrame:
     qids = sorted(answers)
     return pl.DataFrame({
@@ -90,17 +98,20 @@ def answers_frame(answers: dict[str, Answer]) -> pl.DataFrame:
         "latency_s": [float(answers[q].latency_s) for q in qids],
         REUSED: [bool(answers[q].cached) for q in qids],  # the generation cache's, latency kept
         "error": [answers[q].error for q in qids],
+        "citations": [_listed(answers[q].citations) for q in qids],
     }, schema={"qid": pl.Utf8, "text": pl.Utf8, "refused": pl.Boolean, "tokens_in": pl.Int64,
                "tokens_out": pl.Int64, "latency_s": pl.Float64, REUSED: pl.Boolean,
-               "error": pl.Utf8})
+               "error": pl.Utf8, "citations": pl.List(pl.Int64)})
 
 
 def frame_answer_repeats(frame: pl.DataFrame) -> dict[str, list[Answer]]:
     """qid -> the answers of every repeat, in repeat order."""
     out: dict[str, list[Answer]] = {}
     for r in frame.sort("repeat", maintain_order=True).iter_rows(named=True):
-        out.setdefault(r["qid"], []).append(Answer(r["text"], r["refused"], r["tokens_in"],
-                                                   r["tokens_out"], r["latency_s"], False, r["error"]))
+        cited = r.get("citations")
+        out.setdefault(r["qid"], []).append(Answer(
+            r["text"], r["refused"], r["tokens_in"], r["tokens_out"], r["latency_s"], False,
+            r["error"], citations=None if cited is None else tuple(cited)))
     return out
 
 
