@@ -61,6 +61,11 @@ class JudgeConfig(BaseModel):
     calibration: str | None = None
     """A labelled calibration file (JSONL, relative to the experiment file): the report
     shows the judge's agreement with it next to every judged metric."""
+    labels: str | None = None
+    """Human or gold verdicts on some questions' answers (JSONL, relative to the experiment
+    file; docs/judge-labels.md): every judged metric they label also gets judge-corrected
+    estimates (prediction-powered inference), rows `ppi/<metric>` in stats.parquet. The
+    labelled questions should be a random subset of the sweep's questions."""
     timeout_s: float = Field(120.0, gt=0)
     """`openai`: seconds per request."""
     max_retries: int = Field(3, ge=0)

@@ -16,6 +16,7 @@ from ablate.components.report.factorial import factorial_section
 from ablate.components.report.findings import findings, judge
 from ablate.components.report.intervals import ci_cell, ci_text, disagrees
 from ablate.components.report.judge import judge_section, metric_note
+from ablate.components.report.judge_corrected import corrected_lines
 from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import plot_name
@@ -168,7 +169,7 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     same_stage = rerank_changes_nothing(variants, per_query)
     repeats = repeated(metrics, key) if same_stage else set()
     rest = [m for m in metrics if m not in key and m not in repeats]
-    means = variant_means(per_query, metrics)
+    means = variant_means(per_query, metrics, stats)
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
     by_var = variables(variants)
     records = {v["name"]: v for v in variants}
@@ -182,6 +183,9 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     judged = judge_section(manifest, per_query)
     if judged:
         lines += [""] + judged
+    corrected = corrected_lines(stats)
+    if corrected:
+        lines += [""] + corrected
     design = factorial_section(manifest, variants, factorial, key, plot_files)
     if design:
         lines += [""] + design

@@ -137,10 +137,19 @@ def family_counts(stats: pl.DataFrame) -> dict[str, tuple[str, str]]:
             for r in agg.sort("family").iter_rows(named=True)}
 
 
-def variant_means(per_query: pl.DataFrame, metrics: Sequence[str]) -> dict[tuple[str, str], float]:
-    """(variant, metric) -> mean over defined (finite) values."""
+def variant_means(per_query: pl.DataFrame, metrics: Sequence[str],
+                  stats: pl.DataFrame | None = None) -> dict[tuple[str, str], float]:
+    """(variant, metric) -> mean over defined (finite) values; a metric with no per-question
+    column (a judge-corrected `ppi/` one) takes the means its stats rows hold."""
     cols = [m for m in metrics if m in per_query.columns]
     agg = per_query.group_by("variant").agg(
         [pl.col(c).fill_nan(None).mean().alias(c) for c in cols])
-    return {(r["variant"], c): (r[c] if r[c] is not None else math.nan)
-            for r in agg.iter_rows(named=True) for c in cols}
+    out = {(r["variant"], c): (r[c] if r[c] is not None else math.nan)
+           for r in agg.iter_rows(named=True) for c in cols}
+    if stats is not None and stats.height:
+        for r in stats.filter(~pl.col("metric").is_in(cols)
+                              & pl.col("metric").is_in(list(metrics))).iter_rows(named=True):
+            for name, col in ((r["variant"], "mean_variant"), (r["baseline"], "mean_baseline")):
+                value = r.get(col)
+                out[name, r["metric"]] = float(value) if value is not None else math.nan
+    return out

@@ -95,6 +95,25 @@ def compare_variants(table: pl.DataFrame, *, baseline: str, metrics: Sequence[st
                      family: str = "per_metric") -> pl.DataFrame:
     """One row per (metric, variant != baseline), columns OUTPUT_SCHEMA (STATS_COLUMNS
     first), sorted by (metric, variant). See the module docstring."""
+    return compare_joint(table, baseline=baseline, metrics=metrics, variant_col=variant_col,
+                         qid_col=qid_col, test=test, correction=correction, alpha=alpha,
+                         resamples=resamples, bootstrap_resamples=bootstrap_resamples,
+                         ci_method=ci_method, seed=seed, cluster_col=cluster_col,
+                         family=family)[0]
+
+
+def compare_joint(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str],
+                  variant_col: str = "variant", qid_col: str = "qid",
+                  test: str = "permutation", correction: str = "holm",
+                  alpha: float = 0.05, resamples: int = 10_000,
+                  bootstrap_resamples: int = 10_000, ci_method: str = "inversion",
+                  seed: int = 0, cluster_col: str | None = None,
+                  family: str = "per_metric", external: Sequence[tuple[str, float]] = (),
+                  ) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
+    """compare_variants, with comparisons tested elsewhere (`external`: (metric, raw p)
+    pairs, e.g. the judge-corrected ones) in the same correction: each joins its metric's
+    family (`per_metric`) or the one family (`all`). Returns (the table, the external
+    comparisons' corrected p-values, their family sizes)."""
     _check(test, TESTS.names(), "test")
     _check(ci_method, CI_METHODS, "ci_method")
     _check(family, FAMILIES, "family")
@@ -111,12 +130,18 @@ def compare_variants(table: pl.DataFrame, *, baseline: str, metrics: Sequence[st
     b = w.variants.index(baseline)
     pairs = [(m, v) for m in range(len(w.metrics)) for v in range(len(w.variants)) if v != b]
     if not pairs:
-        return pl.DataFrame(schema=OUTPUT_SCHEMA)
+        return pl.DataFrame(schema=OUTPUT_SCHEMA), np.zeros(0), np.zeros(0, dtype=np.int64)
     D, M, cnt = pair_matrices(w, b, pairs)
+    keys = {name: i for i, name in enumerate(w.metrics)}
+    for name, _ in external:
+        keys.setdefault(name, len(keys))
     fam_key = np.array([m if family == "per_metric" else 0 for m, _ in pairs])
+    extra_fam = np.array([keys[name] if family == "per_metric" else 0 for name, _ in external],
+                         dtype=fam_key.dtype)
     r = infer(D, M, w.clusters, fam_key, test=test, correction=correction, alpha=alpha,
               resamples=resamples, bootstrap_resamples=bootstrap_resamples,
-              ci_method=ci_method, seed=seed, clustered=cluster_col is not None)
+              ci_method=ci_method, seed=seed, clustered=cluster_col is not None,
+              extra_p=np.array([p for _, p in external], dtype=float), extra_fam=extra_fam)
     _, mean, sd = paired_moments(D, M)
     wins, ties, losses = win_tie_loss(D, M)
     ncomp = len(pairs)
@@ -145,4 +170,5 @@ def compare_variants(table: pl.DataFrame, *, baseline: str, metrics: Sequence[st
         "seed": [int(seed)] * ncomp, "family": [family] * ncomp,
         "clustered_by": [cluster_col or "none"] * ncomp,
     }
-    return pl.DataFrame([pl.Series(k, data[k], dtype=t) for k, t in OUTPUT_SCHEMA.items()])
+    return (pl.DataFrame([pl.Series(k, data[k], dtype=t) for k, t in OUTPUT_SCHEMA.items()]),
+            r.extra_p_adjusted, r.extra_family_size)

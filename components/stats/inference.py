@@ -23,7 +23,7 @@ mask M, one cluster code per question and the family of each column:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -63,6 +63,10 @@ class Inference:
     t_high: np.ndarray
     mde: np.ndarray
     bootstrap_resamples: int
+    # comparisons tested elsewhere that join the correction (`infer`'s extra_p): their
+    # corrected p-values and family sizes, in the order given
+    extra_p_adjusted: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    extra_family_size: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def _corrected(p: np.ndarray, fam_key: np.ndarray, correction: str
@@ -100,9 +104,16 @@ def planning_mde(S: np.ndarray, N: np.ndarray, alpha_star: np.ndarray,
 def infer(D: np.ndarray, M: np.ndarray, codes: np.ndarray, fam_key: np.ndarray, *,
           test: str, correction: str, alpha: float, resamples: int,
           bootstrap_resamples: int, ci_method: str, seed: int,
-          clustered: bool) -> Inference:
+          clustered: bool, extra_p: np.ndarray | None = None,
+          extra_fam: np.ndarray | None = None) -> Inference:
     """The module docstring's steps for every column of D; `clustered`: the codes come
-    from a cluster column (else every question is its own cluster and codes are ignored)."""
+    from a cluster column (else every question is its own cluster and codes are ignored).
+    `extra_p` / `extra_fam`: p-values of comparisons tested elsewhere (the judge-corrected
+    ones, ablate.components.stats.ppi_compare) and their family keys: they join the
+    correction of their families, so a family holds every comparison it names."""
+    extra_p = np.zeros(0) if extra_p is None else np.asarray(extra_p, dtype=float)
+    extra_fam = (np.zeros(0, dtype=fam_key.dtype) if extra_fam is None
+                 else np.asarray(extra_fam, dtype=fam_key.dtype))
     ncol = D.shape[1]
     codes = codes if clustered else np.arange(D.shape[0], dtype=np.int64)
     S, N = cluster_sums(D, M, codes)
@@ -110,12 +121,17 @@ def infer(D: np.ndarray, M: np.ndarray, codes: np.ndarray, fam_key: np.ndarray, 
     mean = np.full(ncol, np.nan)
     np.divide(S.sum(axis=0), n, out=mean, where=n > 0)
     defined = n >= 1
-    m_max = max(int((defined & (fam_key == k)).sum()) for k in set(fam_key.tolist()))
+    m_max = max(int((defined & (fam_key == k)).sum()
+                    + (np.isfinite(extra_p) & (extra_fam == k)).sum())
+                for k in set(fam_key.tolist()) | set(extra_fam.tolist()))
     n_mc = max(resamples, resamples_needed(correction, max(m_max, 1), alpha, MC_RESOLUTION))
     p, p_method, used = TESTS.get(test)(S, N, resamples=n_mc, seed=seed, alpha=alpha)
     p[~defined] = np.nan
     p_method = [pm if ok else "none" for pm, ok in zip(p_method, defined)]
-    p_adj, fam_size = _corrected(p, fam_key, correction)
+    p_adj, fam_size = _corrected(np.concatenate([p, extra_p]),
+                                 np.concatenate([fam_key, extra_fam]), correction)
+    p_adj, fam_size, extra_adj, extra_size = (p_adj[:ncol], fam_size[:ncol], p_adj[ncol:],
+                                              fam_size[ncol:])
     significant = np.nan_to_num(p_adj, nan=np.inf) <= alpha
     level = test_level(p, p_adj, alpha)
     t_stat, p_t, t_lo, t_hi = cluster_ttest(S, N, alpha)
@@ -150,7 +166,7 @@ def infer(D: np.ndarray, M: np.ndarray, codes: np.ndarray, fam_key: np.ndarray, 
                            for s in fam_size])
     return Inference(n, n_clusters(N), mean, p, p_method, used, p_adj, significant, fam_size,
                      lo, hi, ci_used, ci_flag, 1.0 - level, t_stat, p_t, t_lo, t_hi,
-                     planning_mde(S, N, alpha_star), boot_b)
+                     planning_mde(S, N, alpha_star), boot_b, extra_adj, extra_size)
 
 
 def _t_at(S: np.ndarray, N: np.ndarray, level: np.ndarray):

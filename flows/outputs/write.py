@@ -27,16 +27,17 @@ from ablate.components.metrics.consistency import with_consistency
 from ablate.components.metrics.registry import compared, metric_directions
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.sweep_data import FACTORIAL_FILE, SweepResults
-from ablate.components.stats import compare_variants
 from ablate.components.stats.clusters import cluster_column
+from ablate.components.stats.compare import compare_joint
 from ablate.components.stats.factorial import design_from_records, factorial_effects
+from ablate.components.stats.ppi_compare import corrected_comparisons, corrected_rows
 from ablate.components.vocab import BASELINE
 from ablate.flows.outputs.analysis_code import analysis_version
 from ablate.flows.outputs.judging import judge_manifest
 from ablate.flows.outputs.manifest import chunking_stats, design_record, manifest
 from ablate.flows.outputs.timings import with_reused
 from ablate.flows.plan.design import design_labels
-from ablate.flows.run.context import RunContext
+from ablate.flows.run.context import RunContext, file_fingerprint
 from ablate.flows.run.frames import frame_answers
 from ablate.flows.run.sequential import apply_decisions
 
@@ -48,10 +49,12 @@ def slug(text: str) -> str:
 
 
 def sweep_id(ctx: RunContext) -> str:
-    """Same spec, options, data and questions -> same id (so reruns find their runs)."""
+    """Same spec, options, data, questions (and judge labels) -> same id (so reruns find
+    their runs)."""
+    labels = {} if ctx.labels_path is None else {"labels": file_fingerprint(ctx.labels_path)}
     blob = json.dumps({"spec": ctx.spec.model_dump(mode="json"), "tier": ctx.tier,
                        "split": ctx.split, "data": ctx.dataset.fingerprint,
-                       "questions": ctx.questions_fp}, sort_keys=True)
+                       "questions": ctx.questions_fp, **labels}, sort_keys=True)
     return f"{slug(ctx.spec.name)}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
 
 
@@ -151,12 +154,24 @@ def tested(per_query: pl.DataFrame, cluster: str) -> tuple[list[str], str | None
 
 
 def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:
+    """Every comparison with the baseline; with `judge.labels`, the judge-corrected ones
+    (`ppi/<metric>` rows, ablate.components.stats.ppi_compare) in the same correction."""
     s = ctx.spec.stats
     metrics, cluster = tested(per_query, s.cluster)
-    return compare_variants(per_query, baseline=BASELINE, metrics=metrics, test=s.test,
-                            correction=s.correction, alpha=s.alpha, resamples=s.resamples,
-                            bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method,
-                            seed=ctx.spec.seed, cluster_col=cluster, family=s.family)
+    found = ([] if ctx.labels is None else corrected_comparisons(
+        per_query, ctx.labels, baseline=BASELINE, metrics=metrics, cluster_col=cluster,
+        alpha=s.alpha))
+    stats, p_adj, size = compare_joint(
+        per_query, baseline=BASELINE, metrics=metrics, test=s.test, correction=s.correction,
+        alpha=s.alpha, resamples=s.resamples, bootstrap_resamples=s.bootstrap_resamples,
+        ci_method=s.ci_method, seed=ctx.spec.seed, cluster_col=cluster, family=s.family,
+        external=[(c.name, c.diff.p) for c in found])
+    if not found:
+        return stats
+    rows = corrected_rows(found, p_adj, size, baseline=BASELINE, alpha=s.alpha,
+                          correction=s.correction, family=s.family, seed=ctx.spec.seed,
+                          cluster_col=cluster)
+    return pl.concat([stats, rows], how="diagonal_relaxed").sort("metric", "variant")
 
 
 def compute_factorial(ctx: RunContext, per_query: pl.DataFrame,

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from ablate.components.config import PipelineConfig
 from ablate.components.data import load_dataset
 from ablate.components.data.clusters import cluster_labels
@@ -21,6 +23,7 @@ from ablate.components.data.selection import Selected, read_ids, sample, select
 from ablate.components.errors import InputError
 from ablate.components.judge.backends import make_judge
 from ablate.components.judge.keys import key_input
+from ablate.components.judge.labels import read_labels
 from ablate.components.judge.prompts import PromptSet, load_prompts
 from ablate.components.pipeline import with_files_from
 from ablate.components.records import Dataset, Question
@@ -104,6 +107,8 @@ class RunContext:
     started: float = field(default_factory=time.time)
     judge_prompts: PromptSet | None = None  # the judge's prompt version, when there is a judge
     calibration_path: Path | None = None  # the judge's calibration set, when given
+    labels: pl.DataFrame | None = None  # judge.labels: verdicts for judge-corrected estimates
+    labels_path: Path | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -233,6 +238,7 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
                      variant_questions=variant_questions)
     if spec.judge is not None:
         ctx.judge_prompts, ctx.calibration_path = judge_files(loaded)
+        ctx.labels_path, ctx.labels = judge_labels(loaded, dataset)
     ctx.plan = build_plan(variants, ctx.experiment_inputs(), variant_questions)
     return ctx
 
@@ -310,6 +316,21 @@ def judge_files(loaded: LoadedSpec) -> tuple[PromptSet, Path | None]:
         if not calib.is_file():
             raise loaded.error(f"calibration file not found: {calib}", ("judge", "calibration"))
     return prompts, calib
+
+
+def judge_labels(loaded: LoadedSpec, dataset: Dataset
+                 ) -> tuple[Path | None, pl.DataFrame | None]:
+    """The `judge.labels` file, read and checked against the data set's question ids and
+    the judge's metrics (a bad label names its file and line; a missing file, the YAML
+    line); (None, None) when not given."""
+    judge = loaded.spec.judge
+    if judge is None or judge.labels is None:
+        return None, None
+    path = loaded.resolve(judge.labels)
+    if not path.is_file():
+        raise loaded.error(f"labels file not found: {path}", ("judge", "labels"))
+    return path, read_labels(path, known_qids={q.qid for q in dataset.questions},
+                             metrics=[f"judge/{m}" for m in judge.metrics])
 
 
 def load_data(loaded: LoadedSpec) -> Dataset:

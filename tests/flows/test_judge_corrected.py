@@ -1,0 +1,122 @@
+"""Judge-corrected estimates in a sweep (`judge.labels`): stats.parquet gains `ppi/<judged
+metric>` rows in the experiment's correction, and the report and the analysis keep
+working. The judge is the rule-based fake; the closed-book generator is faked (issue 29,
+item 1)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import polars as pl
+import pytest
+
+from tests.components.judge.fakes import ScriptedJudge, rule_script
+from tests.conftest import FIXTURES
+
+SPEC = """
+name: judged-corrected
+dataset: {{path: {data}, format: squad}}
+tier: full
+split: all
+seed: 1
+stats: {{resamples: 200, bootstrap_resamples: 200}}
+baseline:
+  chunking: {{size: 48, overlap: 16}}
+  retrieval: {{paths: [bm25], depth: 10}}
+  rerank: {{depth: 4}}
+  context: {{budget: 120}}
+  generator: {{name: extractive}}
+sweeps:
+  - variable: generator.name
+    values: [closed_book]
+judge: {{metrics: [answer_relevancy], labels: labels.jsonl}}
+"""
+
+
+def _fake_model(self, question, context, system, user):
+    from ablate.components.records import Answer
+    if question.answers and sum(map(ord, question.qid)) % 2:
+        return Answer(question.answers[0], refused=False, tokens_in=len(user))
+    return Answer("Something else entirely", refused=False, tokens_in=len(user))
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    from ablate.components.data import load_dataset
+    from ablate.components.generation.llama_local import LlamaLocalGenerator
+    from ablate.flows.outputs.write import write_outputs
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.run.stages import run_stage
+    tmp = tmp_path_factory.mktemp("judged-corrected")
+    (tmp / "exp.yaml").write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    ds = load_dataset(FIXTURES / "squad_tiny.json", format="squad")
+    answered = [q for q in ds.questions if q.answerable]
+    # gold verdicts on every other answerable question, for both variants' answers: the
+    # baseline's (extractive) answers labelled relevant, closed book's by its fake rule
+    lines = []
+    for i, q in enumerate(answered):
+        if i % 2:
+            continue
+        knows = bool(sum(map(ord, q.qid)) % 2)
+        lines += [{"qid": q.qid, "metric": "judge/answer_relevancy", "variant": "baseline",
+                   "label": "yes", "annotator": "test"},
+                  {"qid": q.qid, "metric": "judge/answer_relevancy",
+                   "variant": "generator.name=closed_book", "label": "yes" if knows else "no"}]
+    (tmp / "labels.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    ctx = build_context(str(tmp / "exp.yaml"), RunOptions(cache_dir=str(tmp / "cache")))
+    ctx.memo["judge"] = ScriptedJudge(rule_script, ctx.spec.judge)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(LlamaLocalGenerator, "_generate_one", _fake_model)
+        for node in ctx.plan.nodes.values():
+            run_stage(ctx, node)
+    out = write_outputs(ctx, tmp / "runs", ctx.started, dict(ctx.counters))
+    return tmp, ctx, out, len(lines) // 2
+
+
+def test_corrected_rows_in_stats(sweep):
+    _, _, out, labelled = sweep
+    stats = pl.read_parquet(out / "stats.parquet")
+    rows = stats.filter(pl.col("metric") == "ppi/judge/answer_relevancy")
+    assert rows["variant"].to_list() == ["generator.name=closed_book"]
+    r = rows.row(0, named=True)
+    assert r["raw_metric"] == "judge/answer_relevancy"
+    # labels on answers the judge left undefined are counted, not used
+    assert r["n_labelled"] + r["labels_unused"] == labelled and r["n_labelled"] > 5
+    assert r["family_size"] == 1 and r["correction"] == "holm"  # its own metric's family
+    assert r["ci_low"] <= r["delta"] <= r["ci_high"]
+    raw = stats.filter((pl.col("metric") == "judge/answer_relevancy")).row(0, named=True)
+    assert r["raw_delta"] == pytest.approx(raw["delta"], abs=1e-9)
+    man = json.loads((out / "manifest.json").read_text())
+    assert not man.get("incomplete"), man.get("incomplete")
+
+
+def test_report_shows_judged_and_corrected_side_by_side(sweep):
+    _, _, out, _ = sweep
+    report = (out / "report.md").read_text()
+    section = report.split("### Judge-corrected estimates", 1)[1].split("\n## ", 1)[0]
+    row = next(x for x in section.splitlines() if x.startswith("| generator.name=closed_book"))
+    stats = pl.read_parquet(out / "stats.parquet")
+    r = stats.filter(pl.col("metric") == "ppi/judge/answer_relevancy").row(0, named=True)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "judge/answer_relevancy"
+    assert cells[4] == f"{r['raw_delta']:+.3f}" and cells[5].startswith(f"{r['delta']:+.3f}")
+    assert cells[8] == f"{r['n_labelled']} / {r['clusters_labelled']}"
+    # the ppi metric's own table shows the corrected means, not "–"
+    own = report.split("### ppi/judge/answer_relevancy", 1)[1]
+    base = next(x for x in own.splitlines() if x.startswith("| baseline |"))
+    assert f"{r['mean_baseline']:.3f}" in base
+
+
+def test_bad_labels_are_one_line_at_check_time(sweep, tmp_path):
+    from ablate.components.errors import InputError
+    from ablate.flows.run.context import RunOptions, build_context
+    tmp, *_ = sweep
+    spec = tmp_path / "exp.yaml"
+    spec.write_text((tmp / "exp.yaml").read_text())
+    (tmp_path / "labels.jsonl").write_text('{"qid": "nope", "metric": "judge/answer_relevancy", '
+                                           '"variant": "baseline", "label": 1}\n')
+    with pytest.raises(InputError) as err:
+        build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "cache")))
+    line = err.value.one_line()
+    assert "labels.jsonl" in line and ":1" in line and "nope" in line and "\n" not in line
