@@ -29,8 +29,9 @@ from ablate.components.metrics.judged import judged_metrics
 from ablate.components.metrics.registry import METRICS
 
 # recorded by content elsewhere: the prompts by their fingerprint, the calibration set by
-# its file's hash (the calibrate stage's own input)
-BY_CONTENT = ("judge.prompts", "judge.calibration")
+# its file's hash (the calibrate stage's own input), the labels by their file's hash (the
+# sweep id's: the statistics read them, no stage does)
+BY_CONTENT = ("judge.prompts", "judge.calibration", "judge.labels")
 
 
 def declared_settings() -> tuple[str, ...]:
