@@ -1,4 +1,4 @@
-"""Calibration: how often the judge agrees with labelled examples.
+"""Calibration: how often the judge agrees with labelled examples (docs/judge-calibration.md).
 
 A calibration set is JSONL, one labelled item a line:
 - `{"kind": "support", "question", "claim", "context": str | [str], "label": bool}`: is the
@@ -8,15 +8,20 @@ A calibration set is JSONL, one labelled item a line:
   no a false one: a score of at least 0.5 counts as relevant);
 - `{"kind": "usefulness", "question", "reference", "passage", "label": bool}`: is the passage
   useful for the reference answer (context precision).
-Optional: `id` (default: the line number), `lang` (default: by the question's script, as
-in the sweep), `how` (how the label was made). A context list is numbered as in the
-sweep's prompts.
+Where the label comes from, on every item: `"synthetic": true` (made by construction,
+components/judge/calibset.py), or `annotator` (who) and `labelled_at` (when: an ISO 8601
+date or date-time) for a human label.
+Optional: `id` (unique; default: the line number), `qid` (the question's id in its data
+set: items of one question form a cluster for the intervals, and a qid the experiment
+selects is refused: calibration items are held out from the sweep; `source` is read as
+`qid` in sets made before), `lang` (default: by the question's script, as in the sweep),
+`how` (how the label was made), `negative` (which construction made a synthetic false
+label). Any other field, a duplicate id, or malformed JSON is an InputError naming the file
+and line. A context list is numbered as in the sweep's prompts.
 
 The judge is asked exactly the prompts the sweep asks (same templates, same verdict cache).
-Agreement = share of judged items where the judge's verdict equals the label; Cohen's
-kappa corrects it for the agreement expected by chance from both sides' marginals
-(undefined when that expected agreement is 1); the confusion matrix counts
-(label, verdict) pairs. A judge failure is counted apart and excluded, never a verdict.
+The figures (ablate.components.judge.agreement) count an item without a usable verdict as
+a disagreement, never drop it.
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Collection, Sequence
 
 from ablate.components.errors import InputError
+from ablate.components.judge.agreement import TARGET_AGREEMENT, summarize
 from ablate.components.judge.backends import BaseJudge
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import PromptSet, language
@@ -36,7 +43,10 @@ from ablate.components.metrics.judged import SCORES
 
 KINDS = {"support": ("question", "claim", "context"), "relevance": ("question", "answer"),
          "usefulness": ("question", "reference", "passage")}
-TARGET_AGREEMENT = 0.8  # below this the report warns: the judge is not to be trusted
+OPTIONAL = ("id", "qid", "source", "lang", "how", "synthetic", "negative", "annotator",
+            "labelled_at")
+__all__ = ["TARGET_AGREEMENT", "CalibItem", "read_items", "ask_of", "judge_items",
+           "with_items", "held_out", "overlap", "summarize", "render", "confusion"]
 
 
 @dataclass(frozen=True)
@@ -47,11 +57,69 @@ class CalibItem:
     fields: dict[str, Any]
     label: bool
     how: str = ""
+    qid: str | None = None
+    synthetic: bool = False
+    annotator: str | None = None
+    labelled_at: str | None = None
+    line: int = 0
 
 
 def _context(value: Any) -> str:
     passages = [value] if isinstance(value, str) else list(value)
     return "\n\n".join(f"[{i}] {p.strip()}" for i, p in enumerate(passages, 1))
+
+
+def _iso(text: Any) -> bool:
+    if not isinstance(text, str):
+        return False
+    for parse in (date.fromisoformat, datetime.fromisoformat):
+        try:
+            parse(text)
+            return True
+        except ValueError:
+            pass
+    return False
+
+
+def _item(raw: Any, n: int, path: str) -> CalibItem:
+    def bad(message: str, field: str | None = None) -> InputError:
+        return InputError(message, path=path, line=n, field=field)
+    if not isinstance(raw, dict):
+        raise bad("an item must be a JSON object")
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        raise bad(f"kind must be one of {', '.join(KINDS)}", "kind")
+    unknown = sorted(set(raw) - {"kind", "label", *KINDS[kind], *OPTIONAL})
+    if unknown:
+        raise bad(f"unknown field for a {kind} item (known: {', '.join(KINDS[kind] + OPTIONAL)})",
+                  unknown[0])
+    if not isinstance(raw.get("label"), bool):
+        raise bad("label must be true or false", "label")
+    for f in KINDS[kind]:
+        v = raw.get(f)
+        ok = isinstance(v, str) and v.strip() or (
+            f == "context" and isinstance(v, list) and v and all(isinstance(p, str) for p in v))
+        if not ok:
+            raise bad("missing or empty", f)
+    lang = raw.get("lang")
+    if lang not in (None, "en", "zh"):
+        raise bad("lang must be en or zh", "lang")
+    synthetic = raw.get("synthetic", False)
+    if not isinstance(synthetic, bool):
+        raise bad("synthetic must be true or false", "synthetic")
+    annotator, when = raw.get("annotator"), raw.get("labelled_at")
+    if annotator is not None and not (isinstance(annotator, str) and annotator.strip()):
+        raise bad("annotator must be a non-empty string", "annotator")
+    if when is not None and not _iso(when):
+        raise bad("labelled_at must be an ISO 8601 date or date-time", "labelled_at")
+    if not synthetic and (annotator is None or when is None):
+        raise bad("say where the label comes from: \"synthetic\": true, or \"annotator\" and "
+                  "\"labelled_at\" for a human label", "labelled_at" if annotator else "annotator")
+    qid = raw.get("qid", raw.get("source"))
+    if qid is not None and not (isinstance(qid, str) and qid.strip()):
+        raise bad("qid must be a non-empty string", "qid")
+    return CalibItem(str(raw.get("id", n)), kind, lang, {f: raw[f] for f in KINDS[kind]},
+                     raw["label"], str(raw.get("how", "")), qid, synthetic, annotator, when, n)
 
 
 def read_items(path: Path) -> list[CalibItem]:
@@ -61,6 +129,7 @@ def read_items(path: Path) -> list[CalibItem]:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the calibration set: {exc}", path=str(path)) from None
+    seen: dict[str, int] = {}
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -68,28 +137,37 @@ def read_items(path: Path) -> list[CalibItem]:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=n) from None
-        if not isinstance(raw, dict):
-            raise InputError("an item must be a JSON object", path=str(path), line=n)
-        kind = raw.get("kind")
-        if kind not in KINDS:
-            raise InputError(f"kind must be one of {', '.join(KINDS)}", path=str(path), line=n,
-                             field="kind")
-        if not isinstance(raw.get("label"), bool):
-            raise InputError("label must be true or false", path=str(path), line=n, field="label")
-        for f in KINDS[kind]:
-            v = raw.get(f)
-            ok = isinstance(v, str) and v.strip() or (
-                f == "context" and isinstance(v, list) and v and all(isinstance(p, str) for p in v))
-            if not ok:
-                raise InputError("missing or empty", path=str(path), line=n, field=f)
-        lang = raw.get("lang")
-        if lang not in (None, "en", "zh"):
-            raise InputError("lang must be en or zh", path=str(path), line=n, field="lang")
-        items.append(CalibItem(str(raw.get("id", n)), kind, lang,
-                               {f: raw[f] for f in KINDS[kind]}, raw["label"], str(raw.get("how", ""))))
+        item = _item(raw, n, str(path))
+        if item.id in seen:
+            raise InputError(f"duplicate id '{item.id}' (first on line {seen[item.id]})",
+                             path=str(path), line=n, field="id")
+        seen[item.id] = n
+        items.append(item)
     if not items:
         raise InputError("the calibration set holds no item", path=str(path))
     return items
+
+
+def held_out(items: Sequence[CalibItem], selected: Collection[str], path: Path | str) -> None:
+    """InputError naming the file and the first item's line when an item's question is one
+    of the experiment's selected questions (calibration items are held out from the sweep)."""
+    chosen = set(selected)
+    overlap = [i for i in items if i.qid is not None and i.qid in chosen]
+    if overlap:
+        first = overlap[0]
+        raise InputError(
+            f"item '{first.id}' is about question '{first.qid}', one of the experiment's "
+            f"{len(chosen)} selected questions ({len(overlap)} of {len(items)} items are): "
+            "calibration items must be held out from the sweep", path=str(path),
+            line=first.line, field="qid")
+
+
+def overlap(items: Sequence[CalibItem], selected: Collection[str]) -> dict[str, Any]:
+    """Items whose question the experiment selects: {items, questions, first ids}."""
+    chosen = set(selected)
+    hit = [i for i in items if i.qid is not None and i.qid in chosen]
+    return {"items": len(hit), "questions": len({i.qid for i in hit}),
+            "ids": [i.id for i in hit[:5]]}
 
 
 def ask_of(item: CalibItem, cfg: JudgeConfig) -> Ask:
@@ -109,7 +187,8 @@ def ask_of(item: CalibItem, cfg: JudgeConfig) -> Ask:
 def judge_items(judge: BaseJudge, prompts: PromptSet, cfg: JudgeConfig,
                 items: Sequence[CalibItem], cache: JudgeCache | None = None,
                 progress: Any = None) -> list[dict[str, Any]]:
-    """One row per item: id, kind, lang, label, verdict, predicted (bool or None), failure, error."""
+    """One row per item: id, kind, lang, label, verdict, predicted (bool, None without a
+    usable verdict), failure, error, cached, qid, synthetic."""
     rows = []
     for n, item in enumerate(items, 1):
         ask = ask_of(item, cfg)
@@ -117,66 +196,60 @@ def judge_items(judge: BaseJudge, prompts: PromptSet, cfg: JudgeConfig,
         predicted = None if not v.ok else SCORES[v.value] >= 0.5
         rows.append({"id": item.id, "kind": item.kind, "lang": ask.lang, "label": item.label,
                      "verdict": v.value if v.ok else None, "predicted": predicted,
-                     "failure": v.failure, "error": v.error, "cached": v.cached})
+                     "failure": v.failure, "error": v.error, "cached": v.cached,
+                     "qid": item.qid, "synthetic": item.synthetic})
         if progress is not None:
             progress(n, len(items), item, rows[-1])
     return rows
 
 
-def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float:
-    """Cohen's kappa of (label, verdict) pairs; NaN when chance agreement is 1 or no pair."""
-    n = len(pairs)
-    if not n:
-        return math.nan
-    po = sum(a == b for a, b in pairs) / n
-    pl = sum(a for a, _ in pairs) / n
-    pj = sum(b for _, b in pairs) / n
-    pe = pl * pj + (1 - pl) * (1 - pj)
-    return math.nan if pe >= 1 else (po - pe) / (1 - pe)
+def with_items(rows: Sequence[dict[str, Any]], items: Sequence[CalibItem]) -> list[dict[str, Any]]:
+    """Rows with each item's qid and synthetic flag (a calibrate stage's stored rows keep
+    only the verdicts)."""
+    by_id = {i.id: i for i in items}
+    return [r | ({"qid": by_id[r["id"]].qid, "synthetic": by_id[r["id"]].synthetic}
+                 if r["id"] in by_id else {}) for r in rows]
 
 
-def summarize(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Agreement, kappa, confusion matrix and failures: overall and per kind."""
-    rows = list(rows)
+def _f(x: Any, digits: int = 3) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
 
-    def one(sel: list[dict[str, Any]]) -> dict[str, Any]:
-        pairs = [(r["label"], r["predicted"]) for r in sel if r["predicted"] is not None]
-        n = len(pairs)
-        return {"items": len(sel), "judged": n,
-                "failures": sum(r.get("failure") is not None for r in sel),
-                "errors": sum(r.get("error") is not None for r in sel),
-                "agreement": sum(a == b for a, b in pairs) / n if n else math.nan,
-                "kappa": cohen_kappa(pairs),
-                "confusion": {"label_true": {"judge_true": sum(a and b for a, b in pairs),
-                                             "judge_false": sum(a and not b for a, b in pairs)},
-                              "label_false": {"judge_true": sum(b and not a for a, b in pairs),
-                                              "judge_false": sum(not a and not b for a, b in pairs)}}}
-    out = one(rows)
-    out["by_kind"] = {k: one([r for r in rows if r["kind"] == k])
-                      for k in KINDS if any(r["kind"] == k for r in rows)}
-    out["by_lang"] = {g: one([r for r in rows if r["lang"] == g])
-                      for g in sorted({r["lang"] for r in rows})}
-    out["target"] = TARGET_AGREEMENT
-    out["meets_target"] = bool(out["agreement"] >= TARGET_AGREEMENT) if out["judged"] else False
-    return out
+
+def _ci(pair: Sequence[float], digits: int = 3) -> str:
+    return f"[{_f(pair[0], digits)}, {_f(pair[1], digits)}]"
 
 
 def render(summary: dict[str, Any]) -> str:
     """A plain-text table of a summary (the `ablate judge calibrate` output)."""
-    def f(x: float) -> str:
-        return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
-    lines = ["kind        items  judged  failures  agreement  kappa   confusion (label/judge: TT TF FT FF)"]
-    for name, s in [("all", summary)] + list(summary["by_kind"].items()):
-        c = summary_confusion(s)
-        lines.append(f"{name:<11} {s['items']:>5}  {s['judged']:>6}  {s['failures']:>8}  "
-                     f"{f(s['agreement']):>9}  {f(s['kappa']):>6}   {c}")
-    verdict = ("meets" if summary["meets_target"] else "is BELOW")
-    lines.append(f"agreement {f(summary['agreement'])} {verdict} the {summary['target']:.0%} "
-                 f"needed to trust the judge")
+    lines = ["group       items  verdicts  no verdict   agreement [95% CI]      kappa [95% CI]"
+             "         confusion (label/judge: TT TF T- FT FF F-)"]
+    groups = ([("all", summary)] + list(summary["by_kind"].items())
+              + [(f"lang {g}", s) for g, s in summary["by_lang"].items()])
+    for name, s in groups:
+        share = f"{s['no_verdict']} ({s['no_verdict_share']:.0%})" if s["items"] else "0"
+        lines.append(f"{name:<11} {s['items']:>5}  {s['judged']:>8}  {share:>10}   "
+                     f"{_f(s['agreement'])} {_ci(s['agreement_ci']):<15} "
+                     f"{_f(s['kappa'], 2):>5} {_ci(s['kappa_ci'], 2):<14} {confusion(s)}")
+    clusters = summary["clusters"]
+    lines.append(f"{summary['intervals']}; {clusters} clusters"
+                 + (" (items of one question together)" if clusters < summary["items"] else
+                    " (no qid: items taken as independent)"))
+    lines.append("an item without a usable verdict (judge failure or error) counts as a "
+                 "disagreement")
+    syn = summary["synthetic"]
+    if syn:
+        lines.append("synthetic labels" + ("" if syn == summary["items"] else
+                                           f": {syn} of {summary['items']} items")
+                     + " (true by construction; not a human judgement)")
+    target = summary["target"]
+    for kind, s in summary["by_kind"].items():
+        verdict = "meets" if s["meets_target"] else "is BELOW"
+        lines.append(f"{kind}: agreement {_f(s['agreement'])} {_ci(s['agreement_ci'])} "
+                     f"{verdict} the {target:.0%} needed to trust the judge's {kind} verdicts")
     return "\n".join(lines)
 
 
-def summary_confusion(s: dict[str, Any]) -> str:
-    c = s["confusion"]
-    return (f"{c['label_true']['judge_true']} {c['label_true']['judge_false']} "
-            f"{c['label_false']['judge_true']} {c['label_false']['judge_false']}")
+def confusion(s: dict[str, Any]) -> str:
+    t, f = s["confusion"]["label_true"], s["confusion"]["label_false"]
+    return " ".join(str(x) for x in (t["judge_true"], t["judge_false"], t["no_verdict"],
+                                     f["judge_true"], f["judge_false"], f["no_verdict"]))

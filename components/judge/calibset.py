@@ -1,37 +1,50 @@
 """A calibration set whose labels are true by construction, built from an extractive QA
 data set (SQuAD v2, DRCD: documents whose paragraphs are joined by blank lines, gold
-answers as character spans).
+answers as character spans). Every item is marked `"synthetic": true`.
 
 For each sampled answerable question (seeded; one whose answer span lies inside one
-sentence, with a partner question from another article), with P its paragraph and S the
-sentence holding its answer span A:
+sentence; one question per article), with P its paragraph, S the sentence holding its
+answer span A and G all its gold answers, the negatives are hard ones, from the same
+article:
 - support, true: the claim is S itself, the context is P (a copied sentence is supported);
-- support, false: S with A replaced by the gold answer of another question of the same
-  article (same kind: digits for digits, a capitalised name for a capitalised name;
-  absent from S) against the same P: the sentence now names a different entity of the
-  article in A's place, which P does not say;
+- support, false: a near-miss of S against the same P (components/judge/nearmiss.py: A
+  swapped for another answer of the article, a number, date or month changed, or S
+  negated; the constructions rotate from question to question; `negative` names it);
 - relevance, true: S as the answer to the question (it contains the gold answer);
-- relevance, false: the partner's S (a sentence answering a question about another
-  article) as the answer;
+- relevance, false: the gold sentence of another question of the same article as the
+  answer (on topic, answering something else): it holds no text of G (and no digit when A
+  is a number);
 - usefulness, true: P for the question with A as the reference answer;
-- usefulness, false: the partner's P (another article; A does not occur in it).
-The labels hold by construction, with one residual risk stated in every `how`: a swapped
-sentence can be true by coincidence when P also says it (P names that entity in that role
-elsewhere). Nothing here asks a model.
+- usefulness, false: another paragraph of the same article without any text of G, the one
+  sharing most words (Chinese: characters) with the question.
+The labels hold by construction; the residual risk of each negative (the paragraph says the
+near-miss elsewhere, the other sentence happens to address the question, the other
+paragraph gives the answer in other words) is written in the item's `how`.
+
+`pool`: the questions to draw from (every item's question, and the other questions whose
+answers and sentences the negatives use); `ablate judge make-calibration --held-out-from
+EXP.yaml` passes the questions that experiment's split never selects, so a set made so is
+held out from its sweeps by construction. Nothing here asks a model.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
 from ablate.components.cjk import has_cjk
+from ablate.components.judge.nearmiss import NEAR_MISSES, near_miss, swap
 from ablate.components.records import Dataset, Question
 from ablate.components.sentences import sentence_spans
 
 JOINER = "\n\n"
+__all__ = ["anchors_of", "build", "partner_of", "swap", "write_jsonl"]
+RISKS = {"support": "residual risk: the paragraph may state the changed sentence elsewhere",
+         "relevance": "residual risk: that sentence may happen to address this question",
+         "usefulness": "residual risk: the paragraph may give the answer in other words"}
 
 
 def _paragraph(text: str, start: int, end: int) -> tuple[int, int] | None:
@@ -41,14 +54,6 @@ def _paragraph(text: str, start: int, end: int) -> tuple[int, int] | None:
     e = text.find(JOINER, end)
     e = len(text) if e < 0 else e
     return (s, e) if s <= start and end <= e else None
-
-
-def _kind(text: str) -> str:
-    if any(ch.isdigit() for ch in text):
-        return "number"
-    if has_cjk(text):
-        return "cjk"
-    return "name" if text[:1].isupper() else "phrase"
 
 
 def _anchor(q: Question, doc_text: str) -> dict[str, Any] | None:
@@ -84,9 +89,50 @@ def anchors_of(dataset: Dataset, questions: Sequence[Question] | None = None
     return anchors, by_doc
 
 
-def build(dataset: Dataset, n: int, seed: int = 0) -> list[dict[str, Any]]:
+def partner_of(a: dict[str, Any], anchors: dict[str, dict[str, Any]], qids: list[str],
+               rng: random.Random) -> dict[str, Any] | None:
+    """An anchor from another article whose paragraph does not contain a's answer (the
+    probes' distractors)."""
+    start = rng.randrange(len(qids))
+    for k in range(len(qids)):
+        b = anchors[qids[(start + k) % len(qids)]]
+        if b["doc"] != a["doc"] and a["answer"].strip().lower() not in b["paragraph"].lower():
+            return b
+    return None
+
+
+def _golds(a: dict[str, Any]) -> list[str]:
+    return sorted({t.strip().lower() for t in (a["answer"], *a["q"].answers) if t.strip()})
+
+
+def _words(text: str) -> set[str]:
+    text = text.lower()
+    return set(re.findall(r"[^\W\d_]{3,}", text)) | {ch for ch in text if has_cjk(ch)}
+
+
+def other_sentence(a: dict[str, Any], others: list[dict[str, Any]],
+                   rng: random.Random) -> dict[str, Any] | None:
+    """Another question of the article whose gold sentence holds none of a's answers."""
+    golds, digits = _golds(a), any(ch.isdigit() for ch in a["answer"])
+    ok = [o for o in others if o["sentence"] != a["sentence"]
+          and not any(g in o["sentence"].lower() for g in golds)
+          and not (digits and any(ch.isdigit() for ch in o["sentence"]))]
+    return rng.choice(ok) if ok else None
+
+
+def other_paragraph(a: dict[str, Any], doc_text: str) -> str | None:
+    """The article's paragraph without a's answers sharing most words with the question."""
+    golds, words = _golds(a), _words(a["q"].question)
+    ok = [p for p in doc_text.split(JOINER) if p.strip() and p.strip() != a["paragraph"].strip()
+          and not any(g in p.lower() for g in golds)]
+    return max(ok, key=lambda p: len(words & _words(p))) if ok else None
+
+
+def build(dataset: Dataset, n: int, seed: int = 0,
+          pool: Sequence[Question] | None = None) -> list[dict[str, Any]]:
     """6 items per sampled question (module doc), n questions, in a seeded order."""
-    anchors, by_doc = anchors_of(dataset)
+    anchors, by_doc = anchors_of(dataset, pool)
+    docs = dataset.doc_by_id()
     rng = random.Random(seed)
     qids = sorted(anchors)
     rng.shuffle(qids)
@@ -98,69 +144,46 @@ def build(dataset: Dataset, n: int, seed: int = 0) -> list[dict[str, Any]]:
         a = anchors[qid]
         if a["doc"] in used_docs:  # one question per article: varied items
             continue
-        swapped = swap(a, [anchors[o] for o in by_doc[a["doc"]] if o != qid], rng)
-        partner = partner_of(a, anchors, qids, rng)
-        if swapped is None or partner is None:
+        others = [anchors[o] for o in by_doc[a["doc"]] if o != qid]
+        claim = near_miss(a, others, rng, len(items) // 6)
+        partner = other_sentence(a, others, rng)
+        passage = other_paragraph(a, docs[a["doc"]].text)
+        if claim is None or partner is None or passage is None:
             continue
         used_docs.add(a["doc"])
-        items += _items(len(items) // 6 + 1, a, swapped, partner)
+        items += _items(len(items) // 6 + 1, a, claim, partner, passage)
     return items
 
 
-def swap(a: dict[str, Any], others: list[dict[str, Any]], rng: random.Random) -> str | None:
-    """The sentence with its answer replaced by another answer of the article (same kind)."""
-    sent, (s, e) = a["sentence"], a["a"]
-    kind = _kind(a["answer"])
-    norm = a["answer"].strip().lower()
-    pool = sorted({o["answer"].strip() for o in others
-                   if _kind(o["answer"]) == kind and o["answer"].strip().lower() != norm
-                   and o["answer"].strip().lower() not in sent.lower()
-                   and norm not in o["answer"].strip().lower()
-                   and len(o["answer"].split()) <= 8})
-    if not pool:
-        return None
-    return sent[:s] + rng.choice(pool) + sent[e:]
-
-
-def partner_of(a: dict[str, Any], anchors: dict[str, dict[str, Any]], qids: list[str],
-             rng: random.Random) -> dict[str, Any] | None:
-    """An anchor from another article whose paragraph does not contain a's answer."""
-    start = rng.randrange(len(qids))
-    for k in range(len(qids)):
-        b = anchors[qids[(start + k) % len(qids)]]
-        if b["doc"] != a["doc"] and a["answer"].strip().lower() not in b["paragraph"].lower():
-            return b
-    return None
-
-
-def _items(n: int, a: dict[str, Any], swapped: str, b: dict[str, Any]) -> list[dict[str, Any]]:
+def _items(n: int, a: dict[str, Any], claim: tuple[str, str], b: dict[str, Any],
+           passage: str) -> list[dict[str, Any]]:
     q: Question = a["q"]
     lang = "zh" if has_cjk(q.question) else "en"
-    base = {"question": q.question.strip(), "lang": lang, "source": q.qid}
-    risk = " (residual risk: the paragraph may say the swapped sentence too)"
+    base = {"question": q.question.strip(), "lang": lang, "qid": q.qid, "synthetic": True}
+    changed, how = claim
     return [
         {"id": f"{n:03d}-support-true", "kind": "support", **base, "claim": a["sentence"],
          "context": a["paragraph"], "label": True,
          "how": "the claim is the gold answer's sentence, copied from the context"},
-        {"id": f"{n:03d}-support-false", "kind": "support", **base, "claim": swapped,
-         "context": a["paragraph"], "label": False,
-         "how": "the gold sentence with its answer swapped for another answer of the article" + risk},
+        {"id": f"{n:03d}-support-false", "kind": "support", **base, "claim": changed,
+         "context": a["paragraph"], "label": False, "negative": how,
+         "how": f"{NEAR_MISSES[how]} ({RISKS['support']})"},
         {"id": f"{n:03d}-relevance-true", "kind": "relevance", **base, "answer": a["sentence"],
          "label": True, "how": "the answer is the sentence holding the gold answer"},
         {"id": f"{n:03d}-relevance-false", "kind": "relevance", **base, "answer": b["sentence"],
-         "label": False, "how": f"the answer is the gold sentence of a question on another "
-                                f"article ({b['q'].qid})"},
+         "label": False, "negative": "same-article sentence",
+         "how": f"the answer is the gold sentence of another question of the same article "
+                f"({b['q'].qid}), without this question's answer ({RISKS['relevance']})"},
         {"id": f"{n:03d}-usefulness-true", "kind": "usefulness", **base, "reference": a["answer"],
          "passage": a["paragraph"], "label": True,
          "how": "the passage is the paragraph holding the gold answer span"},
         {"id": f"{n:03d}-usefulness-false", "kind": "usefulness", **base, "reference": a["answer"],
-         "passage": b["paragraph"], "label": False,
-         "how": "a paragraph of another article, without the answer's text"},
+         "passage": passage, "label": False, "negative": "same-article passage",
+         "how": f"another paragraph of the same article, without the answer's text, the one "
+                f"sharing most words with the question ({RISKS['usefulness']})"},
     ]
 
 
 def write_jsonl(items: list[dict[str, Any]], path: Path) -> None:
     from ablate.components.atomic import atomic_write
     atomic_write(Path(path), "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items))
-
-

@@ -1,10 +1,14 @@
 """The judge in the report: how far to trust the judged metrics.
 
 From the manifest's `judge` section (flows/outputs/judging.py): the judge's calibration beside
-every judged metric (the calibration kind of its verdicts, as the metric declares it), a warning
-when agreement is below the 0.8 needed to trust a judge, or when no calibration was run,
-the counts of questions judged, undefined and lost to judge failures, and a
-self-preference flag when the judge's model also generates in the sweep.
+every judged metric, for the calibration kind of its verdicts (as the metric declares it):
+agreement and kappa with their 95% intervals, items without a usable verdict (counted as
+disagreements), whether the labels are synthetic; a judged metric is flagged "not to be
+trusted" when ITS kind's agreement (point estimate, failures counted) is below the 0.8
+target, or the calibration set has no item of its kind. Warnings too when no calibration
+was run, when calibration items are about questions the sweep runs on (not held out), the
+counts of questions lost to judge failures, and a self-preference flag when the judge's
+model also generates in the sweep.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import polars as pl
 from ablate.components.metrics.judged import judging_of
 from ablate.components.report.numbers import fmt
 
-TARGET = 0.8
+TARGET = 0.8  # on agreement (not kappa), per kind: ablate.components.judge.agreement
 
 
 def kind_of(metric: str) -> str | None:
@@ -32,6 +36,34 @@ def _calibration(manifest: dict[str, Any]) -> dict[str, Any] | None:
     return ((manifest or {}).get("judge") or {}).get("calibration")
 
 
+def _target(cal: dict[str, Any]) -> float:
+    return float(cal.get("target", TARGET))
+
+
+def _low(cal: dict[str, Any], kind: str | None) -> bool:
+    """Whether a kind is below target (or has no item): its metrics are not to be trusted."""
+    s = cal.get("by_kind", {}).get(kind) if kind else None
+    return s is None or not (s["agreement"] >= _target(cal))
+
+
+def _ci(s: dict[str, Any], key: str, digits: int = 3) -> str:
+    ci = s.get(f"{key}_ci")
+    return f" [{fmt(ci[0], digits)}, {fmt(ci[1], digits)}]" if ci else ""
+
+
+def _kind_figures(s: dict[str, Any]) -> str:
+    missing = s.get("no_verdict", s["items"] - s["judged"])
+    return (f"agreement {fmt(s['agreement'])}{_ci(s, 'agreement')}, kappa "
+            f"{fmt(s['kappa'], 2)}{_ci(s, 'kappa', 2)}, n={s['items']}"
+            + (f", {missing} without a verdict (counted as disagreements)" if missing else ""))
+
+
+def _synthetic(cal: dict[str, Any]) -> str:
+    syn, n = cal.get("synthetic", 0), cal["items"]
+    return ("synthetic labels" if syn == n else f"synthetic labels on {syn} of {n} items"
+            if syn else "")
+
+
 def metric_note(metric: str, manifest: dict[str, Any]) -> str | None:
     """One line on the judge's calibration for a judged metric's table (None otherwise)."""
     judge = (manifest or {}).get("judge")
@@ -42,12 +74,25 @@ def metric_note(metric: str, manifest: dict[str, Any]) -> str | None:
     if cal is None:
         return f"_Judged by {judge['backend']}: **not calibrated** (no calibration set given)._"
     k = cal.get("by_kind", {}).get(kind)
-    part = (f"{kind} verdicts {fmt(k['agreement'])} (kappa {fmt(k['kappa'], 2)}, n={k['judged']})"
-            if k else f"no {kind} items")
-    low = not (cal["agreement"] >= TARGET)
-    return (f"_Judge calibration: agreement {fmt(cal['agreement'])} overall (kappa "
-            f"{fmt(cal['kappa'], 2)}), {part}" + (f"; **below {TARGET:.0%}: not to be trusted**"
-                                                  if low else "") + "._")
+    if k is None:
+        return (f"_Judge calibration: the set has no {kind} items, the verdicts behind "
+                f"{metric}: **not calibrated, not to be trusted**._")
+    syn = _synthetic(cal)
+    return (f"_Judge calibration: {kind} verdicts (behind {metric}) {_kind_figures(k)}"
+            + (f"; {syn}" if syn else "")
+            + (f"; **below the {_target(cal):.0%} agreement needed: not to be trusted**"
+               if _low(cal, kind) else "") + "._")
+
+
+def _sweep_kinds(judge: dict[str, Any]) -> dict[str, list[str]]:
+    """Calibration kind -> the sweep's judged metrics made of its verdicts."""
+    out: dict[str, list[str]] = {}
+    for per in judge.get("counts", {}).values():
+        for m in per:
+            kind = kind_of(f"judge/{m}")
+            if kind and f"judge/{m}" not in out.get(kind, []):
+                out.setdefault(kind, []).append(f"judge/{m}")
+    return out
 
 
 def judge_warnings(manifest: dict[str, Any] | None) -> list[str]:
@@ -60,10 +105,22 @@ def judge_warnings(manifest: dict[str, Any] | None) -> list[str]:
     if cal is None:
         out.append("Judge not calibrated: no calibration set was given (`judge.calibration`), "
                    "so nothing says how far the judged metrics can be trusted.")
-    elif not (cal["agreement"] >= TARGET):
-        out.append(f"Judge below calibration target: it agrees with {fmt(cal['agreement'])} of "
-                   f"{cal['judged']} labelled items (kappa {fmt(cal['kappa'], 2)}), below the "
-                   f"{TARGET:.0%} needed to trust it; read the judged metrics as unvalidated.")
+    else:
+        for kind, metrics in _sweep_kinds(judge).items():
+            if not _low(cal, kind):
+                continue
+            s = cal.get("by_kind", {}).get(kind)
+            said = (f"the calibration set has no {kind} items" if s is None else
+                    f"its {kind} verdicts agree with the labels on {fmt(s['agreement'])}"
+                    f"{_ci(s, 'agreement')} of {s['items']} items (failures counted)")
+            out.append(f"Judge below calibration target for {', '.join(metrics)}: {said}, below "
+                       f"the {_target(cal):.0%} agreement needed to trust it; read them as "
+                       "unvalidated.")
+        over = cal.get("overlap") or {}
+        if over.get("items"):
+            out.append(f"Judge calibration not held out: {over['items']} calibration items "
+                       f"({over['questions']} questions) are about questions this sweep runs "
+                       "on; its agreement is not a held-out figure.")
     failed = {v: sum(c["failed"] for c in per.values()) for v, per in judge.get("counts", {}).items()}
     bad = [f"{v} ({n})" for v, n in failed.items() if n]
     if bad:
@@ -74,6 +131,27 @@ def judge_warnings(manifest: dict[str, Any] | None) -> list[str]:
                    f"{', '.join(judge['self_preference'])}; its judged scores there may be "
                    "inflated.")
     return out
+
+
+def _calibration_lines(cal: dict[str, Any]) -> list[str]:
+    kinds = "; ".join(f"{k} {_kind_figures(s)}, confusion TT/TF/FT/FF {_conf(s)}"
+                      + ("" if s["agreement"] >= _target(cal) else " **(below target)**")
+                      for k, s in cal["by_kind"].items())
+    langs = "; ".join(f"{g} {fmt(s['agreement'])}{_ci(s, 'agreement')} (n={s['items']})"
+                      for g, s in cal.get("by_lang", {}).items())
+    missing = cal.get("no_verdict", cal["items"] - cal["judged"])
+    syn = _synthetic(cal)
+    lines = [f"- **Calibration** agreement {fmt(cal['agreement'])}{_ci(cal, 'agreement')}, kappa "
+             f"{fmt(cal['kappa'], 2)}{_ci(cal, 'kappa', 2)} on {cal['items']} labelled items "
+             f"({missing} without a usable verdict, counted as disagreements; "
+             f"{cal['failures']} judge failures)" + (f", {syn}" if syn else "") + f": {kinds}"]
+    if langs:
+        lines.append(f"- **Calibration by language** {langs}")
+    if cal.get("intervals"):
+        lines.append(f"- **Calibration intervals** {cal['intervals']}; {cal.get('clusters')} "
+                     "question clusters. The target is on agreement (not kappa), per kind: "
+                     f"a judged metric whose kind is below {_target(cal):.0%} is not evidence.")
+    return lines
 
 
 def judge_section(manifest: dict[str, Any], per_query: pl.DataFrame) -> list[str]:
@@ -93,14 +171,7 @@ def judge_section(manifest: dict[str, Any], per_query: pl.DataFrame) -> list[str
     if cal is None:
         lines.append("- **Calibration** none: set `judge.calibration` to a labelled set")
     else:
-        kinds = "; ".join(f"{k} {fmt(s['agreement'])} (kappa {fmt(s['kappa'], 2)}, n={s['judged']}, "
-                          f"confusion TT/TF/FT/FF {_conf(s)})" for k, s in cal["by_kind"].items())
-        lines.append(f"- **Calibration** agreement {fmt(cal['agreement'])}, kappa "
-                     f"{fmt(cal['kappa'], 2)} on {cal['judged']} of {cal['items']} labelled items "
-                     f"({cal['failures']} judge failures): {kinds}"
-                     + ("" if cal["agreement"] >= TARGET else
-                        f". **Below the {TARGET:.0%} needed to trust the judge: the judged "
-                        "metrics below are not evidence.**"))
+        lines += _calibration_lines(cal)
     if judge.get("self_preference"):
         lines.append(f"- **Self-preference** the judge's model generates in "
                      f"{', '.join(judge['self_preference'])}")
@@ -113,9 +184,11 @@ def judge_section(manifest: dict[str, Any], per_query: pl.DataFrame) -> list[str
             mean = (rows[col].fill_nan(None).mean() if col in rows.columns else None)
             kind = kind_of(col)
             k = cal.get("by_kind", {}).get(kind) if cal and kind else None
+            flag = " **not to be trusted**" if cal and kind and _low(cal, kind) else ""
             lines.append(f"| {variant} | {col} | {fmt(math.nan if mean is None else mean)} | "
                          f"{c['judged']} | {c['undefined']} | {c['failed']} | "
-                         f"{fmt(k['agreement']) + ' (' + str(kind) + ')' if k else '–'} |")
+                         f"{fmt(k['agreement']) + _ci(k, 'agreement') + ' (' + str(kind) + ')' if k else '–'}"
+                         f"{flag} |")
     return lines + [""]
 
 

@@ -1,12 +1,18 @@
 """`ablate judge calibrate|probe|make-calibration`: how far to trust the judge.
 
 - `calibrate CALIB.jsonl --experiment EXP.yaml`: the experiment's judge on a labelled set:
-  agreement, Cohen's kappa and the confusion matrix, overall, per kind and per language
-  (`--require 0.8` exits 1 below that agreement);
+  agreement and Cohen's kappa with 95% intervals, failures (counted as disagreements) and
+  the confusion matrix, overall, per kind and per language (docs/judge-calibration.md).
+  Items about a question the experiment selects are refused (exit 2): calibration is held
+  out from the sweep. `--require 0.8` exits 1 when any kind's agreement is below 0.8
+  (`--require-lower`: its interval's lower bound), naming the kinds; a kind a judged
+  metric of the experiment needs and the set lacks fails too;
 - `probe --experiment EXP.yaml`: length and position bias on the experiment's questions,
   and whether the judge's model also generates in the sweep (self-preference);
-- `make-calibration DATA --out CALIB.jsonl`: a calibration set with labels true by
-  construction from an extractive QA data set (components/judge/calibset.py says how).
+- `make-calibration DATA --out CALIB.jsonl`: a synthetic calibration set with labels true
+  by construction from an extractive QA data set (components/judge/calibset.py says how);
+  `--held-out-from EXP.yaml` draws it from the questions that experiment's split never
+  selects.
 Both judging commands share the sweep's verdict cache, so nothing is judged twice.
 """
 
@@ -53,15 +59,21 @@ def register(app: typer.Typer) -> None:
         experiment: Path = typer.Option(..., help="Experiment YAML whose `judge:` is calibrated."),
         cache_dir: Optional[str] = typer.Option(None, help="Stage result cache folder."),
         json_out: Optional[Path] = typer.Option(None, "--json", help="Also write summary and rows here."),
-        require: Optional[float] = typer.Option(None, min=0, max=1,
-                                                help="Exit 1 when agreement is below this."),
+        require: Optional[float] = typer.Option(
+            None, min=0, max=1, help="Exit 1 when any kind's agreement is below this."),
+        require_lower: Optional[float] = typer.Option(
+            None, min=0, max=1, help="Exit 1 when any kind's 95% lower bound is below this."),
         quiet: bool = typer.Option(False, help="No line per item."),
     ) -> None:
-        """Agreement, Cohen's kappa and confusion matrix of the judge on labelled items."""
-        from ablate.components.judge.calibration import judge_items, read_items, render, summarize
+        """Agreement and Cohen's kappa (95% intervals), failures and confusion matrix of the
+        judge on labelled items, per kind and language."""
+        from ablate.components.judge.agreement import shortfalls
+        from ablate.components.judge.calibration import held_out, judge_items, read_items, render, summarize
+        from ablate.components.metrics.judged import judging_of
         from ablate.flows.run.stages import judge_cache, judge_of
         items = read_items(calib)
         ctx = _context(experiment, cache_dir)
+        held_out(items, [q.qid for q in ctx.questions], calib)
 
         def line(n, total, item, row):
             if not quiet:
@@ -73,12 +85,19 @@ def register(app: typer.Typer) -> None:
         summary = summarize(rows)
         typer.echo(f"judge: {judge_of(ctx).cache_identity}")
         typer.echo(render(summary))
-        for lang, s in summary["by_lang"].items():
-            typer.echo(f"  {lang}: agreement {s['agreement']:.3f} on {s['judged']} items")
         if json_out is not None:
             json_out.write_text(json.dumps(_clean({"summary": summary, "rows": rows}), indent=2,
                                            ensure_ascii=False) + "\n")
-        if require is not None and not summary["agreement"] >= require:
+        needed = sorted({k for m in ctx.spec.judge.metrics
+                         if (j := judging_of(m)) is not None and (k := j.calibration)})
+        failed = []
+        for value, lower in ((require, False), (require_lower, True)):
+            short = [] if value is None else shortfalls(summary, value, lower=lower, kinds=needed)
+            if short:
+                what = "95% lower bound of agreement" if lower else "agreement"
+                failed.append(f"{what} below the required {value:g}: " + ", ".join(short))
+        if failed:
+            typer.echo("; ".join(failed), err=True)
             raise typer.Exit(1)
 
     @judge_app.command("probe")
@@ -111,10 +130,37 @@ def register(app: typer.Typer) -> None:
         n: int = typer.Option(8, min=1, help="Questions (6 items each)."),
         seed: int = typer.Option(0, help="Sampling seed."),
         format: str = typer.Option("auto", help="auto | jsonl | squad"),
+        held_out_from: Optional[Path] = typer.Option(
+            None, help="Experiment YAML on DATA: draw only from the questions its split "
+                       "never selects (at any tier)."),
     ) -> None:
-        """A calibration set whose labels are true by construction (see calibset.py)."""
+        """A synthetic calibration set whose labels are true by construction, with hard
+        negatives from the same article (see calibset.py)."""
         from ablate.components.data import load_dataset
         from ablate.components.judge.calibset import build, write_jsonl
-        items = build(load_dataset(data, format=format), n, seed)
+        dataset = load_dataset(data, format=format)
+        pool, note = None, ""
+        if held_out_from is not None:
+            pool, note = _held_out_pool(held_out_from, data, dataset)
+        items = build(dataset, n, seed, pool)
         write_jsonl(items, out)
-        typer.echo(f"{len(items)} items ({len(items) // 6} questions) written to {out}")
+        typer.echo(f"{len(items)} items ({len(items) // 6} questions) written to {out}{note}")
+
+
+def _held_out_pool(experiment: Path, data: Path, dataset):
+    """The questions of DATA the experiment's split never selects, and a note saying so."""
+    from ablate.components.data.tiers import split_pool
+    from ablate.flows.plan.spec import load_spec
+    loaded = load_spec(experiment)
+    spec = loaded.spec
+    if loaded.resolve(spec.dataset.path).resolve() != Path(data).resolve():
+        raise loaded.error(f"the experiment's data set is not {data}", ("dataset", "path"))
+    if spec.split == "all":
+        raise loaded.error("the experiment runs on every question (split: all): no question "
+                           "is held out from it", ("split",))
+    other = "test" if spec.split == "dev" else "dev"
+    pool = split_pool(dataset.questions, split=other, seed=spec.seed,
+                      test_fraction=spec.split_share)
+    return pool, (f"; drawn from the {len(pool)} questions of the {other} split (seed "
+                  f"{spec.seed}, split_share {spec.split_share:g}) that {experiment}'s "
+                  f"split ({spec.split}) never selects")

@@ -9,7 +9,7 @@ from typing import Any
 
 from ablate.components.errors import InputError
 from ablate.components.generation import GENERATORS
-from ablate.components.judge.calibration import summarize
+from ablate.components.judge.calibration import overlap, read_items, summarize, with_items
 from ablate.components.judge.keys import recorded_config
 from ablate.components.judge.probes import self_preference
 from ablate.flows.run.context import RunContext
@@ -55,7 +55,10 @@ def judge_manifest(ctx: RunContext) -> dict[str, Any] | None:
     if ctx.calibration_path is not None:
         key = ctx.plan.by_variant[ctx.variants[0].name]["calibrate"]
         rows = ctx.store.read("calibrate", key).to_dicts()
-        calibration = summarize(rows) | {"file": str(ctx.calibration_path)}
+        items = read_items(ctx.calibration_path)  # question ids (clusters), synthetic flags
+        calibration = summarize(with_items(rows, items)) | {
+            "file": str(ctx.calibration_path),
+            "overlap": overlap(items, [q.qid for q in ctx.questions])}
     mine = judge.model_key()
     gens = generator_models(ctx)
     return {

@@ -4,7 +4,8 @@ Prefect, no MLflow), the judge itself scripted (tests/components/judge/fakes.py)
 - judge and calibrate stages exist only with a `judge:` section; their keys follow the
   judge config and prompts, not its settings;
 - judged metrics land in per_query, NaN where undefined or failed, counted in the
-  manifest; the report shows the calibration beside them and warns;
+  manifest; the report shows the calibration of each metric's kind beside it and warns
+  per kind, and when the calibration set is about the sweep's own questions;
 - a re-run judges nothing; a variant whose contexts and answers did not change reuses
   every verdict; self-preference is flagged.
 """
@@ -188,9 +189,15 @@ def test_manifest_and_report_show_calibration_and_flags(sweep):
     assert "## Judge" in report and f"agreement {cal['agreement']:.3f}" in report
     assert "Self-preference: the judge's model also generates in generator.name=closed_book" in report
     assert "Judge failures (unusable verdicts after one retry" in report
-    assert "_Judge calibration: agreement" in report  # beside the judged metrics' tables
-    below = cal["agreement"] < 0.8
-    assert ("Judge below calibration target" in report) == below
+    assert "_Judge calibration: support verdicts (behind judge/faithfulness)" in report
+    assert "synthetic labels" in report and cal["synthetic"] == 12
+    assert cal["by_kind"]["support"]["agreement_ci"][0] <= cal["by_kind"]["support"]["agreement"]
+    # the flag is per kind: any kind of the sweep's judged metrics below 0.8 warns
+    below = [k for k, s in cal["by_kind"].items() if s["agreement"] < 0.8]
+    assert ("Judge below calibration target" in report) == bool(below)
+    # split: all runs on every question, the calibration set's ones too: not held out
+    assert cal["overlap"]["items"] == 12
+    assert "Judge calibration not held out: 12 calibration items (2 questions)" in report
 
 
 def test_rerun_judges_nothing_and_unchanged_variant_reuses_verdicts(sweep):
