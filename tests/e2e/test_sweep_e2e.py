@@ -78,6 +78,7 @@ def test_mlflow_parent_and_children(sweep):
 
 
 def test_report_rows_match_stats(sweep):
+    from ablate.components.report.intervals import ci_cell
     from ablate.components.report.markdown import fmt, fmt_p
     result, _ = sweep
     out = Path(result["sweep_dir"])
@@ -87,7 +88,7 @@ def test_report_rows_match_stats(sweep):
     assert rows.height == 2 * 3
     lines = report.splitlines()
     for r in rows.iter_rows(named=True):
-        expected = (f"{fmt(r['delta'])} | [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}] | "
+        expected = (f"{fmt(r['delta'])} | {ci_cell(r)} | "
                     f"{fmt_p(r['p_value'])} | {fmt_p(r['p_adjusted'])} |")
         assert any(line.startswith(f"| {r['variant']} |") and expected in line
                    for line in lines), (r["variant"], r["metric"], expected)

@@ -167,7 +167,8 @@ def test_batches_stay_within_mlflow_limits():
 
 def test_demo_sized_child_stays_within_sixty_metrics():
     """The demo's metric set (ks 1, 5, 10; every metric compared; no judge configured, so no
-    judge/ columns) gave about 346 metrics per child before; a child now carries at most 60."""
+    judge/ columns) gave about 346 metrics per child before; a child now carries at most 65
+    (62 with the three citation/ metrics)."""
     import numpy as np
     import polars as pl
 
@@ -186,5 +187,5 @@ def test_demo_sized_child_stays_within_sixty_metrics():
     key = ["final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em"]
     before = variant_metrics(pq, stats, timings, "v")  # every metric compared: the old child
     now = variant_metrics(pq, stats, timings, "v", key)
-    assert len(before) > 300 and len(now) <= 60, (len(before), len(now))
+    assert len(before) > 300 and len(now) <= 65, (len(before), len(now))
     assert {f"delta/{k}" for k in key} <= set(now) and "answer/refused" in now
