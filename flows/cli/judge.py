@@ -146,6 +146,20 @@ def register(app: typer.Typer) -> None:
         write_jsonl(items, out)
         typer.echo(f"{len(items)} items ({len(items) // 6} questions) written to {out}{note}")
 
+    @judge_app.command("gold-labels")
+    def gold_labels_cmd(
+        sweep_dir: Path = typer.Argument(..., help="A sweep folder (runs/<sweep_id>)."),
+        out: Path = typer.Option(..., help="Where to write the labels file (JSONL)."),
+        share: float = typer.Option(0.5, help="The share of the sweep's question clusters labelled."),
+        seed: int = typer.Option(0, help="Sampling seed."),
+    ) -> None:
+        """Gold verdicts of judge/context_recall from the data's spans (is the evidence inside
+        the context?) for a random share of the sweep's clusters, every variant's context
+        labelled: a `judge.labels` file for judge-corrected estimates (docs/judge-labels.md)."""
+        from ablate.flows.outputs.gold_labels import gold_labels
+        n = gold_labels(sweep_dir, out, share=share, seed=seed)
+        typer.echo(f"{n} gold labels of judge/context_recall written to {out}")
+
 
 def _held_out_pool(experiment: Path, data: Path, dataset):
     """The questions of DATA the experiment's split never selects, and a note saying so."""
