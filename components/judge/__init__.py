@@ -1,6 +1,7 @@
-"""The judge: a language model that gives verdicts behind the judged metrics (RAGAS-style
-faithfulness, answer relevancy, context precision and context recall), with versioned
-prompts, strict structured output, a verdict cache, calibration and bias probes.
+"""The judge: a language model that gives verdicts behind the judged metrics (RAGAS's
+faithfulness, answer relevancy, context precision and context recall, and the
+addresses-question rating; docs/metrics.md#judged-metrics), with versioned prompts,
+strict structured output, a verdict cache, calibration and bias probes.
 
 config: the `judge:` section; backends: the registered models (llama_cpp, openai);
 prompts: versioned prompt files; tasks: schemas, strict parsing, retry, cache;

@@ -4,16 +4,21 @@ judgment (`undefined(...)`, `ok(...)`) or an `Asking` (the judge's tasks to ask,
 to make of their verdicts).
 
 A judgment is {"status": ok | undefined | failed | error, ...}; `ok` holds the verdicts
-(and, where a metric keeps them, the claims they are about). `failed` (a verdict it needs
+(and, where a metric keeps them, what they are about: claims, or answer relevancy's
+generated questions with their cosines to the question). `failed` (a verdict it needs
 is a judge failure) and `error` (a transport failure) are made by the judge
 (ablate.components.judge.run), never by a metric.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, Union
 
+import numpy as np
+
+from ablate.components.cjk import CJK
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.tasks import Ask
 from ablate.components.records import Answer, PackedContext, Passage, Question
@@ -32,13 +37,30 @@ class Item:
     context: PackedContext | None  # the assembled context
 
 
+# texts -> one vector per text, in order (the `judge.embedder` encoder's `encode`)
+Embed = Callable[[Sequence[str]], Any]
+
+
 @dataclass(frozen=True)
 class Case(Item):
     """One question of one variant, for a judged metric's `asks`: the Item, the judge's
-    config and the prompts' language."""
+    config, the prompts' language and the embedder of a metric that declares `embeds`
+    (None where nothing is scored: counting before the run, ablate.components.judge.cost)."""
 
     cfg: JudgeConfig
     lang: str  # the prompts' language for this question
+    embed: Embed | None = None
+
+    def cosines(self, text: str, others: Sequence[str]) -> list[float] | None:
+        """The cosine similarity of each of `others` with `text`, by the embedder (None
+        without one); a zero vector has cosine 0."""
+        if self.embed is None:
+            return None
+        v = np.asarray(self.embed([text, *others]), dtype=np.float64)
+        norms = np.linalg.norm(v, axis=1)
+        norms[norms == 0] = 1.0
+        unit = v / norms[:, None]
+        return [float(c) for c in unit[1:] @ unit[0]]
 
     @property
     def reference(self) -> str:
@@ -93,3 +115,20 @@ def sentences(text: str) -> list[str]:
     """The sentences of a text (Latin and Chinese sentence ends), at least the text itself."""
     out = [text[s:e] for s, e in sentence_spans(text.strip())]
     return out or ([text.strip()] if text.strip() else [])
+
+
+# a reference of one sentence is a short span (SQuAD-style: no sentence structure) when
+# it does not end a sentence or has fewer than SPAN_WORDS words (a CJK character a word)
+SPAN_WORDS = 4
+_SENTENCE_END = tuple(".!?。！？…")
+_WORD = re.compile(f"[{CJK}]|(?:(?![{CJK}])[^\\W_])+")
+
+
+def reference_form(reference: str) -> str:
+    """`span` for a short-span reference (SQuAD-style), else `sentences` (context recall)."""
+    parts = sentences(reference)
+    if len(parts) > 1:
+        return "sentences"
+    text = reference.strip()
+    words = len(_WORD.findall(text))
+    return "span" if not text.endswith(_SENTENCE_END) or words < SPAN_WORDS else "sentences"

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ablate.components.metrics.judged import judged_names
+from ablate.components.models import MINILM_NAME
 
 JSON_MODES = ("json_schema", "json_object_schema", "json_object")
 
@@ -52,6 +53,15 @@ class JudgeConfig(BaseModel):
     """Most claims judged per answer."""
     max_passages: int = Field(10, ge=1, le=100)
     """Context precision: the top passages judged."""
+    relevancy_questions: int = Field(3, ge=1, le=10)
+    """Answer relevancy (RAGAS): questions the judge generates from each answer (RAGAS's
+    `strictness`, 3 by default)."""
+    embedder: str = MINILM_NAME
+    """Answer relevancy (RAGAS): the sentence-transformers model whose cosine compares the
+    generated questions with the question, named as `retrieval.dense_model` is (the
+    bundled `all-MiniLM-L6-v2`, retrieval's default, a local model folder or an installed
+    model package); one for the experiment, so every variant is measured by the same
+    embedder. English-only by default: give a multilingual model for Chinese questions."""
     max_new_tokens: int = Field(160, ge=8, le=4096)
     """Most tokens of one verdict."""
     temperature: float = Field(0.0, ge=0.0, le=0.0)

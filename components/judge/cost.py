@@ -11,8 +11,8 @@ placeholder with an estimated token count:
 - a context not assembled yet: `passages` passage marks of `passage_tokens` each;
 - a claims verdict not in the cache: `claims_per_answer` claim marks (the estimate, kept
   exact in total over answers), each a share of its answer's tokens; any other verdict
-  not in the cache: its first value ("yes"), which decides no further asking for the
-  built-in metrics.
+  not in the cache: its first value ("yes"; answer relevancy's questions: committal),
+  which decides no further asking for the built-in metrics.
 
 A prompt without a mark is known exactly: it is looked up under the judge's own cache key
 (a cached verdict asks nothing, and its value leads the next round), and counted once
@@ -35,7 +35,7 @@ from typing import Any
 from ablate.components.judge.case import Asking, Case, Item
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import PromptSet, language
-from ablate.components.judge.tasks import VERDICTS, Ask, JudgeCache, request_key, request_of
+from ablate.components.judge.tasks import Ask, JudgeCache, request_key, request_of
 from ablate.components.judge.tokens import PromptCounter
 from ablate.components.metrics.judged import judged_metrics
 from ablate.components.records import Answer, PackedContext, Passage
@@ -144,7 +144,7 @@ class JudgeCost:
     def _stand_in(self, ask: Ask, key: str) -> Any:
         """The value an unknown verdict stands in as (module doc)."""
         if ask.task != "claims":
-            return VERDICTS[ask.task][0]
+            return ask.stand_in()
         self.tally.claims_estimated += 1
         self._carry += self.claims_per_answer
         n = int(self._carry)

@@ -8,6 +8,9 @@ declarations alone, the way ablate.components.pipeline keys the pipeline's stage
 - the fields every ask reads (ablate.components.judge.run.READS);
 - each chosen judged metric: its identity in the metric registry (a plugin's: with its
   module's source) and the values of the `judge.*` fields it reads;
+- when a chosen metric embeds (answer relevancy): the `judge.embedder` model's identity,
+  its folder's name and content digest (the id its embedding cache is kept under), so
+  another embedder, or its folder rewritten in place, is a new key;
 - the prompts' content fingerprint.
 
 A field nothing declares cannot change a key; tests/contract/test_judge_fields.py checks
@@ -16,17 +19,19 @@ that every field of the `judge:` section changes a key or is a declared setting.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ablate.components.config import get_dotted
-from ablate.components.digest import content_digest
+from ablate.components.digest import content_digest, model_identity
 from ablate.components.errors import InputError
 from ablate.components.judge.backends import JUDGES
 from ablate.components.judge.config import JudgeConfig
-from ablate.components.judge.run import READS
+from ablate.components.judge.run import EMBED_BACKEND, READS, embeds
 from ablate.components.metrics.judged import judged_metrics
 from ablate.components.metrics.registry import METRICS
+from ablate.components.models import dense_model_path
 
 # recorded by content elsewhere: the prompts by their fingerprint, the calibration set by
 # its file's hash (the calibrate stage's own input), the labels by their file's hash (the
@@ -58,6 +63,27 @@ def file_digest(field: str, value: str) -> str:
         raise InputError(f"cannot read {value}: {exc.strerror}", field=field) from None
 
 
+@lru_cache(maxsize=16)
+def _identity(path: str, stamp: tuple) -> str:
+    return model_identity(path)
+
+
+def embedder_identity(name: str) -> str:
+    """The `judge.embedder` model's identity (module doc), hashed once per state of its
+    files (names, sizes, modification times); a name that is no model is an InputError
+    naming `judge.embedder`."""
+    try:
+        path = dense_model_path(name)
+    except InputError as exc:
+        raise InputError(exc.message.replace("dense model", "embedder"), field="judge.embedder") from None
+    try:
+        stamp = tuple(sorted((str(f.relative_to(path)), st.st_size, st.st_mtime_ns)
+                             for f in path.rglob("*") if f.is_file() for st in [f.stat()]))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}", field="judge.embedder") from None
+    return f"{_identity(str(path), stamp)}/{EMBED_BACKEND}"
+
+
 def key_input(cfg: JudgeConfig, prompts_fingerprint: str) -> dict[str, Any]:
     """The experiment-level `judge` input of the judge and calibrate stages (module doc).
     `config` holds the values of the fields read, named as in the `judge:` section."""
@@ -68,8 +94,11 @@ def key_input(cfg: JudgeConfig, prompts_fingerprint: str) -> dict[str, Any]:
              if (value := get_dotted(data, f))}
     metrics = [METRICS.declaration(f"judge/{j.name}").identity
                for j in judged_metrics() if j.name in cfg.metrics]
-    return {"config": values, "backend": decl.identity, "files": files, "metrics": metrics,
-            "prompts": prompts_fingerprint}
+    out = {"config": values, "backend": decl.identity, "files": files, "metrics": metrics,
+           "prompts": prompts_fingerprint}
+    if embeds(cfg):
+        out["embedder"] = embedder_identity(cfg.embedder)
+    return out
 
 
 def recorded_config(cfg: JudgeConfig) -> dict[str, Any]:

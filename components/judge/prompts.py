@@ -1,11 +1,14 @@
 """Versioned judge prompts: one YAML file per language (`en.yaml`, `zh.yaml`) in a version
 folder (`prompts/v1/`, bundled) or in a folder of the user's.
 
-Each file holds, per task (claims, support, relevance, usefulness), a `system` and a
-`user` template, plus the `retry` note sent after an unusable reply. Placeholders are
-`{question}`, `{answer}`, `{statement}`, `{context}`, `{passage}`, `{reference}`,
-`{max_claims}` and `{problem}`; every other brace is literal, so JSON examples need no
-escaping. The language is the question's (`judge.language: auto`: Chinese prompts for a
+Each file holds, per task (claims, support, relevance, usefulness, questions), a `system`
+and a `user` template, plus the `retry` note sent after an unusable reply. Placeholders
+are `{question}`, `{answer}`, `{statement}`, `{context}`, `{passage}`, `{reference}`,
+`{max_claims}`, `{n_questions}` and `{problem}`; every other brace is literal, so JSON
+examples need no escaping. The `questions` task (RAGAS answer relevancy) was added to
+`v1` without touching the other tasks' templates: their rendered prompts, and so their
+cached verdicts, are unchanged; the files' hash (below) changed, so the judge stages
+are new keys. A prompt folder of one's own needs a `questions` template too. The language is the question's (`judge.language: auto`: Chinese prompts for a
 question with a CJK character). `PromptSet.fingerprint` hashes both files' bytes: it is
 part of the judge's stage keys, so an edited prompt is never served stale verdicts.
 """
@@ -25,9 +28,9 @@ from ablate.components.errors import InputError
 
 BUNDLED = Path(__file__).parent / "prompts"
 LANGUAGES = ("en", "zh")
-TASKS = ("claims", "support", "relevance", "usefulness")
+TASKS = ("claims", "support", "relevance", "usefulness", "questions")
 PLACEHOLDERS = ("question", "answer", "statement", "context", "passage", "reference",
-                "max_claims", "problem")
+                "max_claims", "n_questions", "problem")
 _FIELD = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
 

@@ -12,6 +12,11 @@ whether each is supported). Nothing here knows a metric by name.
 Each judgment is {"status": ok | undefined | failed | error, ...}: `failed` when a verdict
 it needs is a judge failure (counted, excluded, never a score), `error` when a transport
 failure left it unjudged (the stage result is then incomplete and judged again next run).
+
+A judged metric that declares `embeds` (answer relevancy) compares texts by the
+`judge.embedder` model, which `resources` gives (the flow's: with the on-disk embedding
+cache; without: a process-wide encoder without one), loaded only when a text needs
+embedding.
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ablate.components.judge.backends import BaseJudge
-from ablate.components.judge.case import Asking, Case, Item, Judgment
+from ablate.components.judge.case import Asking, Case, Embed, Item, Judgment
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import PromptSet, language
 from ablate.components.judge.tasks import JudgeCache, Verdict, ask_many
 from ablate.components.metrics.judged import judged_metrics
+from ablate.components.retrieval.resources import DEFAULT, Resources
+
+# the embedder's runtime: torch, sentence-transformers' vectors (the reference)
+EMBED_BACKEND = "torch"
 
 # the judge fields every ask reads (the prompt language, the claims cap in the prompts and
 # schemas, the verdicts' token cap): part of the judge stage's key (ablate.components.judge.keys)
@@ -61,20 +70,38 @@ def _settle(key: tuple[int, str], got: Judgment | Asking, out: dict[str, Judgmen
         out[key[1]] = got
 
 
+def embeds(cfg: JudgeConfig) -> bool:
+    """Whether a chosen judged metric compares texts by the `judge.embedder` model."""
+    return any(j.embeds for j in judged_metrics() if j.name in cfg.metrics)
+
+
+def embedder(cfg: JudgeConfig, resources: Resources | None = None) -> Embed | None:
+    """The `judge.embedder` encoder's `encode` when a chosen metric embeds (else None),
+    its model loaded on the first text that needs embedding."""
+    if not embeds(cfg):
+        return None
+    res = resources or DEFAULT
+
+    def embed(texts: Sequence[str]) -> Any:
+        return res.encoder(cfg.embedder, EMBED_BACKEND).encode(texts)
+    return embed
+
+
 def judge_item(judge: BaseJudge, prompts: PromptSet, cfg: JudgeConfig, item: Item,
-               cache: JudgeCache | None = None) -> Judged:
+               cache: JudgeCache | None = None, resources: Resources | None = None) -> Judged:
     """The judgments of one question (module doc), asking each distinct prompt once."""
-    return judge_many(judge, prompts, cfg, [item], cache)[0]
+    return judge_many(judge, prompts, cfg, [item], cache, resources)[0]
 
 
 def judge_many(judge: BaseJudge, prompts: PromptSet, cfg: JudgeConfig, items: Sequence[Item],
-               cache: JudgeCache | None = None) -> list[Judged]:
+               cache: JudgeCache | None = None, resources: Resources | None = None) -> list[Judged]:
     """The judgments of several items (the repeats of one question: the same question and
     context, another answer each), asked together round by round: a prompt two items share
     (a context metric's, or two repeats' identical answers) is asked once and counted
-    reused for the second."""
+    reused for the second. `resources` gives the embedder (module doc)."""
+    embed = embedder(cfg, resources)
     cases = [Case(it.question, it.answer, it.generator_context, it.context, cfg,
-                  language(cfg.language, it.question.question)) for it in items]
+                  language(cfg.language, it.question.question), embed) for it in items]
     outs: list[dict[str, Judgment]] = [{} for _ in cases]
     pending: dict[tuple[int, str], Asking] = {}
     for n, case in enumerate(cases):

@@ -1,15 +1,19 @@
-"""The judge's four tasks, their JSON schemas, strict parsing, one retry, and the cache.
+"""The judge's five tasks, their JSON schemas, strict parsing, one retry, and the cache.
 
 Tasks: `claims` (split an answer into statements: {"claims": [str, ...]}), `support` (is a
 statement supported by a context: {"verdict": "yes" | "no"}), `relevance` (does an answer
-address the question: yes | partly | no) and `usefulness` (was a passage useful for the
-reference answer: yes | no).
+address the question: yes | partly | no), `usefulness` (was a passage useful for the
+reference answer: yes | no) and `questions` (RAGAS answer relevancy: the questions an
+answer answers, written from the answer alone, and whether it is noncommittal:
+{"questions": [str x n], "noncommittal": true | false}, n its ask's `n_questions`).
 
-A reply is parsed strictly: one JSON object and nothing else, exactly the schema's key,
-a value of the right type (a verdict from its list; 1..max_claims non-blank statements),
-no repeated keys. Claims must also restate the answer: repeated claims are merged, and a
+A reply is parsed strictly: one JSON object and nothing else, exactly the schema's keys,
+values of the right type (a verdict from its list; 1..max_claims non-blank statements;
+exactly n non-blank questions and a JSON boolean), no repeated keys. Claims must also restate the answer: repeated claims are merged, and a
 claim sharing no content word (no CJK character) with the answer makes the reply
-unusable (a small model copies the prompt's example instead). An unusable reply (unparseable, truncated by the token cap, empty) is
+unusable (a small model copies the prompt's example instead); likewise a generated
+question of 4 or more words found verbatim in the prompt outside the answer (copied
+from its example). An unusable reply (unparseable, truncated by the token cap, empty) is
 asked again once, with the reply and a note saying what was wrong and twice the token cap;
 when the second reply is unusable too the verdict is a *judge failure*: counted and
 excluded by the metrics, never a score. Greedy decoding makes a failure repeat, so
@@ -39,8 +43,17 @@ VERDICTS = {"support": ("yes", "no"), "relevance": ("yes", "partly", "no"),
             "usefulness": ("yes", "no")}  # scored by ablate.components.metrics.judged.SCORES
 
 
-def schema(task: str, max_claims: int) -> dict[str, Any]:
+QUESTIONS = "questions"  # the task whose reply is an object of two keys (module doc)
+
+
+def schema(task: str, max_claims: int, n_questions: int = 3) -> dict[str, Any]:
     """The JSON schema of a task's reply (sent to the backend, checked by `parse`)."""
+    if task == QUESTIONS:
+        items = {"type": "array", "items": {"type": "string", "minLength": 1},
+                 "minItems": n_questions, "maxItems": n_questions}
+        return {"type": "object",
+                "properties": {"questions": items, "noncommittal": {"type": "boolean"}},
+                "required": ["questions", "noncommittal"], "additionalProperties": False}
     if task == "claims":
         items = {"type": "array", "items": {"type": "string", "minLength": 1},
                  "minItems": 1, "maxItems": max_claims}
@@ -58,7 +71,22 @@ def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def parse(task: str, content: str, max_claims: int) -> tuple[Any, str | None]:
+def _questions(data: dict[str, Any], n: int) -> tuple[Any, str | None]:
+    """The questions task's value {"questions": [...], "noncommittal": bool}, or why not."""
+    if set(data) != {"questions", "noncommittal"}:
+        return None, f"expected exactly the keys 'questions', 'noncommittal', got {sorted(data)}"
+    value = data["questions"]
+    if not isinstance(value, list) or not all(isinstance(q, str) for q in value):
+        return None, "questions must be a list of strings"
+    questions = [q.strip() for q in value]
+    if len(questions) != n or not all(questions):
+        return None, f"questions must be exactly {n} non-blank questions"
+    if not isinstance(data["noncommittal"], bool):
+        return None, f"noncommittal must be true or false, got {data['noncommittal']!r}"
+    return {"questions": questions, "noncommittal": data["noncommittal"]}, None
+
+
+def parse(task: str, content: str, max_claims: int, n_questions: int = 3) -> tuple[Any, str | None]:
     """(value, None) for a usable reply, else (None, what is wrong with it)."""
     text = content.strip()
     if not text:
@@ -67,6 +95,10 @@ def parse(task: str, content: str, max_claims: int) -> tuple[Any, str | None]:
         data = json.loads(text, object_pairs_hook=_no_repeats)
     except ValueError as exc:
         return None, f"not one JSON object ({exc})"
+    if task == QUESTIONS:
+        if not isinstance(data, dict):
+            return None, f"expected a JSON object, got {type(data).__name__}"
+        return _questions(data, n_questions)
     key = "claims" if task == "claims" else "verdict"
     if not isinstance(data, dict) or set(data) != {key}:
         got = sorted(data) if isinstance(data, dict) else type(data).__name__
@@ -103,6 +135,21 @@ def grounded_claims(claims: list[str], answer: str) -> tuple[list[str] | None, s
     return merged, None
 
 
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def uncopied_questions(value: dict[str, Any], prompt: str, answer: str) -> tuple[Any, str | None]:
+    """(value, None), or (None, why) when a generated question of 4 or more words (a CJK
+    character a word) stands verbatim in the prompt outside the answer: copied from the
+    prompt's example, not written from the answer."""
+    rest = _norm(prompt.replace(answer, "\n") if answer else prompt)
+    for q in value["questions"]:
+        if len(_WORD.findall(q)) >= 4 and _norm(q) in rest:
+            return None, f"a question copies the prompt's example: {q[:60]!r}"
+    return value, None
+
+
 @dataclass(frozen=True)
 class Ask:
     """One question to the judge: a task in a language with the prompt's values."""
@@ -111,11 +158,28 @@ class Ask:
     lang: str
     values: Mapping[str, Any]
 
-    def check(self, value: Any) -> tuple[Any, str | None]:
-        """Checks beyond the schema (claims restate the answer): (value, None) or (None, why)."""
+    @property
+    def n_questions(self) -> int:
+        """The questions task's count (its `n_questions` value; 3, RAGAS's, when not given)."""
+        return int(self.values.get("n_questions", 3))
+
+    def check(self, value: Any, prompt: str = "") -> tuple[Any, str | None]:
+        """Checks beyond the schema (claims restate the answer, questions are not copied
+        from `prompt`, the rendered user message): (value, None) or (None, why)."""
         if self.task == "claims":
             return grounded_claims(value, str(self.values.get("answer", "")))
+        if self.task == QUESTIONS:
+            return uncopied_questions(value, prompt, str(self.values.get("answer", "")))
         return value, None
+
+    def stand_in(self) -> Any:
+        """A usable value of this task's verdicts (what counting before the run,
+        ablate.components.judge.cost, assumes of a verdict it cannot know): the first
+        verdict word, or for questions the question itself n times, committal."""
+        if self.task == QUESTIONS:
+            q = str(self.values.get("question", ""))
+            return {"questions": [q] * self.n_questions, "noncommittal": False}
+        return VERDICTS[self.task][0]
 
 
 @dataclass(frozen=True)
@@ -187,8 +251,8 @@ class JudgeCache:
 def request_of(prompts: PromptSet, ask: Ask, max_claims: int, max_tokens: int) -> Request:
     """The Request an Ask is sent as (its rendered prompt, schema and token cap)."""
     system, user = prompts.render(ask.lang, ask.task, {**ask.values, "max_claims": max_claims})
-    return Request(ask.task, (("system", system), ("user", user)), schema(ask.task, max_claims),
-                   max_tokens)
+    return Request(ask.task, (("system", system), ("user", user)),
+                   schema(ask.task, max_claims, ask.n_questions), max_tokens)
 
 
 def request_key(identity: str, request: Request) -> str:
@@ -203,13 +267,13 @@ def _retry(prompts: PromptSet, ask: Ask, first: Request, reply: str, problem: st
                                max_tokens=first.max_tokens * 2)
 
 
-def _judged(ask: Ask, c: Completion, max_claims: int) -> tuple[Any, str | None]:
+def _judged(ask: Ask, c: Completion, max_claims: int, request: Request) -> tuple[Any, str | None]:
     if c.truncated:
         return None, "the reply was cut off by the token limit"
     if not c.content.strip() and c.note:
         return None, c.note
-    value, problem = parse(ask.task, c.content, max_claims)
-    return (value, problem) if problem is not None else ask.check(value)
+    value, problem = parse(ask.task, c.content, max_claims, ask.n_questions)
+    return (value, problem) if problem is not None else ask.check(value, request.messages[1][1])
 
 
 def ask_many(judge: BaseJudge, prompts: PromptSet, asks: Sequence[Ask], max_claims: int,
@@ -233,7 +297,7 @@ def ask_many(judge: BaseJudge, prompts: PromptSet, asks: Sequence[Ask], max_clai
         if c.error is not None:
             out[keys[i]] = Verdict(asks[i].task, error=c.error, attempts=1)
             continue
-        value, problem = _judged(asks[i], c, max_claims)
+        value, problem = _judged(asks[i], c, max_claims, requests[i])
         if problem is None:
             out[keys[i]] = Verdict(asks[i].task, value, attempts=1, tokens_in=c.tokens_in,
                                    tokens_out=c.tokens_out)
@@ -246,7 +310,7 @@ def ask_many(judge: BaseJudge, prompts: PromptSet, asks: Sequence[Ask], max_clai
         if c.error is not None:
             out[keys[i]] = Verdict(asks[i].task, error=c.error, attempts=2)
             continue
-        value, problem = _judged(asks[i], c, max_claims)
+        value, problem = _judged(asks[i], c, max_claims, requests[i])
         out[keys[i]] = (Verdict(asks[i].task, value, attempts=2, tokens_in=tin, tokens_out=tout)
                         if problem is None else
                         Verdict(asks[i].task, failure=f"{p1}; after one retry: {problem}",

@@ -13,7 +13,10 @@ A judged metric is defined in one place, by `judged_metric` on its `asks` functi
 - `reads`: the `judge.*` fields its asks read (e.g. `judge.claims`), part of the judge
   stage's key; `calibration`: the calibration kind its verdicts are (support, relevance,
   usefulness: the report shows that agreement beside it); `order`: its place among the
-  judged metrics (the judge config's default lists them in this order).
+  judged metrics (the judge config's default lists them in this order);
+- `embeds`: its asks compare texts by embedding (the Case's `cosines`, by the
+  `judge.embedder` model): the judge stage then gets the embedder, and the embedder's
+  identity (its model folder's digest) is part of the judge stage's key.
 
 It registers `judge/<name>` in the metric registry like any metric, its declaration
 (`Judging`) held by the registered compute function, so the registry is the one list of
@@ -44,6 +47,15 @@ def share_yes(verdicts: Sequence[str]) -> float:
     return sum(v == "yes" for v in verdicts) / len(verdicts) if verdicts else math.nan
 
 
+def mean_cosine(judgment: Mapping[str, Any]) -> float:
+    """RAGAS answer relevancy of a judgment: 0 when the answer is noncommittal, else the
+    mean cosine of the generated questions with the question (NaN without cosines)."""
+    if judgment.get("noncommittal"):
+        return 0.0
+    cosines = judgment.get("cosines")
+    return sum(cosines) / len(cosines) if cosines else math.nan
+
+
 def rank_weighted_precision(useful: Sequence[bool]) -> float:
     """RAGAS context precision of a ranked list of usefulness verdicts (NaN for none)."""
     if not useful:
@@ -67,12 +79,14 @@ class Judging:
     reads: tuple[str, ...] = ()  # judge.* fields its asks read (keyed)
     calibration: str | None = None  # the calibration kind of its verdicts
     order: int = 100
+    embeds: bool = False  # its asks use the judge.embedder (keyed by its identity)
 
 
 def judged_metric(name: str, *, score: Callable[[Mapping[str, Any]], float], description: str,
                   reads: Sequence[str] = (), calibration: str | None = None, order: int = 100,
-                  direction: Direction = "higher", low: float = 0.0, high: float = 1.0,
-                  version: str = "1") -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+                  embeds: bool = False, direction: Direction = "higher", low: float = 0.0,
+                  high: float = 1.0, version: str = "1"
+                  ) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
     """Decorator on a judged metric's `asks` function: registers `judge/<name>` in the
     metric registry, scored by `score` from its judgment (NaN unless the judgment is
     `ok`). `version`: bump it when a change of its asks or score changes its values."""
@@ -81,7 +95,7 @@ def judged_metric(name: str, *, score: Callable[[Mapping[str, Any]], float], des
         raise ValueError(f"judged metric '{name}': reads names judge fields, got '{bad[0]}'")
 
     def deco(asks: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        judging = Judging(name, asks, score, tuple(reads), calibration, order)
+        judging = Judging(name, asks, score, tuple(reads), calibration, order, embeds)
 
         def compute(view: QuestionView) -> dict[str, float]:
             j = (view.judgments or {}).get(name)

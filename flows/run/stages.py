@@ -228,8 +228,9 @@ def _generate(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     """The judgments of every question, one row per repeat of its answer (every repeat is
     judged, together: ablate.components.judge.run.judge_many), with throttled progress
-    (count, rate, ETA) and a line for each question the judge failed on."""
-    cfg, judge, cache = ctx.spec.judge, judge_of(ctx), judge_cache(ctx)
+    (count, rate, ETA) and a line for each question the judge failed on. The embedder of
+    answer relevancy (`judge.embedder`) is the run's encoder, with the embedding cache."""
+    cfg, judge, cache, res = ctx.spec.judge, judge_of(ctx), judge_cache(ctx), resources(ctx)
     contexts = load(ctx, "assemble", node.inputs["assemble"], functools.partial(frame_contexts, ctx))
     answers = load(ctx, "generate", node.inputs["generate"], frame_answer_repeats)
     read = ctx.plan.nodes[node.inputs["generate"]].resolved.reads_context
@@ -241,7 +242,7 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         ctx_q = contexts.get(q.qid)
         repeats = answers.get(q.qid) or [None]
         got = judge_many(judge, judge_prompts_of(ctx), cfg,
-                         [Item(q, a, ctx_q if read else None, ctx_q) for a in repeats], cache)
+                         [Item(q, a, ctx_q if read else None, ctx_q) for a in repeats], cache, res)
         dt = (time.perf_counter() - t0) / len(got)  # seconds per judged answer
         for r, j in enumerate(got):
             rows.append({"qid": q.qid, "repeat": r, "lang": j.lang,

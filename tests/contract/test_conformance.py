@@ -177,11 +177,14 @@ def _check_generator(d):
 # every metric, q2 (unanswerable, refused) undefined or failed.
 JUDGMENTS = {
     "q1": {"faithfulness": {"status": "ok", "claims": ["a", "b"], "verdicts": ["yes", "no"]},
-           "answer_relevancy": {"status": "ok", "verdicts": ["partly"]},
+           "answer_relevancy": {"status": "ok", "verdicts": ["Where?", "What?"],
+                                "noncommittal": False, "cosines": [0.9, -0.1]},
+           "addresses_question": {"status": "ok", "verdicts": ["partly"]},
            "context_precision": {"status": "ok", "verdicts": ["no", "yes", "yes"]},
            "context_recall": {"status": "ok", "claims": ["Paris"], "verdicts": ["yes"]}},
     "q2": {"faithfulness": {"status": "undefined", "reason": "refusal or empty answer"},
-           "answer_relevancy": {"status": "failed", "failure": "empty reply"},
+           "answer_relevancy": {"status": "ok", "verdicts": [], "noncommittal": True},
+           "addresses_question": {"status": "failed", "failure": "empty reply"},
            "context_precision": {"status": "undefined", "reason": "no reference answer"},
            "context_recall": {"status": "undefined", "reason": "no reference answer"}},
 }

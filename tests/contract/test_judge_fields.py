@@ -29,7 +29,8 @@ BASE = {"data": "d", "questions": "q", "tokenizer": "t", "metrics": {"ks": [5]},
 BACKENDS = {"llama_cpp": {}, "openai": {"backend": "openai", "base_url": "http://x/v1", "model": "m"}}
 CHANGED = {"model": "other", "base_url": "http://y/v1",
            "json_mode": "json_object", "language": "zh", "metrics": ["faithfulness"],
-           "claims": "sentences", "api_key_env": "OTHER_KEY"}
+           "claims": "sentences", "api_key_env": "OTHER_KEY",
+           "embedder": str(FIXTURES / "data")}  # any folder: keyed by its content
 
 
 def _keys(cfg: JudgeConfig, prompts: str = "p0", calibration: str = "c0") -> dict[str, str]:
@@ -176,4 +177,5 @@ def test_verdict_cache_identities_and_the_recorded_config_keep_their_form(tmp_pa
     assert LlamaJudge(JudgeConfig(model=str(model))).model_key() == generator.model_key()
     assert set(recorded_config(JudgeConfig())) == {
         "backend", "model", "base_url", "json_mode", "language", "metrics", "claims",
-        "max_claims", "max_passages", "max_new_tokens", "temperature", "seed"}
+        "max_claims", "max_passages", "relevancy_questions", "embedder", "max_new_tokens",
+        "temperature", "seed"}

@@ -3,10 +3,10 @@ bundled SmolLM2 served by a real `python -m llama_cpp.server` (OpenAI-compatible
 schema in `response_format`), then `ablate judge calibrate` and `ablate judge probe` on the
 same judge. A handful of questions: the point is the plumbing, not SmolLM2's verdicts.
 
-Checked: judged metrics in [0, 1] or NaN (never a failure scored), the calibration in the
-manifest and the report, a variant with unchanged contexts and answers reusing every
-verdict, and a re-run (and the calibrate command after the sweep) sending the server no
-request at all (its access log is counted)."""
+Checked: judged metrics in [0, 1] (answer relevancy, a cosine: [-1, 1]) or NaN (never a
+failure scored), the calibration in the manifest and the report, a variant with unchanged
+contexts and answers reusing every verdict, and a re-run (and the calibrate command after
+the sweep) sending the server no request at all (its access log is counted)."""
 
 from __future__ import annotations
 
@@ -89,10 +89,11 @@ def test_sweep_with_a_served_judge(judged, run_cli, capsys):
     assert asked > 0
     pq = pl.read_parquet(out / "per_query.parquet")
     cols = [c for c in pq.columns if c.startswith("judge/")]
-    assert sorted(cols) == ["judge/answer_relevancy", "judge/context_precision",
-                            "judge/context_recall", "judge/faithfulness"]
+    assert sorted(cols) == ["judge/addresses_question", "judge/answer_relevancy",
+                            "judge/context_precision", "judge/context_recall", "judge/faithfulness"]
     values = [v for c in cols for v in pq[c].to_list()]
-    assert all(math.isnan(v) or 0.0 <= v <= 1.0 for v in values)
+    low = {"judge/answer_relevancy": -1.0}  # a mean cosine
+    assert all(math.isnan(v) or low.get(c, 0.0) <= v <= 1.0 for c in cols for v in pq[c].to_list())
     assert any(not math.isnan(v) for v in values)
     man = json.loads((out / "manifest.json").read_text())
     judge = man["judge"]

@@ -53,7 +53,7 @@ def _questions():
 def test_first_round_prompts_per_question_repeat_and_metric(run_cli, capsys, tmp_path, monkeypatch):
     from ablate.components.judge.case import sentences
     monkeypatch.chdir(tmp_path)
-    spec = _spec(tmp_path, {"metrics": ["answer_relevancy", "context_recall"]})
+    spec = _spec(tmp_path, {"metrics": ["addresses_question", "context_recall"]})
     before = sorted(tmp_path.rglob("*"))
     out = _check(run_cli, capsys, spec, tmp_path / "cache")
     qs = _questions()
@@ -87,7 +87,7 @@ def test_faithfulness_counts_claims_then_a_support_verdict_per_claim(run_cli, ca
 def test_openai_judge_counts_with_the_experiment_tokenizer(run_cli, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     spec = _spec(tmp_path, {"backend": "openai", "base_url": "http://127.0.0.1:9/v1",
-                            "model": "served", "metrics": ["answer_relevancy"]})
+                            "model": "served", "metrics": ["addresses_question"]})
     out = _check(run_cli, capsys, spec, tmp_path / "cache")
     calls, _, _, tokenizer = _judge_line(out)
     assert calls == 2 * len(_questions())
@@ -119,7 +119,7 @@ def test_chinese_is_counted_by_tokens(run_cli, capsys, tmp_path, monkeypatch, ju
     tokens = {}
     for name, question in (("long", ZH_QUESTION), ("short", "哪？")):
         folder = tmp_path / name
-        spec = _spec(_mkdir(folder), judge | {"metrics": ["answer_relevancy"], "language": "zh"},
+        spec = _spec(_mkdir(folder), judge | {"metrics": ["addresses_question"], "language": "zh"},
                      generator={"name": "extractive"}, data=_zh_data(folder / "data", question))
         calls, _, tokens[name], _ = _judge_line(_check(run_cli, capsys, spec, folder / "cache"))
         assert calls == 1
@@ -162,7 +162,7 @@ judge: {{metrics: [{metrics}]}}
 
 def test_prompts_the_cache_holds_are_found(run_cli, capsys, tmp_path):
     """A sweep judged faithfulness (answers, contexts, claims and support verdicts now
-    stored or cached); checking it with answer relevancy added knows every prompt: the
+    stored or cached); checking it with the addresses-question rating added knows every prompt: the
     faithfulness ones all cached (claims read from the cache, then their support
     verdicts), the relevance ones calls, one per distinct answer."""
     from ablate.components.generation.llama_local import LlamaLocalGenerator
@@ -185,7 +185,7 @@ def test_prompts_the_cache_holds_are_found(run_cli, capsys, tmp_path):
     assert re.search(r"^judge: +nothing to ask \(1 judge stage stored\)$", out, re.M), out
 
     spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json",
-                                                metrics="faithfulness, answer_relevancy")))
+                                                metrics="faithfulness, addresses_question")))
     with pytest.MonkeyPatch.context() as mp:  # the scripted judge's identity, not SmolLM2's
         mp.setattr("ablate.flows.run.judge_cost.judge_of", lambda ctx: judge)
         out = _check(run_cli, capsys, spec, tmp_path / "cache")

@@ -30,7 +30,7 @@ baseline:
 sweeps:
   - variable: generator.name
     values: [closed_book]
-judge: {{metrics: [answer_relevancy], labels: labels.jsonl}}
+judge: {{metrics: [addresses_question], labels: labels.jsonl}}
 """
 
 
@@ -59,9 +59,9 @@ def sweep(tmp_path_factory):
         if i % 2:
             continue
         knows = bool(sum(map(ord, q.qid)) % 2)
-        lines += [{"qid": q.qid, "metric": "judge/answer_relevancy", "variant": "baseline",
+        lines += [{"qid": q.qid, "metric": "judge/addresses_question", "variant": "baseline",
                    "label": "yes", "annotator": "test"},
-                  {"qid": q.qid, "metric": "judge/answer_relevancy",
+                  {"qid": q.qid, "metric": "judge/addresses_question",
                    "variant": "generator.name=closed_book", "label": "yes" if knows else "no"}]
     (tmp / "labels.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     ctx = build_context(str(tmp / "exp.yaml"), RunOptions(cache_dir=str(tmp / "cache")))
@@ -77,15 +77,15 @@ def sweep(tmp_path_factory):
 def test_corrected_rows_in_stats(sweep):
     _, _, out, labelled = sweep
     stats = pl.read_parquet(out / "stats.parquet")
-    rows = stats.filter(pl.col("metric") == "ppi/judge/answer_relevancy")
+    rows = stats.filter(pl.col("metric") == "ppi/judge/addresses_question")
     assert rows["variant"].to_list() == ["generator.name=closed_book"]
     r = rows.row(0, named=True)
-    assert r["raw_metric"] == "judge/answer_relevancy"
+    assert r["raw_metric"] == "judge/addresses_question"
     # labels on answers the judge left undefined are counted, not used
     assert r["n_labelled"] + r["labels_unused"] == labelled and r["n_labelled"] > 5
     assert r["family_size"] == 1 and r["correction"] == "holm"  # its own metric's family
     assert r["ci_low"] <= r["delta"] <= r["ci_high"]
-    raw = stats.filter((pl.col("metric") == "judge/answer_relevancy")).row(0, named=True)
+    raw = stats.filter((pl.col("metric") == "judge/addresses_question")).row(0, named=True)
     assert r["raw_delta"] == pytest.approx(raw["delta"], abs=1e-9)
     man = json.loads((out / "manifest.json").read_text())
     assert not man.get("incomplete"), man.get("incomplete")
@@ -97,13 +97,13 @@ def test_report_shows_judged_and_corrected_side_by_side(sweep):
     section = report.split("### Judge-corrected estimates", 1)[1].split("\n## ", 1)[0]
     row = next(x for x in section.splitlines() if x.startswith("| generator.name=closed_book"))
     stats = pl.read_parquet(out / "stats.parquet")
-    r = stats.filter(pl.col("metric") == "ppi/judge/answer_relevancy").row(0, named=True)
+    r = stats.filter(pl.col("metric") == "ppi/judge/addresses_question").row(0, named=True)
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "judge/answer_relevancy"
+    assert cells[1] == "judge/addresses_question"
     assert cells[4] == f"{r['raw_delta']:+.3f}" and cells[5].startswith(f"{r['delta']:+.3f}")
     assert cells[8] == f"{r['n_labelled']} / {r['clusters_labelled']}"
     # the ppi metric's own table shows the corrected means, not "–"
-    own = report.split("### ppi/judge/answer_relevancy", 1)[1]
+    own = report.split("### ppi/judge/addresses_question", 1)[1]
     base = next(x for x in own.splitlines() if x.startswith("| baseline |"))
     assert f"{r['mean_baseline']:.3f}" in base
 
@@ -114,7 +114,7 @@ def test_bad_labels_are_one_line_at_check_time(sweep, tmp_path):
     tmp, *_ = sweep
     spec = tmp_path / "exp.yaml"
     spec.write_text((tmp / "exp.yaml").read_text())
-    (tmp_path / "labels.jsonl").write_text('{"qid": "nope", "metric": "judge/answer_relevancy", '
+    (tmp_path / "labels.jsonl").write_text('{"qid": "nope", "metric": "judge/addresses_question", '
                                            '"variant": "baseline", "label": 1}\n')
     with pytest.raises(InputError) as err:
         build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "cache")))

@@ -27,7 +27,7 @@ baseline:
   rerank: {{depth: 4}}
   context: {{budget: 120}}
   generator: {{name: smollm2, temperature: 0.7, repeats: 2}}
-judge: {{metrics: [answer_relevancy, context_recall]}}
+judge: {{metrics: [addresses_question, context_recall]}}
 """
 WRONG = "Bananas grow on trees"
 
@@ -90,9 +90,9 @@ def test_judged_metric_is_the_mean_over_repeats_with_its_spread(judged):
     assert answered
     for row in scored.iter_rows(named=True):
         if row["qid"] in answered:  # repeat 0 relevant, repeat 1 not
-            assert row["judge/answer_relevancy"] == pytest.approx(0.5)
-            assert row["sd::judge/answer_relevancy"] == pytest.approx(statistics.stdev([1.0, 0.0]))
-            assert row["sd::judge/answer_relevancy"] > 0
+            assert row["judge/addresses_question"] == pytest.approx(0.5)
+            assert row["sd::judge/addresses_question"] == pytest.approx(statistics.stdev([1.0, 0.0]))
+            assert row["sd::judge/addresses_question"] > 0
         # the context does not change between repeats: no spread
         if row["judge/context_recall"] == row["judge/context_recall"]:
             assert row["sd::judge/context_recall"] == 0.0
@@ -104,17 +104,17 @@ def test_scoring_takes_judgments_per_repeat():
     from ablate.flows.run.scoring import score_variant
     q = Question("q1", "Capital of France?", ("Paris",), True, ((Span("d", 0, 5),),))
     labels = pl.DataFrame({"qid": ["q1"], "group": [0], "chunk_id": ["c1"], "gain": [1.0]})
-    yes = {"answer_relevancy": {"status": "ok", "verdicts": ["yes"]}}
-    partly = {"answer_relevancy": {"status": "ok", "verdicts": ["partly"]}}
-    failed = {"answer_relevancy": {"status": "failed", "failure": "x"}}
+    yes = {"addresses_question": {"status": "ok", "verdicts": ["yes"]}}
+    partly = {"addresses_question": {"status": "ok", "verdicts": ["partly"]}}
+    failed = {"addresses_question": {"status": "failed", "failure": "x"}}
     answers = {"q1": [Answer("Paris", False, 5, 1), Answer("Paris, France", False, 5, 1),
                       Answer("Paris!", False, 5, 1)]}
     row = score_variant(questions=[q], labels=labels, candidates={"q1": [("c1", 1.0)]},
                         reranked={"q1": [("c1", 1.0)]}, contexts={}, answers=answers, depth=1,
                         metrics={"ks": [1], "gain": "linear", "label_threshold": 0.5},
                         judgments={"q1": [yes, partly, failed]}).row(0, named=True)
-    assert row["judge/answer_relevancy"] == pytest.approx(0.75)  # the failed repeat excluded
-    assert row["sd::judge/answer_relevancy"] == pytest.approx(statistics.stdev([1.0, 0.5]))
+    assert row["judge/addresses_question"] == pytest.approx(0.75)  # the failed repeat excluded
+    assert row["sd::judge/addresses_question"] == pytest.approx(statistics.stdev([1.0, 0.5]))
 
 
 def test_a_repeat_without_judgments_is_undefined_there():
@@ -126,7 +126,7 @@ def test_a_repeat_without_judgments_is_undefined_there():
     q = Question("q1", "Capital of France?", ("Paris",), True, ((Span("d", 0, 5),),))
     labels = pl.DataFrame({"qid": ["q1"], "group": [0], "chunk_id": ["c1"], "gain": [1.0]})
     old = pl.DataFrame({"qid": ["q1"], "judgments": [json.dumps(
-        {"answer_relevancy": {"status": "ok", "verdicts": ["partly"]}})]})
+        {"addresses_question": {"status": "ok", "verdicts": ["partly"]}})]})
     judgments = judgments_of(old)
     assert len(judgments["q1"]) == 1
     row = score_variant(questions=[q], labels=labels, candidates={"q1": [("c1", 1.0)]},
@@ -134,5 +134,5 @@ def test_a_repeat_without_judgments_is_undefined_there():
                         answers={"q1": [Answer("Paris", False, 5, 1), Answer("Lyon", False, 5, 1)]},
                         depth=1, metrics={"ks": [1], "gain": "linear", "label_threshold": 0.5},
                         judgments=judgments).row(0, named=True)
-    assert row["judge/answer_relevancy"] == 0.5 and row["answer/em"] == 0.5
-    assert row["sd::judge/answer_relevancy"] != row["sd::judge/answer_relevancy"]  # NaN: one value
+    assert row["judge/addresses_question"] == 0.5 and row["answer/em"] == 0.5
+    assert row["sd::judge/addresses_question"] != row["sd::judge/addresses_question"]  # NaN: one value

@@ -150,23 +150,24 @@ def test_judge_keys_follow_config_and_prompts_not_settings(tmp_path):
 def test_judged_metrics_in_per_query(sweep):
     tmp, spec, ctx, judge, computed, out, bad = sweep
     pq = pl.read_parquet(out / "per_query.parquet")
-    cols = ["judge/faithfulness", "judge/answer_relevancy", "judge/context_precision",
-            "judge/context_recall"]
+    cols = ["judge/faithfulness", "judge/answer_relevancy", "judge/addresses_question",
+            "judge/context_precision", "judge/context_recall"]
     assert set(cols) <= set(pq.columns)
     base = pq.filter(pl.col("variant") == "baseline")
     for row in base.iter_rows(named=True):
         for c in cols:
             v = row[c]
-            assert math.isnan(v) or 0.0 <= v <= 1.0
-        if row["answer/refused"] == 1.0:  # refusals are undefined, never 0
-            assert math.isnan(row["judge/faithfulness"]) and math.isnan(row["judge/answer_relevancy"])
+            assert math.isnan(v) or (-1.0 if c == "judge/answer_relevancy" else 0.0) <= v <= 1.0
+        if row["answer/refused"] == 1.0:  # refusals are undefined, never 0 ...
+            assert math.isnan(row["judge/faithfulness"]) and math.isnan(row["judge/addresses_question"])
+            assert row["judge/answer_relevancy"] == 0.0  # ... but noncommittal for RAGAS relevancy
         if not row["answerable"]:
             assert math.isnan(row["judge/context_precision"]) and math.isnan(row["judge/context_recall"])
     closed = pq.filter(pl.col("variant") == "generator.name=closed_book")
     assert closed["judge/faithfulness"].is_nan().all()  # closed book read no context
     # the scripted failure: NaN, counted as failed in the manifest
     bad_row = base.filter(pl.col("qid") == bad.qid)
-    assert math.isnan(bad_row["judge/answer_relevancy"][0]) or bad_row["answer/refused"][0] == 1.0
+    assert math.isnan(bad_row["judge/addresses_question"][0]) or bad_row["answer/refused"][0] == 1.0
     man = json.loads((out / "manifest.json").read_text())["judge"]
     n = len(ctx.questions)
     for variant, per in man["counts"].items():
@@ -174,7 +175,7 @@ def test_judged_metrics_in_per_query(sweep):
             assert c["judged"] + c["undefined"] + c["failed"] + c["error"] == n, (variant, metric)
             col = pq.filter(pl.col("variant") == variant)[f"judge/{metric}"]
             assert c["judged"] == (~col.is_nan()).sum()
-    failed = {v: per["answer_relevancy"]["failed"] for v, per in man["counts"].items()}
+    failed = {v: per["addresses_question"]["failed"] for v, per in man["counts"].items()}
     assert sum(failed.values()) >= 1
 
 

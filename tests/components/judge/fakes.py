@@ -5,7 +5,9 @@ Completion. `rule_script` is a transparent rule-based judge over the rendered En
 prompts: claims split the answer at " and "; a statement is supported when its text
 occurs in the context; an answer is relevant when it shares a content word with the
 question ("partly" when it also has more than 12 words); a passage is useful when it
-contains the reference answer.
+contains the reference answer; the questions of an answer A (as many as the schema asks)
+are "What is A?", "Which is A?", "Who or what is A?", ..., noncommittal when A says it
+does not know ("don't know", "not sure", "不知道").
 """
 
 from __future__ import annotations
@@ -75,4 +77,36 @@ def rule_script(request: Request) -> str:
         passage = block(user, "Passage:\n", "\n\nQuestion:")
         ref = field(user, "Reference answer:")
         return json.dumps({"verdict": "yes" if ref.lower() in passage.lower() else "no"})
+    if request.name == "questions":
+        answer = field(user, "Answer:") or field(user, "答案：")
+        n = request.schema["properties"]["questions"]["minItems"]
+        stems = ["What is", "Which is", "Who or what is", "Where is", "When is"]
+        questions = [f"{stems[i % len(stems)]} {answer}?" for i in range(n)]
+        vague = any(w in answer.lower() for w in ("don't know", "not sure", "不知道"))
+        return json.dumps({"questions": questions, "noncommittal": vague})
     raise AssertionError(request.name)
+
+
+class TableEncoder:
+    """A fake dense encoder for the judge's embedder: `table` text -> vector, any other
+    text a fixed pseudo-random vector of its hash (`dim` wide); `calls` records what was
+    encoded. Pass it as `Resources.fixed(TableEncoder(...))`."""
+
+    def __init__(self, table: dict | None = None, dim: int = 8) -> None:
+        self.table = dict(table or {})
+        self.dim = dim
+        self.calls: list[list[str]] = []
+
+    def vector(self, text: str):
+        import hashlib
+
+        import numpy as np
+        if text in self.table:
+            return np.asarray(self.table[text], dtype=np.float32)
+        seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+        return np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+
+    def encode(self, texts):
+        import numpy as np
+        self.calls.append(list(texts))
+        return np.stack([self.vector(t) for t in texts])

@@ -95,7 +95,8 @@ def test_judge_config_checks():
     with pytest.raises(ValueError):
         JudgeConfig(temperature=0.7)  # greedy, always
     with pytest.raises(ValueError, match="unknown judged metric 'vibes' \\(known: faithfulness, "
-                                         "answer_relevancy, context_precision, context_recall\\)"):
+                                         "answer_relevancy, addresses_question, context_precision, "
+                                         "context_recall\\)"):
         JudgeConfig(metrics=("faithfulness", "vibes"))
     assert JudgeConfig(metrics=("context_recall", "faithfulness")).metrics == \
         ("faithfulness", "context_recall")

@@ -42,7 +42,7 @@ def test_a_judged_metric_from_one_file_is_judged_and_scored_end_to_end():
         prompts = load_prompts()
         j = judge_item(judge, prompts, cfg, Item(Q, Answer("Paris", False), CTX, CTX))
         assert j.judgments == {"context_recall": {"status": "ok", "claims": ["Paris"],
-                                                  "verdicts": ["yes"]},
+                                                  "verdicts": ["yes"], "reference_form": "span"},
                                "answer_support": {"status": "ok", "verdicts": ["yes"]}}
         asked = [r.messages[1][1] for r in judge.calls]
         assert len(asked) == 2 and "Context:\n[1] Paris\n" in asked[1]  # the reference
@@ -63,8 +63,8 @@ def test_a_judged_metric_from_one_file_is_judged_and_scored_end_to_end():
 
 
 def test_the_built_in_judged_metrics_are_registered_like_any_other():
-    assert judged_names() == ("faithfulness", "answer_relevancy", "context_precision",
-                              "context_recall")
+    assert judged_names() == ("faithfulness", "answer_relevancy", "addresses_question",
+                              "context_precision", "context_recall")
     assert JudgeConfig().metrics == judged_names()
     for name in judged_names():
         decl = METRICS.declaration(f"judge/{name}")

@@ -25,7 +25,7 @@ GOOD = [
     {"qid": "q1", "metric": "judge/faithfulness", "answer": "Paris.", "label": 1,
      "annotator": "ann", "labelled_at": "2025-03-01"},
     {"qid": "q1", "metric": "judge/faithfulness", "answer": "Lyon.", "label": "no"},
-    {"qid": "q2", "metric": "judge/answer_relevancy", "variant": "bm25", "label": "partly",
+    {"qid": "q2", "metric": "judge/addresses_question", "variant": "bm25", "label": "partly",
      "labelled_at": "2025-03-02T10:00:00"},
     {"qid": "q3", "metric": "judge/faithfulness", "variant": "bm25", "label": 0.25},
 ]
@@ -89,7 +89,7 @@ def test_duplicate_names_the_first_line_and_variant_and_answer_are_separate_keys
 
 def test_known_metrics_are_checked_when_given(tmp_path):
     path = _write(tmp_path, [GOOD[0], GOOD[2]])
-    with pytest.raises(InputError, match=r"labels\.jsonl:2: .*judge/answer_relevancy"):
+    with pytest.raises(InputError, match=r"labels\.jsonl:2: .*judge/addresses_question"):
         read_labels(path, metrics={"judge/faithfulness"})
 
 

@@ -17,7 +17,7 @@ def test_bundled_v1_has_every_task_in_both_languages():
         for task in TASKS:
             system, user = p.render(lang, task, {
                 "question": "Q?", "answer": "A", "statement": "S", "context": "[1] C",
-                "passage": "P", "reference": "R", "max_claims": 4})
+                "passage": "P", "reference": "R", "max_claims": 4, "n_questions": 3})
             assert system and user and "{question}" not in user
             assert '{"' in user  # the JSON example survives: braces are literal
         assert "(boom)" in p.retry_note(lang, "boom") or "（boom）" in p.retry_note(lang, "boom")

@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from ablate.components.judge.backends import Completion
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import load_prompts
-from ablate.components.judge.run import Item, judge_item
+from ablate.components.judge.run import Item
+from ablate.components.judge.run import judge_item as _judge_item
 from ablate.components.judge.tasks import JudgeCache
 from ablate.components.metrics.judged import rank_weighted_precision, share_yes
 from ablate.components.metrics.registry import METRICS, QuestionView
 from ablate.components.records import Answer, PackedContext, Passage, Question
-from tests.components.judge.fakes import ScriptedJudge, rule_script
+from ablate.components.retrieval.resources import Resources
+from tests.components.judge.fakes import ScriptedJudge, TableEncoder, rule_script
 
 PROMPTS = load_prompts("v1")
 CFG = JudgeConfig()
@@ -26,6 +29,11 @@ CTX = PackedContext(("c0", "c1", "c2"), tuple(Passage(f"d{i}", 0, len(t), t) for
 EMPTY = PackedContext((), (), 0, 512)
 Q = Question("q1", "What is the capital of France?", ("Paris",), True)
 UNANSWERABLE = Question("q2", "What is the capital of Atlantis?", (), False)
+RES = Resources.fixed(TableEncoder())  # answer relevancy's embedder (tests/.../test_relevancy.py)
+
+
+def judge_item(*args, **kwargs):
+    return _judge_item(*args, **kwargs, resources=RES)
 
 
 def _scores(judgments):
@@ -58,12 +66,15 @@ def test_answer_with_two_claims_one_supported():
     f = j.judgments["faithfulness"]
     assert f["claims"] == ["Paris", "Lyon are capitals of France"] and f["verdicts"] == ["yes", "no"]
     assert j.judgments["context_precision"]["verdicts"] == ["yes", "no", "yes"]
-    assert j.judgments["context_recall"] == {"status": "ok", "claims": ["Paris"], "verdicts": ["yes"]}
-    assert [r.name for r in judge.calls] == (["claims", "relevance"] + ["usefulness"] * 3
+    assert j.judgments["context_recall"] == {"status": "ok", "claims": ["Paris"], "verdicts": ["yes"],
+                                             "reference_form": "span"}
+    assert [r.name for r in judge.calls] == (["claims", "questions", "relevance"] + ["usefulness"] * 3
                                              + ["support"] + ["support"] * 2)
-    assert j.asked == 8 and j.reused == 0
+    assert j.asked == 9 and j.reused == 0
     s = _scores(j.judgments)
-    assert s == pytest.approx({"judge/faithfulness": 0.5, "judge/answer_relevancy": 1.0,
+    relevancy = s.pop("judge/answer_relevancy")
+    assert relevancy == pytest.approx(np.mean(j.judgments["answer_relevancy"]["cosines"]))
+    assert s == pytest.approx({"judge/faithfulness": 0.5, "judge/addresses_question": 1.0,
                                "judge/context_precision": (1 + 2 / 3) / 2,
                                "judge/context_recall": 1.0})
 
@@ -74,11 +85,11 @@ def test_the_same_prompts_are_never_asked_twice(tmp_path):
     first = judge_item(judge, PROMPTS, CFG, Item(Q, Answer("Paris and Lyon are capitals of France", False), CTX, CTX), cache)
     n = len(judge.calls)
     again = judge_item(judge, PROMPTS, CFG, Item(Q, Answer("Paris and Lyon are capitals of France", False), CTX, CTX), cache)
-    assert len(judge.calls) == n and again.asked == 0 and again.reused == 8
+    assert len(judge.calls) == n and again.asked == 0 and again.reused == 9
     assert again.judgments == first.judgments
     # another answer on the same context: only the answer's verdicts are asked
     other = judge_item(judge, PROMPTS, CFG, Item(Q, Answer("Lyon", False), CTX, CTX), cache)
-    assert [r.name for r in judge.calls[n:]] == ["claims", "relevance", "support"]
+    assert [r.name for r in judge.calls[n:]] == ["claims", "questions", "relevance", "support"]
     assert other.reused == 4 and other.judgments["faithfulness"]["verdicts"] == ["no"]
 
 
@@ -91,10 +102,18 @@ def test_refusals_and_failed_generations_are_undefined_not_zero(answer, why):
     judge = ScriptedJudge(rule_script)
     j = judge_item(judge, PROMPTS, CFG, Item(Q, answer, CTX, CTX))
     assert j.judgments["faithfulness"] == {"status": "undefined", "reason": why}
-    assert j.judgments["answer_relevancy"] == {"status": "undefined", "reason": why}
+    assert j.judgments["addresses_question"] == {"status": "undefined", "reason": why}
     assert j.judgments["context_recall"]["status"] == "ok"  # the context is still judged
     s = _scores(j.judgments)
-    assert math.isnan(s["judge/faithfulness"]) and math.isnan(s["judge/answer_relevancy"])
+    assert math.isnan(s["judge/faithfulness"]) and math.isnan(s["judge/addresses_question"])
+    # RAGAS answer relevancy: a refusal is noncommittal (0, not asked); a failed generation
+    # is no answer (undefined)
+    if why == "generation failed":
+        assert j.judgments["answer_relevancy"] == {"status": "undefined", "reason": why}
+        assert math.isnan(s["judge/answer_relevancy"])
+    else:
+        assert j.judgments["answer_relevancy"]["noncommittal"] is True
+        assert s["judge/answer_relevancy"] == 0.0
     assert {r.name for r in judge.calls} == {"usefulness", "support"}
 
 
@@ -118,6 +137,7 @@ def test_unanswerable_question_has_no_context_metrics():
     assert j.judgments["context_precision"]["status"] == "undefined"
     assert j.judgments["context_recall"]["reason"] == "no reference answer"
     assert j.judgments["answer_relevancy"]["status"] == "ok"
+    assert j.judgments["addresses_question"]["status"] == "ok"
 
 
 def test_a_judge_failure_is_counted_and_never_a_score():
@@ -138,15 +158,16 @@ def test_failed_claim_split_fails_faithfulness_only():
     assert j.judgments["faithfulness"]["status"] == "failed"
     assert j.judgments["faithfulness"]["at"] == "claims"
     assert j.judgments["answer_relevancy"]["status"] == "ok"
+    assert j.judgments["addresses_question"]["status"] == "ok"
 
 
 def test_transport_error_marks_the_judgment_error():
     def script(r):
         return Completion("", error="ReadTimeout") if r.name == "relevance" else rule_script(r)
     j = judge_item(ScriptedJudge(script), PROMPTS, CFG, Item(Q, Answer("Paris", False), CTX, CTX))
-    assert j.judgments["answer_relevancy"] == {"status": "error", "error": "ReadTimeout"}
+    assert j.judgments["addresses_question"] == {"status": "error", "error": "ReadTimeout"}
     assert j.errors == ["ReadTimeout"] and j.failures == 0
-    assert math.isnan(_scores(j.judgments)["judge/answer_relevancy"])
+    assert math.isnan(_scores(j.judgments)["judge/addresses_question"])
 
 
 def test_sentence_claims_and_metric_selection():
@@ -167,7 +188,9 @@ def test_chinese_question_gets_chinese_prompts():
 
     def script(r):
         seen.append(r.messages[1][1])
+        if r.name == "questions":
+            return json.dumps({"questions": ["法國的首都是哪裡？"] * 3, "noncommittal": False})
         return json.dumps({"claims": ["法國的首都是巴黎"]}) if r.name == "claims" else '{"verdict": "yes"}'
     j = judge_item(ScriptedJudge(script), PROMPTS, CFG, Item(q, Answer("巴黎", False), ctx, ctx))
-    assert j.lang == "zh" and all("问题：" in u or "段落：" in u for u in seen)
+    assert j.lang == "zh" and all("问题：" in u or "段落：" in u or "答案：" in u for u in seen)
     assert _scores(j.judgments)["judge/faithfulness"] == 1.0
