@@ -152,12 +152,14 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., help="Where to write the labels file (JSONL)."),
         share: float = typer.Option(0.5, help="The share of the sweep's question clusters labelled."),
         seed: int = typer.Option(0, help="Sampling seed."),
+        data: Optional[Path] = typer.Option(None, help="The sweep's data set (default: the "
+                                            "manifest's path, from the experiment file's folder)."),
     ) -> None:
         """Gold verdicts of judge/context_recall from the data's spans (is the evidence inside
         the context?) for a random share of the sweep's clusters, every variant's context
         labelled: a `judge.labels` file for judge-corrected estimates (docs/judge-labels.md)."""
         from ablate.flows.outputs.gold_labels import gold_labels
-        n = gold_labels(sweep_dir, out, share=share, seed=seed)
+        n = gold_labels(sweep_dir, out, share=share, seed=seed, data=data)
         typer.echo(f"{n} gold labels of judge/context_recall written to {out}")
 
 

@@ -36,15 +36,22 @@ def _sweep(sweep_dir: Path) -> tuple[dict, list[dict]]:
     return man, variants
 
 
-def gold_labels(sweep_dir: Path, out: Path, *, share: float = 0.5, seed: int = 0) -> int:
-    """Write the labels file; return how many labels it holds."""
+def gold_labels(sweep_dir: Path, out: Path, *, share: float = 0.5, seed: int = 0,
+                data: Path | None = None) -> int:
+    """Write the labels file; return how many labels it holds. `data`: the sweep's data set
+    (default: the manifest's path, relative to the experiment file's folder)."""
     if not 0.0 < share <= 1.0:
         raise InputError(f"--share must be in (0, 1], got {share}", field="--share")
     sweep_dir = Path(sweep_dir)
     man, variants = _sweep(sweep_dir)
-    data = Path(man["dataset"]["path"])
-    if not data.is_absolute():
-        data = Path(man.get("experiment_file", ".")).parent / data
+    if data is None:
+        data = Path(man["dataset"]["path"])
+        if not data.is_absolute():
+            data = Path(man.get("experiment_file", ".")).parent / data
+        if not data.exists():
+            raise InputError(f"the sweep's data set {data} is not here (the experiment file's "
+                             "path is relative to where it ran): give it with --data",
+                             path=str(sweep_dir))
     ds = load_dataset(data, format=man["dataset"]["format"])
     if ds.fingerprint != man["dataset"].get("fingerprint", ds.fingerprint):
         raise InputError("the data set changed since the sweep ran (fingerprint differs)",
