@@ -216,21 +216,8 @@ def _half(x) -> float:
 
 
 def _print(title: str, rows: list[dict], markdown: bool) -> None:
-    if not rows:
-        return
-    cols = list(rows[0])
-    cells = [[f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]) for c in cols] for r in rows]
-    print(f"\n## {title}\n")
-    if markdown:
-        print("| " + " | ".join(cols) + " |")
-        print("|" + "|".join("---" for _ in cols) + "|")
-        for c in cells:
-            print("| " + " | ".join(c) + " |")
-        return
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
-    for row in cells:
-        print("  ".join(x.ljust(w) for x, w in zip(row, widths)))
+    from benchmarks.stat_validity import print_table  # the project root is on sys.path
+    print_table(title, rows, markdown)
 
 
 def main(argv: list[str] | None = None) -> dict[str, list[dict]]:

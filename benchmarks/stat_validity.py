@@ -189,7 +189,9 @@ def _extra_rows(name: str, args) -> list[dict]:
     return fn(args.reps, args.seed, quick=args.quick) if fn else []
 
 
-def _print(title: str, rows: list[dict], markdown: bool) -> None:
+def print_table(title: str, rows: list[dict], markdown: bool) -> None:
+    """A section of rows as a Markdown or aligned text table (floats to 3 decimals, the
+    `seconds` column as it is)."""
     if not rows:
         return
     cols = list(rows[0])
@@ -223,14 +225,14 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict]]:
           f"per scenario and method, {args.resamples} resamples, seed {args.seed}")
     t0 = time.perf_counter()
     out = {"methods": [r for sc in chosen for r in method_rows(sc, args)]}
-    _print("Tests and intervals (correction none)", out["methods"], args.markdown)
+    print_table("Tests and intervals (correction none)", out["methods"], args.markdown)
     fwer = [sc for sc in chosen if sc.name in FWER_SCENARIOS]  # one independent, one clustered
     out["corrections"] = [r for sc in fwer for r in correction_rows(sc, args)]
-    _print("Familywise error of 4 null variants per family", out["corrections"], args.markdown)
+    print_table("Familywise error of 4 null variants per family", out["corrections"], args.markdown)
     for name, title in (("sequential_validity", "Sequential stopping"),
                         ("gate_validity", "Non-inferiority gate (ablate gate)")):
         out[name] = _extra_rows(name, args)
-        _print(title, out[name], args.markdown)
+        print_table(title, out[name], args.markdown)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
     return out
 

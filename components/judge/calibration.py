@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Collection, Sequence
 
@@ -37,6 +36,7 @@ from ablate.components.errors import InputError
 from ablate.components.judge.agreement import TARGET_AGREEMENT, summarize
 from ablate.components.judge.backends import BaseJudge
 from ablate.components.judge.config import JudgeConfig
+from ablate.components.judge.labels import is_iso_date
 from ablate.components.judge.prompts import PromptSet, language
 from ablate.components.judge.tasks import Ask, JudgeCache, ask_many
 from ablate.components.metrics.judged import SCORES
@@ -69,18 +69,6 @@ def _context(value: Any) -> str:
     return "\n\n".join(f"[{i}] {p.strip()}" for i, p in enumerate(passages, 1))
 
 
-def _iso(text: Any) -> bool:
-    if not isinstance(text, str):
-        return False
-    for parse in (date.fromisoformat, datetime.fromisoformat):
-        try:
-            parse(text)
-            return True
-        except ValueError:
-            pass
-    return False
-
-
 def _item(raw: Any, n: int, path: str) -> CalibItem:
     def bad(message: str, field: str | None = None) -> InputError:
         return InputError(message, path=path, line=n, field=field)
@@ -110,7 +98,7 @@ def _item(raw: Any, n: int, path: str) -> CalibItem:
     annotator, when = raw.get("annotator"), raw.get("labelled_at")
     if annotator is not None and not (isinstance(annotator, str) and annotator.strip()):
         raise bad("annotator must be a non-empty string", "annotator")
-    if when is not None and not _iso(when):
+    if when is not None and not is_iso_date(when):
         raise bad("labelled_at must be an ISO 8601 date or date-time", "labelled_at")
     if not synthetic and (annotator is None or when is None):
         raise bad("say where the label comes from: \"synthetic\": true, or \"annotator\" and "

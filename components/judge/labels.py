@@ -44,7 +44,10 @@ FIELDS = ("qid", "metric", "answer", "variant", "label", "annotator", "labelled_
 LOW, HIGH = 0.0, 1.0
 
 
-def _iso(text: str) -> bool:
+def is_iso_date(text: Any) -> bool:
+    """Whether `text` is an ISO 8601 date or date-time string (`labelled_at`)."""
+    if not isinstance(text, str):
+        return False
     for parse in (date.fromisoformat, datetime.fromisoformat):
         try:
             parse(text)
@@ -97,7 +100,7 @@ def _row(obj: dict, err, known_qids: Collection[str] | None,
     annotator, when = obj.get("annotator"), obj.get("labelled_at")
     if annotator is not None and not isinstance(annotator, str):
         raise err("must be a string", "annotator")
-    if when is not None and not (isinstance(when, str) and _iso(when)):
+    if when is not None and not is_iso_date(when):
         raise err(f"{json.dumps(when)} is not an ISO 8601 date or date-time "
                   "(2025-03-01, 2025-03-01T10:00:00)", "labelled_at")
     return {"qid": qid, "metric": metric, "answer": obj.get("answer"),
