@@ -77,7 +77,7 @@ def label_vectors(rows: pl.DataFrame, labels: pl.DataFrame, metric: str,
     return out
 
 
-def _aligned(per_query: pl.DataFrame, baseline: str, variant: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+def aligned(per_query: pl.DataFrame, baseline: str, variant: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The baseline's and the variant's rows of the questions both ran, in one order."""
     b = per_query.filter(pl.col("variant") == baseline)
     v = per_query.filter(pl.col("variant") == variant)
@@ -97,7 +97,7 @@ def corrected_comparisons(per_query: pl.DataFrame, labels: pl.DataFrame, *, base
                 if v != baseline]
     for metric in (m for m in metrics if m in labelled and m in per_query.columns):
         for variant in variants:
-            b, v = _aligned(per_query, baseline, variant)
+            b, v = aligned(per_query, baseline, variant)
             clusters = b[cluster_col].to_list() if cluster_col else None
             f_b, f_v = (x[metric].cast(pl.Float64).fill_null(math.nan).to_numpy()
                         for x in (b, v))

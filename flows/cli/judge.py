@@ -123,6 +123,18 @@ def register(app: typer.Typer) -> None:
         if json_out is not None:
             json_out.write_text(json.dumps(_clean(result | {"self_preference": mine}), indent=2) + "\n")
 
+    @judge_app.command("plan-labels")
+    def plan_labels_cmd(
+        sweep_dir: Path = typer.Argument(..., help="A sweep folder with judged metrics (the pilot)."),
+        labels: Path = typer.Option(..., help="The labels file the sweep has so far (JSONL)."),
+        half_width: float = typer.Option(..., help="The target CI half-width of the corrected difference."),
+    ) -> None:
+        """How many labelled questions each judge-corrected paired difference needs for a
+        target CI half-width (docs/judge-labels.md)."""
+        from ablate.flows.outputs.label_plan import plan_lines
+        for line in plan_lines(sweep_dir, labels, half_width):
+            typer.echo(line)
+
     @judge_app.command("make-calibration")
     def make_calibration(
         data: Path = typer.Argument(..., help="Extractive QA data (SQuAD v2 / DRCD JSON, native JSONL)."),

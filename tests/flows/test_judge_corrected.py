@@ -120,3 +120,19 @@ def test_bad_labels_are_one_line_at_check_time(sweep, tmp_path):
         build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "cache")))
     line = err.value.one_line()
     assert "labels.jsonl" in line and ":1" in line and "nope" in line and "\n" not in line
+
+
+def test_planner_says_how_many_labels_a_half_width_needs(sweep, run_cli, capsys):
+    import re
+    tmp, _, out, _ = sweep
+    args = ["judge", "plan-labels", str(out), "--labels", str(tmp / "labels.jsonl")]
+    needed = {}
+    for hw in ("0.6", "0.45"):
+        assert run_cli(*args, "--half-width", hw) == 0
+        line = capsys.readouterr().out.strip()
+        assert line.startswith("generator.name=closed_book judge/addresses_question: ~"), line
+        needed[hw] = int(re.search(r"~(\d+) labelled", line).group(1))
+    assert 0 < needed["0.6"] < needed["0.45"]  # a narrower interval needs more labels
+    assert run_cli(*args, "--half-width", "0.05") == 0  # on 50 questions, not reachable
+    assert "not reachable (even labelling all" in capsys.readouterr().out
+    assert run_cli(*args, "--half-width", "0") == 2

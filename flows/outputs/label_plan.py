@@ -1,0 +1,62 @@
+"""`ablate judge plan-labels SWEEP_DIR --labels FILE --half-width H`: how many labelled
+questions each judge-corrected paired difference needs for a target CI half-width, from
+the sweep (the pilot: its judge scores and the labels it already has), by
+ablate.components.stats.ppi_plan.plan_labels on the sweep's clusters."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from ablate.components.errors import InputError
+from ablate.components.judge.labels import read_labels
+from ablate.components.report.numbers import fmt
+from ablate.components.stats.clusters import cluster_column
+from ablate.components.stats.ppi import paired_inputs
+from ablate.components.stats.ppi_compare import aligned, label_vectors
+from ablate.components.stats.ppi_plan import plan_labels
+from ablate.components.vocab import BASELINE
+
+
+def plan_lines(sweep_dir: Path, labels_path: Path, half_width: float) -> list[str]:
+    """One line per (variant, labelled judged metric): the labels the target needs."""
+    if not half_width > 0:
+        raise InputError(f"--half-width must be positive, got {half_width}", field="--half-width")
+    sweep_dir = Path(sweep_dir)
+    try:
+        man = json.loads((sweep_dir / "manifest.json").read_text())
+        per_query = pl.read_parquet(sweep_dir / "per_query.parquet")
+    except FileNotFoundError as exc:
+        raise InputError(f"not a sweep folder: {Path(exc.filename).name} is missing",
+                         path=str(sweep_dir)) from None
+    stats = man.get("settings", {}).get("stats", {})
+    alpha = float(stats.get("alpha", 0.05))
+    cluster = cluster_column(stats.get("cluster", "auto"))
+    if cluster is not None and cluster not in per_query.columns:
+        cluster = None
+    labels = read_labels(labels_path, known_qids=set(per_query["qid"].to_list()))
+    metrics = [m for m in labels["metric"].unique(maintain_order=True).to_list()
+               if m in per_query.columns]
+    if not metrics:
+        raise InputError("no label is for a judged metric this sweep has", path=str(labels_path))
+    out = []
+    for variant in per_query["variant"].unique(maintain_order=True).to_list():
+        if variant == BASELINE:
+            continue
+        b, v = aligned(per_query, BASELINE, variant)
+        for metric in metrics:
+            f = [x[metric].cast(pl.Float64).fill_null(math.nan).to_numpy() for x in (v, b)]
+            y = [label_vectors(x, labels, metric, name) for x, name in ((v, variant), (b, BASELINE))]
+            d_f, d_y = paired_inputs(f[0], f[1], y[0], y[1])
+            plan = plan_labels(d_f, d_y, b[cluster].to_list() if cluster else None,
+                               half_width=half_width, alpha=alpha)
+            now = int((np.isfinite(d_y) & np.isfinite(d_f)).sum())
+            what = (f"~{plan.labels} labelled questions (~{plan.clusters} clusters)"
+                    if plan.labels is not None else f"not reachable ({plan.reason})")
+            out.append(f"{variant} {metric}: {what} for ±{fmt(half_width)} at "
+                       f"{1 - alpha:.0%} (now {now} labelled for both answers)")
+    return out
