@@ -39,13 +39,17 @@ from ablate.components.records import Answer, PackedContext, Passage, Question
     ("巴黎［段落3］", (3,)),
     ("Paris [7]", (7,)),                               # out of range: kept, judged by the metric
     ("Paris [0]", (0,)),
+    ("巴黎［１－３］", (1, 2, 3)),                     # a full-width hyphen
+    ("巴黎【1至3】", (1, 2, 3)),
+    ("巴黎【第2段】", (2,)),
+    ("Paris [1]\n[12345678901234567890]", (1,)),     # not a passage number: not a marker
 ])
 def test_parse_citations(text, cited):
     assert parse_citations(text) == cited
 
 
 @pytest.mark.parametrize("text", ["", "Paris", "in 1995", "Paris [a]", "(1) Paris",
-                                  "[1995 census]", "Paris [1"])
+                                  "[1995 census]", "Paris [1", "the ISBN [9780306406157]"])
 def test_no_citation(text):
     assert parse_citations(text) == ()
 
@@ -58,6 +62,11 @@ def test_no_citation(text):
     ("巴黎【1】", "巴黎"),
     ("巴黎［2］。", "巴黎。"),
     ("in 1995", "in 1995"),
+    ("Paris (see [1])", "Paris"),                      # a wrapper of markers only goes too
+    ("Paris (source: [1])", "Paris"),
+    ("Paris. Sources: [1]", "Paris."),
+    ("巴黎（来源：[1]）", "巴黎"),
+    ("The ISBN is [9780306406157] [1]", "The ISBN is [9780306406157]"),
 ])
 def test_strip_citations(text, clean):
     assert strip_citations(text) == clean
