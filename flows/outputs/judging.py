@@ -29,16 +29,23 @@ def generator_models(ctx: RunContext) -> dict[str, str | None]:
 
 
 def judgment_counts(ctx: RunContext) -> dict[str, dict[str, dict[str, int]]]:
-    """Variant -> judged metric -> {judged, undefined, failed, error} question counts."""
+    """Variant -> judged metric -> {judged, undefined, failed, error} question counts. With
+    generator.repeats a question is judged when any of its repeats is (its metric is their
+    mean), else counted by its worst repeat: error, then failed, then undefined."""
+    worst = ("error", "failed", "undefined")
     out: dict[str, dict[str, dict[str, int]]] = {}
     for v in ctx.variants:
         frame = ctx.store.read("judge", ctx.plan.by_variant[v.name]["judge"])
+        seen: dict[tuple[str, str], set[str]] = {}
+        for qid, raw in zip(frame["qid"], frame["judgments"]):
+            for m, j in json.loads(raw).items():
+                seen.setdefault((m, qid), set()).add({"ok": "judged"}.get(j["status"], j["status"]))
         counts: dict[str, dict[str, int]] = {
             m: {"judged": 0, "undefined": 0, "failed": 0, "error": 0} for m in ctx.spec.judge.metrics}
-        for raw in frame["judgments"]:
-            for m, j in json.loads(raw).items():
-                status = {"ok": "judged"}.get(j["status"], j["status"])
-                counts[m][status] += 1
+        for (m, _), statuses in seen.items():
+            status = ("judged" if "judged" in statuses
+                      else next(s for s in worst if s in statuses))
+            counts[m][status] += 1
         out[v.name] = counts
     return out
 

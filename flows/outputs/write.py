@@ -140,7 +140,8 @@ def no_effect_variants(ctx: RunContext) -> list[str]:
             out.append(tuple(tuple(c) for c in ranked.sort("qid")["chunk_ids"].to_list()))
         if "generate" in keys:
             answers = frame_answers(ctx.store.read("generate", keys["generate"]))
-            out.append(tuple((q, a.text, a.refused) for q, a in sorted(answers.items())))
+            out.append(tuple((q, a.text, a.refused, a.citations)
+                             for q, a in sorted(answers.items())))
         return tuple(out)
     base = signature(BASELINE)
     return [v.name for v in ctx.variants if not v.is_baseline and signature(v.name) == base]

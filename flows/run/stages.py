@@ -248,7 +248,8 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
             rows.append({"qid": q.qid, "repeat": r, "lang": j.lang,
                          "judgments": json.dumps(j.judgments, ensure_ascii=False, sort_keys=True),
                          "asked": j.asked, "reused": j.reused, "failures": j.failures,
-                         "latency_s": dt, "error": j.errors[0] if j.errors else None})
+                         "latency_s": dt, "latency_reused": j.reused > 0,
+                         "error": j.errors[0] if j.errors else None})
             ctx.count("verdicts_asked", j.asked)
             ctx.count("verdicts_reused", j.reused)
             ctx.count("judge_failures", j.failures)
@@ -260,10 +261,12 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 
 # the judge stage's frame: a row per question and repeat of its answer (stage version 2;
-# version 1 judged repeat 0 only and had no `repeat` column)
+# version 1 judged repeat 0 only and had no `repeat` column). A verdict from the cache costs
+# its lookup, not its judging (the cache keeps no seconds): `latency_reused` marks it, so
+# timings.parquet's reused/judge says the figure was not the cost of computing.
 JUDGE_SCHEMA = {"qid": pl.Utf8, "repeat": pl.Int64, "lang": pl.Utf8, "judgments": pl.Utf8,
                 "asked": pl.Int64, "reused": pl.Int64, "failures": pl.Int64,
-                "latency_s": pl.Float64, "error": pl.Utf8}
+                "latency_s": pl.Float64, "latency_reused": pl.Boolean, "error": pl.Utf8}
 
 
 def _calibrate(ctx: RunContext, node: StageNode) -> pl.DataFrame:

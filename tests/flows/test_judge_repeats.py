@@ -136,3 +136,11 @@ def test_a_repeat_without_judgments_is_undefined_there():
                         judgments=judgments).row(0, named=True)
     assert row["judge/addresses_question"] == 0.5 and row["answer/em"] == 0.5
     assert row["sd::judge/addresses_question"] != row["sd::judge/addresses_question"]  # NaN: one value
+
+
+def test_judge_counts_are_per_question_not_per_repeat(judged):
+    from ablate.flows.outputs.judging import judgment_counts
+    ctx, _ = judged
+    counts = judgment_counts(ctx)["baseline"]
+    for metric, c in counts.items():
+        assert sum(c.values()) == len(ctx.questions), (metric, c)  # 2 repeats, counted once

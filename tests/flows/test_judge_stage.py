@@ -208,6 +208,11 @@ def test_rerun_judges_nothing_and_unchanged_variant_reuses_verdicts(sweep):
     assert base != deep and computed[deep]
     frame = ctx.store.read("judge", deep)
     assert frame["asked"].sum() == 0 and frame["reused"].sum() > 0  # same contexts, answers
+    # verdicts from the cache cost a lookup, not judging: their latency is marked reused
+    reused = frame.filter(pl.col("reused") > 0)["latency_reused"]
+    assert reused.len() and reused.all()
+    timings = pl.read_parquet(out / "timings.parquet")
+    assert timings.filter(pl.col("variant") == "retrieval.depth=9")["reused/judge"].any()
     ctx2, judge2, computed2 = _run(spec, tmp / "cache", bad_question=bad.question)
     assert not any(computed2.values()) and judge2.calls == []
 
