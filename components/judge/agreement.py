@@ -168,7 +168,7 @@ def summarize(rows: Iterable[dict[str, Any]], target: float = TARGET_AGREEMENT) 
     out["below"] = [k for k, s in out["by_kind"].items() if not s["meets_target"]]
     out["meets_target"] = bool(rows) and not out["below"]
     out |= {"target": target, "target_on": "agreement, point estimate, per kind", "level": LEVEL,
-            "intervals": INTERVALS}
+            "intervals": INTERVALS, "with_qid": any(r.get("qid") for r in rows)}
     return out
 
 

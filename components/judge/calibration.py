@@ -4,7 +4,7 @@ A calibration set is JSONL, one labelled item a line:
 - `{"kind": "support", "question", "claim", "context": str | [str], "label": bool}`: is the
   claim supported by the context (the verdict behind faithfulness and context recall);
 - `{"kind": "relevance", "question", "answer", "label": bool}`: does the answer address
-  the question (answer relevancy; the judge agrees when yes/partly meets a true label,
+  the question (judge/addresses_question; the judge agrees when yes/partly meets a true label,
   no a false one: a score of at least 0.5 counts as relevant);
 - `{"kind": "usefulness", "question", "reference", "passage", "label": bool}`: is the passage
   useful for the reference answer (context precision).
@@ -221,6 +221,7 @@ def render(summary: dict[str, Any]) -> str:
     clusters = summary["clusters"]
     lines.append(f"{summary['intervals']}; {clusters} clusters"
                  + (" (items of one question together)" if clusters < summary["items"] else
+                    " (one item per question)" if summary.get("with_qid") else
                     " (no qid: items taken as independent)"))
     lines.append("an item without a usable verdict (judge failure or error) counts as a "
                  "disagreement")

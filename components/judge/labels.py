@@ -11,7 +11,7 @@ JSONL, one label per line (blank lines skipped):
   judged metrics when given);
 - exactly one of `answer` (the answer text the label is for: it applies to every variant
   that gave this answer) or `variant` (the variant whose answer it is);
-- `label`: a number in [0, 1] (the metric's range) or a verdict word yes / partly / no,
+- `label`: a number in [0, 1] or a verdict word yes / partly / no,
   scored as the judged metrics score them (1, 0.5, 0);
 - optional `annotator` (a string) and `labelled_at` (an ISO 8601 date or date-time).
 
@@ -68,7 +68,8 @@ def _label(value: Any) -> float | None:
 
 
 def _row(obj: dict, err, known_qids: Collection[str] | None,
-         metrics: Collection[str] | None) -> dict[str, Any]:
+         metrics: Collection[str] | None,
+         variants: Collection[str] | None = None) -> dict[str, Any]:
     unknown = [k for k in obj if k not in FIELDS]
     if unknown:
         raise err(f"unknown field '{unknown[0]}' (known: {', '.join(FIELDS)})")
@@ -91,6 +92,9 @@ def _row(obj: dict, err, known_qids: Collection[str] | None,
     if not isinstance(obj[key_field], str) or (key_field == "variant" and not obj[key_field]):
         raise err("must be a string" + (" (not empty)" if key_field == "variant" else ""),
                   key_field)
+    if key_field == "variant" and variants is not None and obj["variant"] not in variants:
+        raise err(f"unknown variant '{obj['variant']}' (known: {', '.join(variants)})",
+                  "variant")
     if "label" not in obj:
         raise err("missing required field", "label")
     label = _label(obj["label"])
@@ -109,9 +113,11 @@ def _row(obj: dict, err, known_qids: Collection[str] | None,
 
 
 def read_labels(path: str | Path, *, known_qids: Collection[str] | None = None,
-                metrics: Collection[str] | None = None) -> pl.DataFrame:
+                metrics: Collection[str] | None = None,
+                variants: Collection[str] | None = None) -> pl.DataFrame:
     """Read a labels file (module docstring); `known_qids`: the data set's question ids,
-    `metrics`: the judged metric names a label may be for (None: not checked)."""
+    `metrics`: the judged metric names a label may be for, `variants`: the experiment's
+    variant names a `variant` label may name (None: not checked)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
@@ -134,7 +140,7 @@ def read_labels(path: str | Path, *, known_qids: Collection[str] | None = None,
             raise err(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
         if not isinstance(obj, dict):
             raise err(f"a line must hold a JSON object, got {type(obj).__name__}")
-        row = _row(obj, err, known_qids, metrics)
+        row = _row(obj, err, known_qids, metrics, variants)
         kind = "answer" if row["answer"] is not None else "variant"
         key = (row["qid"], row["metric"], kind, row[kind])
         if key in first:

@@ -68,8 +68,12 @@ def metric_note(metric: str, manifest: dict[str, Any]) -> str | None:
     """One line on the judge's calibration for a judged metric's table (None otherwise)."""
     judge = (manifest or {}).get("judge")
     kind = kind_of(metric)
-    if judge is None or kind is None:
+    if judge is None:
         return None
+    if kind is None:  # judged, but not a verdict (RAGAS answer relevancy: a cosine)
+        return (f"_Judged by {judge['backend']}: {metric} is not a yes/no verdict, so no "
+                "calibration set measures it: **not calibrated**._") if metric.startswith(
+                    "judge/") else None
     cal = _calibration(manifest)
     if cal is None:
         return f"_Judged by {judge['backend']}: **not calibrated** (no calibration set given)._"

@@ -50,5 +50,7 @@ def corrected_lines(stats: pl.DataFrame) -> list[str]:
             f"| {fmt_signed(r.get('raw_delta'))} | {fmt_signed(r.get('delta'))}{sig} | {_ci(r)} "
             f"| {fmt_p(r.get('p_adjusted'))} | {r.get('n_labelled')} / {r.get('clusters_labelled')} |")
     out += ["", "✓ significant after the correction; the interval is at the level that "
-            "matches the corrected p (it excludes 0 exactly when significant)."]
+            "matches the corrected p (it excludes 0 exactly when significant). The corrected "
+            "means are separate estimates (each on its own labels); the corrected Δ is the "
+            "paired one, so they need not differ by Δ."]
     return out

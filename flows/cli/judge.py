@@ -1,4 +1,5 @@
-"""`ablate judge calibrate|probe|make-calibration`: how far to trust the judge.
+"""`ablate judge calibrate|probe|make-calibration|gold-labels|plan-labels`: how far to
+trust the judge, and the labels that correct its metrics.
 
 - `calibrate CALIB.jsonl --experiment EXP.yaml`: the experiment's judge on a labelled set:
   agreement and Cohen's kappa with 95% intervals, failures (counted as disagreements) and
@@ -12,7 +13,11 @@
 - `make-calibration DATA --out CALIB.jsonl`: a synthetic calibration set with labels true
   by construction from an extractive QA data set (components/judge/calibset.py says how);
   `--held-out-from EXP.yaml` draws it from the questions that experiment's split never
-  selects.
+  selects;
+- `gold-labels SWEEP_DIR --out FILE`: gold verdicts of judge/context_recall from the data's
+  spans for a seeded share of the sweep's clusters (a `judge.labels` file);
+- `plan-labels SWEEP_DIR --labels FILE --half-width H`: the labels each judge-corrected
+  difference needs for a CI half-width of H.
 Both judging commands share the sweep's verdict cache, so nothing is judged twice.
 """
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +24,8 @@ from ablate.flows.run.store import Store
 
 
 def _sweep(sweep_dir: Path) -> tuple[dict, list[dict]]:
+    if not (sweep_dir / "per_query.parquet").is_file():
+        raise InputError("not a sweep folder: per_query.parquet is missing", path=str(sweep_dir))
     try:
         man = json.loads((sweep_dir / "manifest.json").read_text())
         variants = json.loads((sweep_dir / "variants.json").read_text())
@@ -64,7 +65,9 @@ def gold_labels(sweep_dir: Path, out: Path, *, share: float = 0.5, seed: int = 0
     chosen = set(rng.choice(clusters, size=max(1, math.ceil(share * len(clusters))),
                             replace=False).tolist())
     store = Store(Path(man["cache_dir"]))
-    today = date.today().isoformat()
+    # the sweep's date, not today's: the same sweep and seed give the same file (its content
+    # is part of the sweep id of the experiment that reads it)
+    today = str(man.get("created", ""))[:10] or None
     lines = []
     for v in variants:
         key = (v.get("stage_keys") or {}).get("assemble")

@@ -238,7 +238,7 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
                      variant_questions=variant_questions)
     if spec.judge is not None:
         ctx.judge_prompts, ctx.calibration_path = judge_files(loaded)
-        ctx.labels_path, ctx.labels = judge_labels(loaded, dataset)
+        ctx.labels_path, ctx.labels = judge_labels(loaded, dataset, variants)
     ctx.plan = build_plan(variants, ctx.experiment_inputs(), variant_questions)
     return ctx
 
@@ -318,7 +318,7 @@ def judge_files(loaded: LoadedSpec) -> tuple[PromptSet, Path | None]:
     return prompts, calib
 
 
-def judge_labels(loaded: LoadedSpec, dataset: Dataset
+def judge_labels(loaded: LoadedSpec, dataset: Dataset, variants: list[Variant]
                  ) -> tuple[Path | None, pl.DataFrame | None]:
     """The `judge.labels` file, read and checked against the data set's question ids and
     the judge's metrics (a bad label names its file and line; a missing file, the YAML
@@ -330,7 +330,8 @@ def judge_labels(loaded: LoadedSpec, dataset: Dataset
     if not path.is_file():
         raise loaded.error(f"labels file not found: {path}", ("judge", "labels"))
     return path, read_labels(path, known_qids={q.qid for q in dataset.questions},
-                             metrics=[f"judge/{m}" for m in judge.metrics])
+                             metrics=[f"judge/{m}" for m in judge.metrics],
+                             variants=[v.name for v in variants])
 
 
 def load_data(loaded: LoadedSpec) -> Dataset:

@@ -131,6 +131,7 @@ def test_planner_says_how_many_labels_a_half_width_needs(sweep, run_cli, capsys)
         assert run_cli(*args, "--half-width", hw) == 0
         line = capsys.readouterr().out.strip()
         assert line.startswith("generator.name=closed_book judge/addresses_question: ~"), line
+        assert "at 95.0% (the holm planning level of 1 comparisons" in line
         needed[hw] = int(re.search(r"~(\d+) labelled", line).group(1))
     assert 0 < needed["0.6"] < needed["0.45"]  # a narrower interval needs more labels
     assert run_cli(*args, "--half-width", "0.05") == 0  # on 50 questions, not reachable

@@ -105,3 +105,12 @@ def test_unreadable_empty_and_undecodable_files(tmp_path):
     with pytest.raises(InputError) as err:
         read_labels(raw)
     assert str(err.value).startswith(f"{raw}:2: ") and "UTF-8" in str(err.value)
+
+
+def test_a_misspelled_variant_is_one_line_when_the_variants_are_known(tmp_path):
+    path = _write(tmp_path, [GOOD[0], {**GOOD[2], "variant": "bm52"}])
+    with pytest.raises(InputError) as err:
+        read_labels(path, variants=["baseline", "bm25"])
+    line = err.value.one_line()
+    assert "labels.jsonl:2" in line and "variant" in line and "bm52" in line
+    assert read_labels(_write(tmp_path, GOOD), variants=["baseline", "bm25"]).height == 4

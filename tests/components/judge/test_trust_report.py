@@ -85,3 +85,10 @@ def test_old_manifests_without_intervals_still_render():
             s.pop(k, None)
     assert metric_note("judge/faithfulness", man)
     assert judge_section(man, pl.DataFrame({"variant": ["baseline"]}))
+
+
+def test_a_judged_metric_without_a_verdict_kind_says_it_is_not_calibrated():
+    man = _manifest()
+    note = metric_note("judge/answer_relevancy", man)  # RAGAS: a cosine, no verdict kind
+    assert note is not None and "not calibrated" in note
+    assert metric_note("answer/f1", man) is None
