@@ -239,7 +239,10 @@ def stats_hint(ctx: RunContext, folder: Path, per_query: pl.DataFrame) -> str:
             "--family", s.family, "--seed", str(ctx.spec.seed),
             "--cluster-column", cluster or "none",
             "--out", str(folder / "stats.parquet")]
-    return f"{shlex.join(args)}, then {shlex.join(['ablate', 'report', str(folder)])}"
+    hint = f"{shlex.join(args)}, then {shlex.join(['ablate', 'report', str(folder)])}"
+    if ctx.labels is not None:  # ablate stats knows nothing of judge.labels
+        hint += f" (without the judge-corrected ppi/ rows: for those, {rerun_hint(ctx)})"
+    return hint
 
 
 def _statistics(ctx: RunContext, per_query: pl.DataFrame, variants: list[dict[str, Any]],

@@ -137,3 +137,12 @@ def test_planner_says_how_many_labels_a_half_width_needs(sweep, run_cli, capsys)
     assert run_cli(*args, "--half-width", "0.05") == 0  # on 50 questions, not reachable
     assert "not reachable (even labelling all" in capsys.readouterr().out
     assert run_cli(*args, "--half-width", "0") == 2
+
+
+def test_the_stats_hint_says_ablate_stats_leaves_out_the_corrected_rows(sweep):
+    import polars as pl
+
+    from ablate.flows.outputs.write import stats_hint
+    _, ctx, out, _ = sweep
+    hint = stats_hint(ctx, out, pl.read_parquet(out / "per_query.parquet"))
+    assert "without the judge-corrected ppi/ rows" in hint and "ablate run" in hint
