@@ -36,6 +36,7 @@ from ablate.components.atomic import atomic_write
 from ablate.components.errors import InputError, RunFailed, cause
 from ablate.flows import env
 from ablate.flows.outputs.write import outputs_in_place, write_outputs
+from ablate.flows.plan.producible import refusal
 from ablate.flows.run import console
 from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.run.stages import release_models, run_stage, timing_key
@@ -286,9 +287,12 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         raise InputError("gate_max_drop: a gated run needs the largest drop to rule out, "
                          "above 0 (a drop of 0 can never be proven)", field="gate_max_drop")
     started = time.time()
-    logger = get_run_logger()
     opts = {"tier": tier, "split": split, "cache_dir": cache_dir}
     ctx = get_context(experiment, _options(opts))
+    refused = refusal(ctx)  # a key metric no variant produces: refused here too (deployments)
+    if refused is not None:
+        raise refused
+    logger = get_run_logger()
     counts = ctx.plan.count()
     logger.info("%d variants, %d questions, %d unique stages (%s)", len(ctx.variants),
                 len(ctx.questions), len(ctx.plan.nodes),

@@ -63,8 +63,9 @@ def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test
         if not path.is_dir():
             raise InputError("the beir format needs a folder", path=str(path))
         doc_stream, q_stream = load_beir(path, beir_split)
+    before = problems()  # (a BEIR folder's queries and qrels are read before its documents)
     documents = check_documents(doc_stream)
-    if not documents and not problems():  # (none left after its problems: those are said)
+    if not documents and problems() == before:  # (none left after their problems: said)
         raise InputError("the corpus holds no documents", path=str(_corpus_file(path, fmt)))
     questions = check_questions(q_stream, documents)
     source = f"{fmt}:{path}" + (f"#{beir_split}" if fmt == "beir" else "")

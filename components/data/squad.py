@@ -88,8 +88,9 @@ def load_squad(path: Path) -> tuple[list[tuple[Document, Origin]], list[tuple[Qu
     used: set[str] = set()
     for i, art in enumerate(articles):
         aorig = Origin(str(path), None, f"data[{i}]")
-        if not isinstance(art, dict):
-            raise top.error("must be an object", f"data[{i}]")
+        if not isinstance(art, dict):  # each structural problem is reported (raised unless
+            report(top.error("must be an object", f"data[{i}]"))  # collecting) and skipped
+            continue
         title = need(art, "title", str, aorig, optional=True, default="")
         base_id = slug(title) or f"article-{i}"
         doc_id, n = base_id, 1
@@ -99,16 +100,28 @@ def load_squad(path: Path) -> tuple[list[tuple[Document, Origin]], list[tuple[Qu
         used.add(doc_id)
         contexts: list[str] = []
         offset = 0
-        for j, par in enumerate(need(art, "paragraphs", list, aorig)):
+        try:
+            paragraphs = need(art, "paragraphs", list, aorig)
+        except InputError as exc:
+            report(exc)
+            continue
+        for j, par in enumerate(paragraphs):
             porig = Origin(str(path), None, aorig.field(f"paragraphs[{j}]"))
             if not isinstance(par, dict):
-                raise porig.error("must be an object")
-            context = need(par, "context", str, porig)
+                report(porig.error("must be an object"))
+                continue
+            try:
+                context = need(par, "context", str, porig)
+                qas = need(par, "qas", list, porig)
+            except InputError as exc:
+                report(exc)
+                continue
             base = offset + (len(JOINER) if contexts else 0)
-            for k, qa in enumerate(need(par, "qas", list, porig)):
+            for k, qa in enumerate(qas):
                 qorig = Origin(str(path), None, porig.field(f"qas[{k}]"))
                 if not isinstance(qa, dict):
-                    raise qorig.error("must be an object")
+                    report(qorig.error("must be an object"))
+                    continue
                 try:
                     questions.append((_question(qa, qorig, context, base, doc_id), qorig))
                 except InputError as exc:  # raised again unless collecting every problem

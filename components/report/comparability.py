@@ -104,8 +104,16 @@ def chunk_units_finding(metrics: Sequence[str], variants: Sequence[dict[str, Any
             "from the baseline"
             + (f" ({size}-token chunks)" if size is not None else "")
             + ", so k chunks hold different amounts of text there")
-    if any(m.startswith("final/") for m in metrics):
-        budget = get_dotted(base, "context.budget", None)
+    budget = get_dotted(base, "context.budget", None)
+    values = {get_dotted(v.get("config") or {}, "context.budget", budget)
+              for v in variants if v.get("name") in differ} | {budget}
+    budgets = [str(b) for b in sorted(values, key=lambda b: (not isinstance(b, (int, float)),
+                                                             b if isinstance(b, (int, float))
+                                                             else 0, str(b)))]
+    if any(m.startswith("final/") for m in metrics) and len(budgets) > 1:
+        text += ("; final/* does not compare them on equal text either: these variants "
+                 f"change the token budget too (context.budget {', '.join(budgets)}).")
+    elif any(m.startswith("final/") for m in metrics):
         text += ("; final/* (the context under one token budget"
                  + (f", {budget} tokens" if budget is not None else "")
                  + ") is the comparable view.")

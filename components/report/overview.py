@@ -29,7 +29,8 @@ GLOSSARY = [
                   "reject any shift (about 5 or fewer at alpha 0.05); the cell says how many questions differ"),
     ("no question differs", "a CI of [0, 0]: every question ties with the baseline, so there is no "
                             "difference to estimate (not a precise 0); 'zero width' names a CI [x, x] "
-                            "whose differing questions all differ by the same amount"),
+                            "whose clusters all have the same summed difference (for example, "
+                            "the differing questions cancel within each cluster)"),
     (CI_ODD, "the CI does not contain its own Δ (or its bounds are reversed): an inconsistent "
              "interval, shown as computed; read Δ and p, not the interval"),
     ("p", "two-sided p-value of the paired test (sign-flip randomisation by default)"),

@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         that fails after it started (a stage, the analysis, the report, MLflow) ends with
         one line naming the cause and the command that continues, and exit code 1."""
         from ablate.components.errors import InputError, RunFailed
-        from ablate.flows.plan.producible import refusal
+        from ablate.flows.plan.producible import key_metric_lines, refusal
         from ablate.flows.run import server
         from ablate.flows.run.context import RunOptions, get_context
 
@@ -54,6 +54,8 @@ def register(app: typer.Typer) -> None:
         (root / env.STATE_DIR).mkdir(exist_ok=True)
         for notice in ctx.notices:
             typer.echo(f"notice: {notice}")
+        for line in key_metric_lines(ctx):  # key metrics some variants cannot produce
+            typer.echo(f"warning: {line}")
         typer.echo(f"ablate: {ctx.spec.name}: {len(ctx.variants)} variants x "
                    f"{len(ctx.questions)} questions, {len(ctx.plan.nodes)} unique stages")
         info = prefect_server.join()

@@ -192,6 +192,15 @@ def chunking_line(ctx) -> str | None:  # type: ignore[no-untyped-def]
     finals = ", ".join(f"{s}/*" for s in after)
     if budgeted:
         base = next(v for v in ctx.variants if v.is_baseline)
-        budget = get_dotted(base.config.model_dump(mode="json"), "context.budget")
-        return line + f"; {finals} compares them under one token budget (context.budget {budget})"
+        base_chunk = ctx.plan.by_variant[base.name].get("chunk")
+        budgets = sorted({get_dotted(v.config.model_dump(mode="json"), "context.budget")
+                          for v in ctx.variants if v.is_baseline
+                          or ctx.plan.by_variant[v.name].get("chunk") != base_chunk},
+                         key=lambda b: (not isinstance(b, (int, float)), b if isinstance(
+                             b, (int, float)) else 0, str(b)))
+        if len(budgets) > 1:
+            return line + (f"; {finals} does not compare them on equal text either: these "
+                           f"variants change the token budget too (context.budget "
+                           f"{', '.join(map(str, budgets))})")
+        return line + f"; {finals} compares them under one token budget (context.budget {budgets[0]})"
     return line + f"; no variant measures {finals}, which compares them under one token budget"

@@ -37,6 +37,8 @@ def read_yaml(path: Path) -> tuple[Any, Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("file not found", path=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("a folder, not an experiment file", path=str(path)) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
     loader = yaml.SafeLoader(text)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ablate.components.errors import InputError
 from tests.conftest import FIXTURES
 from tests.specs import TINY_SQUAD, data_set, vary, write_experiment
 
@@ -256,6 +257,14 @@ def test_a_key_metric_no_variant_produces_is_a_warning_in_check_and_run_refuses(
                            f"no variant produces it ({NO_ANSWER}); remove it from metrics.key "
                            "or configure a pipeline that produces it")
     assert not (tmp_path / "runs").exists() and not (tmp_path / "cache").exists()
+    # a deployment runs the flow itself: it refuses the same way, before any stage
+    from ablate.flows.run.context import forget_contexts
+    from ablate.flows.sweep import sweep_flow
+    forget_contexts()
+    with pytest.raises(InputError, match="key metric answer/f1: no variant produces it"):
+        sweep_flow.fn(str(spec), out=str(tmp_path / "runs"), cache_dir=str(tmp_path / "cache"),
+                      mlflow=False)
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "cache").exists()
 
 
 def test_a_key_metric_some_variants_do_not_produce_names_them(run_cli, capsys, tmp_path):
@@ -289,6 +298,21 @@ def test_candidates_at_k_across_chunk_sizes_is_a_warning(run_cli, capsys, tmp_pa
     assert warned == ["warning: candidates/recall_at_5, reranked/ndcg_at_5 compare k chunks of "
                       "different sizes across chunking.size=32..128: not the same number of "
                       "tokens; final/* compares them under one token budget (context.budget 96)"]
+
+
+def test_a_variant_that_changes_the_budget_too_is_not_called_one_budget(run_cli, capsys, tmp_path):
+    from tests.specs import pipeline
+    spec = write_experiment(tmp_path, "keyed", dataset=data_set(TINY_SQUAD), tier="full",
+                            split="all", metrics={"key": ["candidates/recall_at_5"]},
+                            baseline=pipeline(),
+                            variants=[{"name": "big", "set": {"chunking.size": 128,
+                                                              "context.budget": 192}}])
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    warned = next(x for x in out.splitlines() if "k chunks" in x)
+    assert "one token budget" not in warned
+    assert warned.endswith("final/* does not compare them on equal text either: these variants "
+                           "change the token budget too (context.budget 96, 192)"), warned
 
 
 def test_rankings_at_k_across_chunkings_are_a_warning_without_such_key_metrics(

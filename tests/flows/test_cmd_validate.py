@@ -157,3 +157,36 @@ def test_every_beir_error_is_listed(run_cli, capsys, tmp_path):
     assert len(lines) == 2, lines
     assert lines == [f"ablate: error: {qrels}:4: field 'score': must be an integer, got 'one'",
                      f"ablate: error: {qrels}:3: field 'query-id': unknown query 'q-x'"]
+
+
+def test_a_beir_query_that_fails_is_said_once_and_an_empty_corpus_is_named(run_cli, capsys, tmp_path):
+    import json
+    import shutil
+    folder = tmp_path / "beir"
+    shutil.copytree(FIXTURES / "beir", folder)
+    queries = folder / "queries.jsonl"
+    rows = [json.loads(x) for x in queries.read_text().splitlines() if x.strip()]
+    judged = (folder / "qrels" / "dev.tsv").read_text().splitlines()[1].split("\t")[0]
+    rows = [{**r, "text": 5} if r["_id"] == judged else r for r in rows]
+    queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert run_cli("validate", str(folder), "--beir-split", "dev") == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "queries.jsonl" in lines[0] and "text" in lines[0], lines
+    (folder / "corpus.jsonl").write_text("")
+    assert run_cli("validate", str(folder), "--beir-split", "dev") == 2
+    assert "the corpus holds no documents" in capsys.readouterr().err
+
+
+def test_a_squad_record_of_the_wrong_shape_is_listed_and_checking_goes_on(run_cli, capsys, tmp_path):
+    data = json.loads((FIXTURES / "squad.json").read_text())
+    par = data["data"][0]["paragraphs"][0]
+    par["qas"].insert(0, "oops")  # not an object
+    par["qas"][1]["answers"][0]["answer_start"] = 3  # a later question's error still found
+    data["data"].append("not an article")
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    assert run_cli("validate", str(path)) == 2
+    err = capsys.readouterr().err
+    last = len(data["data"]) - 1
+    assert "qas[0]': must be an object" in err and f"data[{last}]': must be an object" in err
+    assert "does not match the context at offset 3" in err

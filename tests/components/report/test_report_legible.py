@@ -270,6 +270,14 @@ def test_g_without_final_metrics_says_nothing_here_compares_on_one_budget():
     assert "Not comparable across chunk sizes" in text and "no final/* metrics" in text
 
 
+def test_g_a_variant_that_changes_the_budget_too_is_not_called_one_budget():
+    big = _variant("big", "chunking.size+context.budget", "64+1024", chunking__size=64,
+                   context__budget=1024)
+    text = _chunk_findings([SIZE[0], big], ("final/recall_at_5", "candidates/recall_at_5"))
+    assert "Not comparable across chunk sizes" in text and "one token budget" not in text
+    assert "change the token budget too (context.budget 512, 1024)" in text
+
+
 def test_g_same_chunking_everywhere_says_nothing():
     variants = [_variant("baseline"), _variant("fusion.rrf_k=10", "fusion.rrf_k", 10,
                                                fusion__rrf_k=10)]
