@@ -327,3 +327,10 @@ def test_rankings_at_k_across_chunkings_are_a_warning_without_such_key_metrics(
     spec = _keyed(tmp_path, ["candidates/recall_at_5"], {}, [vary("rerank.depth", 4)])
     code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
     assert code == 0 and "k chunks" not in out
+
+
+def test_a_folder_instead_of_an_experiment_file_is_one_line(run_cli, capsys, tmp_path):
+    for command in ("check", "power"):
+        assert run_cli(command, str(tmp_path)) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "a folder, not an experiment file" in err, err
