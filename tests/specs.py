@@ -65,6 +65,14 @@ def pipeline(**blocks: dict[str, Any] | None) -> dict[str, Any]:
 BASELINE = pipeline()  # experiment()'s default baseline; not to be changed in place
 
 
+def judged_pipeline(**blocks: dict[str, Any] | None) -> dict[str, Any]:
+    """The judge tests' baseline: 48-token chunks overlapping by 16, reranking to depth 4, a
+    120-token context (a few short passages per judge prompt), extractive answers unless
+    `generator` says otherwise; other blocks as `pipeline`."""
+    return pipeline(**{"chunking": {"size": 48, "overlap": 16}, "rerank": {"depth": 4},
+                       "context": {"budget": 120}, **blocks})
+
+
 def vary(variable: str, *values: Any, **fields: Any) -> dict[str, Any]:
     """One `sweeps` entry: `variable`, then its `values`, then other fields (`n`, `tier`)."""
     return {"variable": variable, "values": list(values), **fields}

@@ -26,3 +26,23 @@ def run_direct(folder: Path, spec: str):
     for node in ctx.plan.nodes.values():
         run_stage(ctx, node)
     return ctx, write_outputs(ctx, Path(folder) / "runs", ctx.started, {}), spec_path
+
+
+def run_judged(spec_path: Path, cache: Path, script, fake_model):
+    """(run context, scripted judge): every stage of `spec_path`'s plan run directly with a
+    ScriptedJudge answering `script` and SmolLM2's generation replaced by `fake_model`
+    (LlamaLocalGenerator._generate_one), the stage cache under `cache`."""
+    import pytest
+
+    from ablate.components.generation.llama_local import LlamaLocalGenerator
+    from ablate.flows.run.context import RunOptions, build_context
+    from ablate.flows.run.stages import run_stage
+    from tests.components.judge.fakes import ScriptedJudge
+    ctx = build_context(str(spec_path), RunOptions(cache_dir=str(cache)))
+    judge = ScriptedJudge(script, ctx.spec.judge)
+    ctx.memo["judge"] = judge
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(LlamaLocalGenerator, "_generate_one", fake_model)
+        for node in ctx.plan.nodes.values():
+            run_stage(ctx, node)
+    return ctx, judge

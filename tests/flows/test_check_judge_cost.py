@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
 import warnings
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
-from tests.specs import TINY_SQUAD, data_set, pipeline, write_experiment
+from tests.specs import TINY_SQUAD, data_set, experiment, judged_pipeline, pipeline, write_experiment
 
 SMOLLM2 = {"name": "smollm2", "temperature": 0.7, "repeats": 2, "max_new_tokens": 16}
 
@@ -144,20 +142,10 @@ def test_prompt_counters_count_chinese_by_tokens():
 
 # ---- after a run: what the cache holds is found ------------------------------------------
 
-SPEC = """
-name: judged-cost
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-seed: 1
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 4}}
-  context: {{budget: 120}}
-  generator: {{name: smollm2, temperature: 0.7, repeats: 2}}
-judge: {{metrics: [{metrics}]}}
-"""
+def _judged_spec(metrics: list[str]) -> str:
+    from tests.flows.test_judge_repeats import REPEATS
+    return experiment("judged-cost", tier="full", split="all", seed=1,
+                      judge={"metrics": metrics}, baseline=judged_pipeline(generator=REPEATS))
 
 
 def test_prompts_the_cache_holds_are_found(run_cli, capsys, tmp_path):
@@ -165,27 +153,18 @@ def test_prompts_the_cache_holds_are_found(run_cli, capsys, tmp_path):
     stored or cached); checking it with the addresses-question rating added knows every prompt: the
     faithfulness ones all cached (claims read from the cache, then their support
     verdicts), the relevance ones calls, one per distinct answer."""
-    from ablate.components.generation.llama_local import LlamaLocalGenerator
-    from ablate.flows.run.context import RunOptions, build_context
-    from ablate.flows.run.stages import run_stage
-    from tests.components.judge.fakes import ScriptedJudge, rule_script
+    from tests.components.judge.fakes import rule_script
+    from tests.flows.direct import run_judged
     from tests.flows.test_judge_repeats import _fake_model
     spec = tmp_path / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json", metrics="faithfulness")))
-    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp_path / "cache")))
-    judge = ScriptedJudge(rule_script, ctx.spec.judge)
-    ctx.memo["judge"] = judge
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(LlamaLocalGenerator, "_generate_one", _fake_model)
-        for node in ctx.plan.nodes.values():
-            run_stage(ctx, node)
+    spec.write_text(_judged_spec(["faithfulness"]))
+    ctx, judge = run_judged(spec, tmp_path / "cache", rule_script, _fake_model)
     asked = len(judge.calls)
     assert asked > 0 and any(r.name == "support" for r in judge.calls)
     out = _check(run_cli, capsys, spec, tmp_path / "cache")
     assert re.search(r"^judge: +nothing to ask \(1 judge stage stored\)$", out, re.M), out
 
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json",
-                                                metrics="faithfulness, addresses_question")))
+    spec.write_text(_judged_spec(["faithfulness", "addresses_question"]))
     with pytest.MonkeyPatch.context() as mp:  # the scripted judge's identity, not SmolLM2's
         mp.setattr("ablate.flows.run.judge_cost.judge_of", lambda ctx: judge)
         out = _check(run_cli, capsys, spec, tmp_path / "cache")

@@ -15,39 +15,24 @@ from __future__ import annotations
 
 import itertools
 import json
-import textwrap
 
 import pytest
 
 from ablate.components.judge.backends import Request
 from tests.components.judge.fakes import ScriptedJudge, block, field
 from tests.conftest import FIXTURES
+from tests.specs import judged_pipeline, write_experiment
 
 DATA = FIXTURES / "squad_tiny.json"
 _RUNS = itertools.count()
-SPEC = """
-name: calibrated
-dataset: {{path: {data}, format: squad}}
-tier: smoke
-smoke_size: 6
-split: {split}
-seed: 1
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 4}}
-  context: {{budget: 120}}
-  generator: {{name: extractive}}
-judge: {{}}
-"""
 
 
 @pytest.fixture()
 def exp(tmp_path):
     def write(split: str = "dev"):
-        path = tmp_path / f"exp-{split}.yaml"
-        path.write_text(textwrap.dedent(SPEC.format(data=DATA, split=split)))
-        return path
+        return write_experiment(tmp_path, "calibrated", file=f"exp-{split}.yaml", tier="smoke",
+                                smoke_size=6, split=split, seed=1, judge={},
+                                baseline=judged_pipeline())
     return write
 
 

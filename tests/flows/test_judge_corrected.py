@@ -6,32 +6,18 @@ item 1)."""
 from __future__ import annotations
 
 import json
-import textwrap
 
 import polars as pl
 import pytest
 
-from tests.components.judge.fakes import ScriptedJudge, rule_script
+from tests.components.judge.fakes import rule_script
 from tests.conftest import FIXTURES
+from tests.flows.direct import run_judged
+from tests.specs import FAST_STATS, experiment, judged_pipeline, vary
 
-SPEC = """
-name: judged-corrected
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-seed: 1
-stats: {{resamples: 200, bootstrap_resamples: 200}}
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 4}}
-  context: {{budget: 120}}
-  generator: {{name: extractive}}
-sweeps:
-  - variable: generator.name
-    values: [closed_book]
-judge: {{metrics: [addresses_question], labels: labels.jsonl}}
-"""
+SPEC = experiment("judged-corrected", tier="full", split="all", seed=1, stats=FAST_STATS,
+                  judge={"metrics": ["addresses_question"], "labels": "labels.jsonl"},
+                  baseline=judged_pipeline(), sweeps=[vary("generator.name", "closed_book")])
 
 
 def _fake_model(self, question, context, system, user):
@@ -44,12 +30,9 @@ def _fake_model(self, question, context, system, user):
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     from ablate.components.data import load_dataset
-    from ablate.components.generation.llama_local import LlamaLocalGenerator
     from ablate.flows.outputs.write import write_outputs
-    from ablate.flows.run.context import RunOptions, build_context
-    from ablate.flows.run.stages import run_stage
     tmp = tmp_path_factory.mktemp("judged-corrected")
-    (tmp / "exp.yaml").write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
+    (tmp / "exp.yaml").write_text(SPEC)
     ds = load_dataset(FIXTURES / "squad_tiny.json", format="squad")
     answered = [q for q in ds.questions if q.answerable]
     # gold verdicts on every other answerable question, for both variants' answers: the
@@ -64,12 +47,7 @@ def sweep(tmp_path_factory):
                   {"qid": q.qid, "metric": "judge/addresses_question",
                    "variant": "generator.name=closed_book", "label": "yes" if knows else "no"}]
     (tmp / "labels.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    ctx = build_context(str(tmp / "exp.yaml"), RunOptions(cache_dir=str(tmp / "cache")))
-    ctx.memo["judge"] = ScriptedJudge(rule_script, ctx.spec.judge)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(LlamaLocalGenerator, "_generate_one", _fake_model)
-        for node in ctx.plan.nodes.values():
-            run_stage(ctx, node)
+    ctx, _ = run_judged(tmp / "exp.yaml", tmp / "cache", rule_script, _fake_model)
     out = write_outputs(ctx, tmp / "runs", ctx.started, dict(ctx.counters))
     return tmp, ctx, out, len(lines) // 2
 

@@ -7,36 +7,21 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
 
 import numpy as np
 import polars as pl
 import pytest
 
 from tests.components.judge.fakes import ScriptedJudge, TableEncoder, rule_script
-from tests.conftest import FIXTURES
+from tests.specs import judged_pipeline, write_experiment
 
-SPEC = """
-name: relevancy
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-seed: 1
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 4}}
-  context: {{budget: 120}}
-  generator: {{name: extractive}}
-judge: {judge}
-"""
+JUDGE_LINE = 6  # experiment()'s layout: name, dataset, tier, split, seed, judge
 
 
-def _spec(folder, judge="{metrics: [answer_relevancy, context_recall]}"):
-    folder.mkdir(exist_ok=True)
-    spec = folder / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json", judge=judge)))
-    return spec
+def _spec(folder, judge: dict | None = None):
+    return write_experiment(folder, "relevancy", tier="full", split="all", seed=1,
+                            judge=judge or {"metrics": ["answer_relevancy", "context_recall"]},
+                            baseline=judged_pipeline())
 
 
 def _context(spec, cache):
@@ -85,23 +70,24 @@ def test_the_judge_key_follows_the_embedder_and_a_missing_one_is_one_line(tmp_pa
 
     def key(folder, judge):
         return _context(_spec(tmp_path / folder, judge), tmp_path / "cache").plan.by_variant["baseline"]
-    base = key("a", "{metrics: [answer_relevancy]}")
-    assert key("b", "{metrics: [answer_relevancy], embedder: all-MiniLM-L6-v2}") == base
+    only = {"metrics": ["answer_relevancy"]}
+    base = key("a", only)
+    assert key("b", only | {"embedder": "all-MiniLM-L6-v2"}) == base
     mine = tmp_path / "minilm-copy"
     mine.mkdir()
     for f in minilm_path().iterdir():  # the same model in another folder: linked, not copied
         (mine / f.name).symlink_to(f)
-    other = key("c", f"{{metrics: [answer_relevancy], embedder: {mine}}}")
+    other = key("c", only | {"embedder": str(mine)})
     assert other["judge"] != base["judge"] and other["generate"] == base["generate"]
-    assert key("d", "{metrics: [answer_relevancy], relevancy_questions: 5}")["judge"] != base["judge"]
+    assert key("d", only | {"relevancy_questions": 5})["judge"] != base["judge"]
     missing = tmp_path / "no-such-model"
     with pytest.raises(InputError) as e:
-        key("e", f"{{metrics: [answer_relevancy], embedder: {missing}}}")
+        key("e", only | {"embedder": str(missing)})
     line = str(e.value)
-    assert "\n" not in line and e.value.field == "judge.embedder" and "exp.yaml:13:" in line, line
+    assert "\n" not in line and e.value.field == "judge.embedder" and f"exp.yaml:{JUDGE_LINE}:" in line, line
     # a judge without answer relevancy does not read the embedder
-    assert key("f", f"{{metrics: [faithfulness], embedder: {missing}}}")["judge"] == \
-        key("g", "{metrics: [faithfulness]}")["judge"]
+    assert key("f", {"metrics": ["faithfulness"], "embedder": str(missing)})["judge"] == \
+        key("g", {"metrics": ["faithfulness"]})["judge"]
 
 
 def test_check_counts_the_questions_task(run_cli, capsys, tmp_path, monkeypatch):

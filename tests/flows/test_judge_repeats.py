@@ -7,28 +7,19 @@ from __future__ import annotations
 
 import json
 import statistics
-import textwrap
 
 import polars as pl
 import pytest
 
-from tests.components.judge.fakes import ScriptedJudge, field, rule_script
-from tests.conftest import FIXTURES
+from tests.components.judge.fakes import field, rule_script
+from tests.flows.direct import run_judged
+from tests.specs import experiment, judged_pipeline
 
-SPEC = """
-name: judged-repeats
-dataset: {{path: {data}, format: squad}}
-tier: full
-split: all
-seed: 1
-baseline:
-  chunking: {{size: 48, overlap: 16}}
-  retrieval: {{paths: [bm25], depth: 10}}
-  rerank: {{depth: 4}}
-  context: {{budget: 120}}
-  generator: {{name: smollm2, temperature: 0.7, repeats: 2}}
-judge: {{metrics: [addresses_question, context_recall]}}
-"""
+# two repeats of a sampled generator (faked below), judged on two metrics
+REPEATS = {"name": "smollm2", "temperature": 0.7, "repeats": 2}
+SPEC = experiment("judged-repeats", tier="full", split="all", seed=1,
+                  judge={"metrics": ["addresses_question", "context_recall"]},
+                  baseline=judged_pipeline(generator=REPEATS))
 WRONG = "Bananas grow on trees"
 
 
@@ -51,20 +42,10 @@ def _script(request):
 
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory):
-    from ablate.components.generation.llama_local import LlamaLocalGenerator
-    from ablate.flows.run.context import RunOptions, build_context
-    from ablate.flows.run.stages import run_stage
     tmp = tmp_path_factory.mktemp("judged-repeats")
     spec = tmp / "exp.yaml"
-    spec.write_text(textwrap.dedent(SPEC.format(data=FIXTURES / "squad_tiny.json")))
-    ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
-    judge = ScriptedJudge(_script, ctx.spec.judge)
-    ctx.memo["judge"] = judge
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(LlamaLocalGenerator, "_generate_one", _fake_model)
-        for node in ctx.plan.nodes.values():
-            run_stage(ctx, node)
-    return ctx, judge
+    spec.write_text(SPEC)
+    return run_judged(spec, tmp / "cache", _script, _fake_model)
 
 
 def test_every_repeat_is_judged(judged):
