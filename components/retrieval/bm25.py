@@ -23,14 +23,17 @@ exactly whichever path runs.
 from __future__ import annotations
 
 from itertools import chain, repeat
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import sparse
 
 from ablate.components.records import Ranking
 from ablate.components.retrieval import bm25_numba
+from ablate.components.retrieval.bm25_stats import CollectionStats, okapi_idf, term_ids
 from ablate.components.retrieval.topk import topk_rows
+
+__all__ = ["BM25Index", "CollectionStats"]
 
 # Scores are rounded to 1e-9: sums that are equal in exact arithmetic (e.g. overlapping
 # chunks with the same term counts) can differ in the last bits depending on summation
@@ -47,57 +50,74 @@ class BM25Index:
     # queries/s; 32 MiB: 6-9k)
     BLOCK_BYTES = 2 << 20
 
-    def __init__(self, ids: Sequence[str], docs: Sequence[Sequence[str]],
-                 k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
-        if len(ids) != len(docs):
-            raise ValueError(f"{len(ids)} ids for {len(docs)} documents")
+    def __init__(self, ids: Sequence[str], docs: Iterable[Sequence[str]],
+                 k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
+                 collection: CollectionStats | None = None) -> None:
+        """`docs`: the analysed documents in the order of `ids`, read once (an iterator
+        such as `map(analyzer, texts)` keeps only TOKEN_BLOCK term ids per block in Python
+        objects). `collection`: the statistics of a larger collection these documents are
+        a part of (a shard's): idf and avgdl then come from it, so each document scores
+        what it would in one index of the whole collection."""
         if len(set(ids)) != len(ids):
             raise ValueError("document ids repeat")
-        order = sorted(range(len(ids)), key=lambda i: ids[i])
-        self.ids: list[str] = [ids[i] for i in order]
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
-        self.vocab: dict[str, int] = {}
+        terms, doc_len_in, words = term_ids(docs, len(ids))
+        if doc_len_in.size != len(ids):
+            raise ValueError(f"{len(ids)} ids for {doc_len_in.size} documents")
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        self.ids: list[str] = [ids[i] for i in order]
         n = len(self.ids)
-        term_ids: list[int] = []
-        doc_len = np.zeros(n, dtype=np.float64)
-        for pos, i in enumerate(order):
-            toks = docs[i]
-            doc_len[pos] = len(toks)
-            setdef = self.vocab.setdefault
-            term_ids.extend(setdef(t, len(self.vocab)) for t in toks)
+        order_arr = np.asarray(order, dtype=np.int64)
+        doc_len = doc_len_in[order_arr].astype(np.float64)
+        # the term ids in sorted-document order, gathered without a sort
+        start_in = np.cumsum(doc_len_in) - doc_len_in
+        lens = doc_len_in[order_arr]
+        gather = (np.repeat(start_in[order_arr] - (np.cumsum(lens) - lens), lens)
+                  + np.arange(int(lens.sum()), dtype=np.int64))
+        terms = terms[gather]
+        del gather
+        # term ids numbered by first occurrence in sorted-document order (rows in that
+        # order keep every sum in the same order whatever order the documents came in)
+        _, first = np.unique(terms, return_index=True)
+        renumber = np.empty(len(words), dtype=np.int64)
+        renumber[np.argsort(first, kind="stable")] = np.arange(len(words))
+        terms = renumber[terms]
+        self.vocab: dict[str, int] = {w: int(renumber[i]) for i, w in enumerate(words)}
+        del words, renumber, first
         n_terms = len(self.vocab)
         self.doc_len = doc_len
-        self.avgdl = float(doc_len.mean()) if n and doc_len.sum() > 0 else 1.0
         self.n_docs = n
-        # unique (term, doc) pairs with their term frequency
-        doc_of = np.repeat(np.arange(n, dtype=np.int64), doc_len.astype(np.int64))
-        key = np.asarray(term_ids, dtype=np.int64) * max(n, 1) + doc_of
+        doc_of = np.repeat(np.arange(n, dtype=np.int64), lens)
+        key = terms * max(n, 1) + doc_of
+        del terms, doc_of
         uniq, tf = np.unique(key, return_counts=True)
+        del key
         term = uniq // max(n, 1)
         doc = uniq % max(n, 1)
+        del uniq
         df = np.bincount(term, minlength=n_terms).astype(np.float64)
-        self.idf = self._idf(df, n, self.epsilon)
+        if collection is None:
+            self.avgdl = float(doc_len.sum()) / n if n and doc_len.sum() > 0 else 1.0
+            self.idf = okapi_idf(df, n, self.epsilon)
+        else:
+            self.avgdl = collection.avgdl()
+            self.idf = collection.idf(self.vocab, self.epsilon)
         tf = tf.astype(np.float64)
         norm = self.k1 * (1.0 - self.b + self.b * doc_len[doc] / self.avgdl)
         weight = self.idf[term] * tf * (self.k1 + 1.0) / (tf + norm)
-        # (term x doc) CSR: row t holds the documents containing t and their weights
-        self.matrix = sparse.csr_matrix((weight, (term, doc)), shape=(n_terms, n))
-        self.matrix.sort_indices()
+        del tf, norm
+        # (term x doc) CSR: row t holds the documents containing t and their weights; the
+        # pairs are sorted by (term, doc) already, so the arrays are built directly
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term, minlength=n_terms), out=indptr[1:])
+        self.matrix = sparse.csr_matrix((weight, doc, indptr), shape=(n_terms, n))
+        del term
         frequent = np.flatnonzero(df > DENSE_SHARE * n)
         self._dense = self.matrix[frequent].toarray()
         self._dense_rows = list(self._dense)
         self._dense_slot = np.full(n_terms, -1, dtype=np.int64)
         self._dense_slot[frequent] = np.arange(frequent.size)
         self._ids = np.array(self.ids, dtype=object)
-
-    @staticmethod
-    def _idf(df: np.ndarray, n: int, epsilon: float) -> np.ndarray:
-        """rank-bm25's BM25Okapi idf, including the epsilon * average-idf floor."""
-        if df.size == 0:
-            return df
-        idf = np.log(n - df + 0.5) - np.log(df + 0.5)
-        eps = epsilon * float(idf.sum() / idf.size)
-        return np.where(idf < 0, eps, idf)
 
     def _pairs(self, queries: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(query, term, count) of every distinct known term of each query, sorted by

@@ -74,7 +74,8 @@ def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> tuple[BM25Index, A
            cfg.bm25.k1, cfg.bm25.b, cfg.bm25.epsilon)
 
     def make() -> BM25Index:
-        return BM25Index([c.chunk_id for c in chunks], analyzer.batch([c.text for c in chunks]),
+        # analysed one chunk at a time as the index reads them: no list of all tokens
+        return BM25Index([c.chunk_id for c in chunks], map(analyzer, (c.text for c in chunks)),
                          k1=cfg.bm25.k1, b=cfg.bm25.b, epsilon=cfg.bm25.epsilon)
 
     return _BM25.get_or_make(key, make), analyzer

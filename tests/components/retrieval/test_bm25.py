@@ -122,3 +122,34 @@ def test_chinese_analyzers_parity_with_rank_bm25(name):
         np.testing.assert_allclose(idx.scores(toks), ref.get_scores(toks), atol=1e-6)
         ref_scores = ref.get_scores(toks)
         assert [d for d, _ in idx.search(toks, 3)] == [ids[i] for i in _expected_top(ref_scores, ids, 3)]
+
+
+def test_a_shard_scored_with_the_collection_equals_the_whole_index():
+    """Each shard built with the merged CollectionStats scores its documents exactly as
+    one index of the whole collection does (what sharded retrieval's exact merge needs);
+    without them it does not (local idf and avgdl)."""
+    from ablate.components.retrieval.bm25 import CollectionStats
+    words, docs = random_corpus(5, 400)
+    ids = [f"c{(i * 7919) % 400:04d}" for i in range(400)]
+    whole = BM25Index(ids, iter(docs))  # read once, as an iterator
+    cuts = [(0, 130), (130, 131), (131, 400)]
+    stats = CollectionStats.merge([CollectionStats.of(docs[a:b]) for a, b in cuts])
+    assert (stats.n_docs, stats.total_len) == (400, sum(map(len, docs)))
+    rng = random.Random(5)
+    queries = [[rng.choice(words) for _ in range(rng.randint(1, 6))] for _ in range(30)]
+    local_differs = False
+    for a, b in cuts:
+        shard = BM25Index(ids[a:b], docs[a:b], collection=stats)
+        alone = BM25Index(ids[a:b], docs[a:b])
+        for q in queries:
+            full = dict(whole.search(q, 400))
+            got = shard.search(q, b - a)
+            assert got == sorted(((d, full[d]) for d in ids[a:b]), key=lambda x: (-x[1], x[0]))
+            local_differs |= alone.search(q, b - a) != got
+    assert local_differs
+
+
+def test_collection_stats_must_hold_every_term():
+    from ablate.components.retrieval.bm25 import CollectionStats
+    with pytest.raises(ValueError, match="'zz' is not in the collection"):
+        BM25Index(["a"], [["x", "zz"]], collection=CollectionStats.of([["x"]]))
