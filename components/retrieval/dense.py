@@ -17,7 +17,8 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from itertools import islice
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -188,32 +189,48 @@ class DenseEncoder:
             return int(json.loads(cfg.read_text())["max_seq_length"])
         return int(self.model.max_seq_length)
 
-    def window_stats(self, texts: Sequence[str]) -> dict[str, float]:
+    def window_stats(self, texts: Iterable[str]) -> dict[str, float]:
         """How much of `texts` the model never reads: the one embedder-window rule, used for
         the manifest and the report's warning. Counted with the model's own tokenizer
         (special tokens included) against its max_seq_length: `share` of texts cut,
         `mean_cut` / `max_cut` word pieces beyond the window among the cut ones, and
-        `unseen_share` of all word pieces."""
-        lengths = self._piece_counts(texts)
+        `unseen_share` of all word pieces. Texts are read PIECE_BLOCK at a time."""
         window = self.max_seq_length
-        cut = [n - window for n in lengths if n > window]
-        total = sum(lengths)
-        return {"share": len(cut) / len(lengths) if lengths else 0.0,
-                "mean_cut": sum(cut) / len(cut) if cut else 0.0,
-                "max_cut": float(max(cut, default=0)),
-                "unseen_share": sum(cut) / total if total else 0.0}
+        n = total = n_cut = cut_sum = cut_max = 0
+        for lengths in self._piece_counts(texts):
+            n += lengths.size
+            total += int(lengths.sum())
+            cut = lengths[lengths > window] - window
+            n_cut += cut.size
+            cut_sum += int(cut.sum())
+            cut_max = max(cut_max, int(cut.max(initial=0)))
+        return {"share": n_cut / n if n else 0.0,
+                "mean_cut": cut_sum / n_cut if n_cut else 0.0,
+                "max_cut": float(cut_max),
+                "unseen_share": cut_sum / total if total else 0.0}
 
-    def _piece_counts(self, texts: Sequence[str]) -> list[int]:
-        """Word pieces per text under the model's tokenizer (tokenizer.json, no model load)."""
+    PIECE_BLOCK = 8192
+
+    def _piece_counts(self, texts: Iterable[str]) -> Iterator[np.ndarray]:
+        """Word pieces per text under the model's tokenizer (tokenizer.json, no model
+        load), a block of texts at a time."""
         path = self.model_path / "tokenizer.json"
         if path.is_file():
             from tokenizers import Tokenizer
             tok = Tokenizer.from_file(str(path))
             tok.no_truncation()
             tok.no_padding()  # tokenizer.json may pad every text to 128 pieces
-            return [len(e.ids) for e in tok.encode_batch(list(texts))]
-        tok = self.model.tokenizer  # a model without tokenizer.json: load it
-        return [len(tok(t, truncation=False)["input_ids"]) for t in texts]
+
+            def count(block: list[str]) -> list[int]:
+                return [len(e.ids) for e in tok.encode_batch(block)]
+        else:
+            hf = self.model.tokenizer  # a model without tokenizer.json: load it
+
+            def count(block: list[str]) -> list[int]:
+                return [len(hf(t, truncation=False)["input_ids"]) for t in block]
+        it = iter(texts)
+        while block := list(islice(it, self.PIECE_BLOCK)):
+            yield np.asarray(count(block), dtype=np.int64)
 
     @property
     def dim(self) -> int:

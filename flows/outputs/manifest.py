@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ablate.components.cjk import script_counts
 from ablate.components.metrics.answer import resolve_normalizer
@@ -19,7 +19,6 @@ from ablate.components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext
-from ablate.flows.run.stages import chunks_of
 
 PACKAGES = ("ablate", "prefect", "mlflow", "polars", "scipy", "numpy", "torch",
             "sentence-transformers", "transformers", "gguf", "rank-bm25", "llama-cpp-python")
@@ -115,26 +114,44 @@ def normalizer_counts(ctx: RunContext) -> dict[str, Any]:
     return {"setting": given, "questions": dict(sorted(counts.items()))}
 
 
+def reads_embedder(config: Any) -> bool:
+    """Whether a variant's pipeline runs the dense embedder (dense path, semantic signal)."""
+    return "dense" in config.retrieval.paths or "semantic" in config.rerank.weights
+
+
 def chunking_stats(ctx: RunContext) -> dict[str, Any]:
-    """Per chunking: chunk count, the share longer than the dense embedder's window, and
-    how much of them the embedder does not read (word pieces beyond the window, share of
-    the chunking's characters unseen)."""
-    out = {}
+    """Per chunking: chunk count and, when a variant of that chunking runs the dense
+    embedder, the share of chunks longer than its window and how much of them it does not
+    read (word pieces beyond the window, share of the chunking's pieces unseen). Reads the
+    stored chunk columns, a block of texts at a time: no chunk objects."""
+    out: dict[str, Any] = {}
     for v in ctx.variants:
         key = ctx.plan.by_variant[v.name]["chunk"]
-        if key in out:
+        embedded = [u for u in ctx.variants
+                    if ctx.plan.by_variant[u.name]["chunk"] == key and reads_embedder(u.config)]
+        if key in out and not (embedded and "embedder" not in out[key]):
             continue
-        texts = [c.text for c in chunks_of(ctx, key)]
-        enc = DenseEncoder(dense_model_path(v.config.retrieval.dense_model), None)
-        window = enc.window_stats(texts)
-        out[key] = {"chunking": v.config.chunking.model_dump(mode="json"), "chunks": len(texts),
-                    "embedder": v.config.retrieval.dense_model,
-                    "embedder_window": enc.max_seq_length,
-                    "share_over_embedder_window": round(window["share"], 4),
-                    "pieces_cut_mean": round(window["mean_cut"], 2),
-                    "pieces_cut_max": int(window["max_cut"]),
-                    "share_of_pieces_unseen": round(window["unseen_share"], 4)}
+        frame = ctx.store.read("chunk", key)
+        entry: dict[str, Any] = {"chunking": v.config.chunking.model_dump(mode="json"),
+                                 "chunks": frame.height}
+        if embedded:
+            model = embedded[0].config.retrieval.dense_model
+            enc = DenseEncoder(dense_model_path(model), None)
+            window = enc.window_stats(chunk_texts(ctx, frame))
+            entry.update({"embedder": model, "embedder_window": enc.max_seq_length,
+                          "share_over_embedder_window": round(window["share"], 4),
+                          "pieces_cut_mean": round(window["mean_cut"], 2),
+                          "pieces_cut_max": int(window["max_cut"]),
+                          "share_of_pieces_unseen": round(window["unseen_share"], 4)})
+        out[key] = entry
     return out
+
+
+def chunk_texts(ctx: RunContext, frame: Any) -> Iterator[str]:
+    """The texts of a stored chunk frame, sliced from the documents as they are read."""
+    docs = ctx.dataset.doc_by_id()
+    for doc, start, end in zip(frame["doc_id"], frame["start"], frame["end"]):
+        yield docs[doc].text[start:end]
 
 
 def design_record(ctx: RunContext) -> dict[str, Any] | None:
