@@ -99,13 +99,29 @@ def sentence(text: str, offsets: Offsets, cfg: ChunkingConfig) -> list[tuple[int
     return out
 
 
+DOC_BLOCK = 4096  # documents tokenised together (their offsets are held for one block only)
+
+
 def chunk_documents(documents: Sequence[Document], cfg: ChunkingConfig, tokenizer) -> list[Chunk]:
     """Chunk every document with the registered method `cfg.method` (see module doc)."""
     splitter = CHUNKERS.get(cfg.method)
     docs = list(documents)
-    all_offsets = tokenizer.offsets_batch([d.text for d in docs])
+    chunks: list[Chunk] = []
+    for a in range(0, len(docs), DOC_BLOCK):
+        chunks.extend(_chunk_block(docs[a:a + DOC_BLOCK], splitter, cfg, tokenizer))
+    return chunks
+
+
+def _chunk_block(docs: Sequence[Document], splitter: Splitter, cfg: ChunkingConfig,
+                 tokenizer) -> list[Chunk]:
     pieces: list[tuple[Document, int, int, int]] = []
-    for doc, offsets in zip(docs, all_offsets):
+    whole = splitter is token_window  # a document within one window is one chunk
+    for doc, offsets in zip(docs, tokenizer.offsets_batch([d.text for d in docs])):
+        if not offsets:
+            continue
+        if whole and len(offsets) <= cfg.size:
+            pieces.append((doc, offsets[0][0], offsets[-1][1], len(offsets)))
+            continue
         for i, j in splitter(doc.text, offsets, cfg):
             pieces.append((doc, offsets[i][0], offsets[j - 1][1], j - i))
     # A cut next to whitespace cannot change tokenisation (whitespace always splits words),

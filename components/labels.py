@@ -59,7 +59,8 @@ def label_chunks(chunks: Sequence[Chunk], questions: Sequence[Question],
     ("span": covered fraction of the best span x grade; "document": the grade)."""
     if mode not in LABEL_MODES:
         raise ValueError(f"unknown label mode '{mode}' (known: {', '.join(LABEL_MODES)})")
-    index = ChunkIndex(chunks)
+    cited = {span.doc_id for q in questions for group in q.evidence for span in group}
+    index = ChunkIndex(c for c in chunks if c.doc_id in cited)  # only documents with evidence
     out: Labels = {}
     for q in questions:
         groups = []

@@ -63,9 +63,8 @@ def chunks_of(ctx: RunContext, key: str) -> list[Chunk]:
     docs = ctx.dataset.doc_by_id()
 
     def convert(frame: pl.DataFrame) -> list[Chunk]:
-        return [Chunk(r["chunk_id"], r["doc_id"], r["start"], r["end"],
-                      docs[r["doc_id"]].text[r["start"]:r["end"]], r["n_tokens"])
-                for r in frame.iter_rows(named=True)]
+        return [Chunk(cid, d, s, e, docs[d].text[s:e], n) for cid, d, s, e, n in zip(
+            frame["chunk_id"], frame["doc_id"], frame["start"], frame["end"], frame["n_tokens"])]
     return load(ctx, "chunk", key, convert)
 
 
