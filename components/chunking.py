@@ -24,6 +24,7 @@ from ablate.components.config import ChunkingConfig
 from ablate.components.records import Chunk, Document
 from ablate.components.registry import Registry
 from ablate.components.sentences import sentence_spans
+from ablate.components.tokenizer import Extent
 
 Offsets = list[tuple[int, int]]
 Splitter = Callable[[str, Offsets, ChunkingConfig], list[tuple[int, int]]]  # token ranges
@@ -115,12 +116,14 @@ def chunk_documents(documents: Sequence[Document], cfg: ChunkingConfig, tokenize
 def _chunk_block(docs: Sequence[Document], splitter: Splitter, cfg: ChunkingConfig,
                  tokenizer) -> list[Chunk]:
     pieces: list[tuple[Document, int, int, int]] = []
-    whole = splitter is token_window  # a document within one window is one chunk
-    for doc, offsets in zip(docs, tokenizer.offsets_batch([d.text for d in docs])):
-        if not offsets:
-            continue
-        if whole and len(offsets) <= cfg.size:
-            pieces.append((doc, offsets[0][0], offsets[-1][1], len(offsets)))
+    texts = [d.text for d in docs]
+    # token_window makes a document within one window one chunk: its extent is enough
+    found = (tokenizer.offsets_beyond(texts, cfg.size)
+             if splitter is token_window and hasattr(tokenizer, "offsets_beyond")
+             else tokenizer.offsets_batch(texts))
+    for doc, offsets in zip(docs, found):
+        if isinstance(offsets, Extent):
+            pieces.append((doc, offsets.start, offsets.end, offsets.n_tokens))
             continue
         for i, j in splitter(doc.text, offsets, cfg):
             pieces.append((doc, offsets[i][0], offsets[j - 1][1], j - i))

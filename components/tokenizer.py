@@ -6,14 +6,26 @@ gives character offsets so chunks keep exact boundaries.
 
 from __future__ import annotations
 
+import os
+import threading
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Sequence
+from typing import Iterator, NamedTuple, Sequence
 
 from tokenizers import Tokenizer as _HFTokenizer
 
 from ablate.components.models import minilm_path
 
 TOKENIZER_NAME = "all-MiniLM-L6-v2-wordpiece"
+Offsets = list[tuple[int, int]]
+
+
+class Extent(NamedTuple):
+    """A text's token count and the character range its tokens cover."""
+
+    n_tokens: int
+    start: int
+    end: int
 
 
 class Tokenizer:
@@ -38,8 +50,56 @@ class Tokenizer:
         return [len(e.ids) for e in encs]
 
     def offsets_batch(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
-        encs = self._hf.encode_batch(list(texts), add_special_tokens=False)
+        with parallel_encoding():
+            encs = self._hf.encode_batch(list(texts), add_special_tokens=False)
         return [list(e.offsets) for e in encs]
+
+    def offsets_beyond(self, texts: Sequence[str], size: int) -> list[Offsets | Extent]:
+        """Per text: its token offsets when it has more than `size` tokens, else only
+        (token count, start of the first token, end of the last): what a text within one
+        window needs, without building a tuple per token (a million short documents)."""
+        out: list[Offsets | Extent] = []
+        with parallel_encoding():
+            encs = self._hf.encode_batch(list(texts), add_special_tokens=False)
+        for e in encs:
+            n = len(e)
+            if n > size:
+                out.append(list(e.offsets))
+            elif n:
+                out.append(Extent(n, e.token_to_chars(0)[0], e.token_to_chars(n - 1)[1]))
+            else:
+                out.append([])
+        return out
+
+
+_PARALLEL = threading.Lock()
+_users = 0
+_saved: str | None = None
+
+
+@contextmanager
+def parallel_encoding() -> Iterator[None]:
+    """Let the tokenizer encode a batch on every core. The sweep sets
+    TOKENIZERS_PARALLELISM=false for the process (flows/env.py: no warnings in forked
+    children, no threads competing with torch's), which made chunking single-threaded;
+    the tokenizer reads the variable at each call, so chunking's batches switch it on for
+    their duration (nested and concurrent uses restore it once, when the last ends)."""
+    global _users, _saved
+    with _PARALLEL:
+        if _users == 0:
+            _saved = os.environ.get("TOKENIZERS_PARALLELISM")
+            os.environ["TOKENIZERS_PARALLELISM"] = "true"
+        _users += 1
+    try:
+        yield
+    finally:
+        with _PARALLEL:
+            _users -= 1
+            if _users == 0:
+                if _saved is None:
+                    os.environ.pop("TOKENIZERS_PARALLELISM", None)
+                else:
+                    os.environ["TOKENIZERS_PARALLELISM"] = _saved
 
 
 @lru_cache(maxsize=1)
