@@ -241,7 +241,15 @@ class DenseEncoder:
 
 
 class DenseIndex:
-    """Normalised vectors of documents held in id order, searched exactly in blocks."""
+    """Normalised vectors of documents held in id order, searched exactly in blocks.
+
+    A score is `exact_scores`' value, a function of the two vectors alone: BLAS sums a
+    float32 matrix product in an order that depends on the matrix shapes (the block, the
+    other queries), so the same pair can score differently in the last bit over a shard,
+    a smaller corpus or another batch of questions. The float32 product only selects the
+    candidates, with a margin wider than its error bound; the candidates are then scored
+    exactly, so one index over the whole corpus and the merge of shard indexes
+    (components/retrieval/shards.py) give the same rankings, scores and all."""
 
     def __init__(self, ids: Sequence[str], vectors: np.ndarray, block: int = 4096) -> None:
         if len(ids) != vectors.shape[0]:
@@ -250,21 +258,70 @@ class DenseIndex:
         self.ids = [ids[i] for i in order]
         self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
         self.block = int(block)
+        norms = np.linalg.norm(self.vectors.astype(np.float64), axis=1)
+        self._max_norm = float(norms.max(initial=0.0))
 
     def search(self, queries: np.ndarray, k: int, query_block: int = 256) -> list[Ranking]:
-        """Top-k (id, cosine) per query row, best first, ties by id."""
+        """Top-k (id, cosine) per query row, best first, ties by id (scores as
+        `exact_scores`)."""
         n = len(self.ids)
         k = min(int(k), n)
         out: list[Ranking] = []
         for q0 in range(0, queries.shape[0], query_block):
             q = np.asarray(queries[q0:q0 + query_block], dtype=np.float32)
+            if k <= 0:
+                out.extend([] for _ in range(q.shape[0]))
+                continue
+            margin = 2.0 * product_error(q, self._max_norm)  # per query
             best_s = np.empty((q.shape[0], 0), dtype=np.float32)
             best_p = np.empty((q.shape[0], 0), dtype=np.int64)
+            rows, cols, vals = [], [], []
             for c0 in range(0, n, self.block):
                 s = q @ self.vectors[c0:c0 + self.block].T
                 p = np.broadcast_to(np.arange(c0, c0 + s.shape[1], dtype=np.int64), s.shape)
                 best_s, best_p = merge_topk(np.concatenate([best_s, s], axis=1),
                                             np.concatenate([best_p, p], axis=1), k)
-            for srow, prow in zip(best_s, best_p):
-                out.append([(self.ids[p], float(s_)) for p, s_ in zip(prow, srow)])
+                # the k-th product so far is at most the final one: whatever can reach the
+                # exact top k passes
+                r, c = np.nonzero(s >= (best_s[:, -1].astype(np.float64) - margin)[:, None])
+                rows.append(r)
+                cols.append(c + c0)
+                vals.append(s[r, c])
+            r, c, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+            keep = v >= best_s[r, -1].astype(np.float64) - margin[r]
+            r, c = r[keep], c[keep]
+            exact = exact_scores(q[r], self.vectors[c])
+            order = np.lexsort((c, -exact, r))  # by query, score descending, then position
+            r, c, exact = r[order], c[order], exact[order]
+            starts = np.searchsorted(r, np.arange(q.shape[0] + 1))
+            for i in range(q.shape[0]):
+                a, b = starts[i], min(starts[i + 1], starts[i] + k)
+                out.append([(self.ids[p], float(x)) for p, x in zip(c[a:b].tolist(),
+                                                                    exact[a:b].tolist())])
         return out
+
+
+def exact_scores(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Row-wise dot products of float32 pairs as float32, a function of each pair alone:
+    the float64 products are exact, summed by a fixed pairwise tree (elementwise adds, so
+    no BLAS or reduction order is involved), then rounded once to float32."""
+    prods = queries.astype(np.float64) * vectors.astype(np.float64)
+    while prods.shape[1] > 1:
+        half = prods.shape[1] // 2
+        folded = prods[:, :half] + prods[:, half:2 * half]
+        if prods.shape[1] % 2:
+            folded = np.concatenate([folded, prods[:, 2 * half:]], axis=1)
+        prods = folded
+    total = prods[:, 0] if prods.shape[1] else np.zeros(prods.shape[0])
+    return total.astype(np.float32)
+
+
+def product_error(queries: np.ndarray, max_norm: float) -> np.ndarray:
+    """Per query row, a bound on |float32 matrix product - exact_scores| for any document
+    of norm <= max_norm, whatever order BLAS sums in (gamma_d * |q| * |v| for the product,
+    half a float32 step for the rounding, the float64 tree's error)."""
+    d = queries.shape[1]
+    u32, u64 = 2.0 ** -24, 2.0 ** -53
+    gamma = d * u32 / (1 - d * u32)
+    scale = np.linalg.norm(queries.astype(np.float64), axis=1) * max_norm
+    return (gamma + 2 * u32 + 2 * d * u64) * scale + 1e-30
