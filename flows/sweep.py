@@ -39,6 +39,7 @@ from ablate.flows.outputs.write import outputs_in_place, write_outputs
 from ablate.flows.plan.producible import refusal
 from ablate.flows.run import console
 from ablate.flows.run.context import RunOptions, get_context
+from ablate.flows.run.sharded import check_scheduler
 from ablate.flows.run.stages import release_models, run_stage, timing_key
 
 
@@ -364,6 +365,7 @@ def run_sweep(experiment: str, workers: int | None = None, **kwargs: Any) -> dic
     ctx = get_context(experiment, _options({k: kwargs.get(k) for k in ("tier", "split", "cache_dir")}))
     n = workers or ctx.spec.runner.workers
     runner: TaskRunner[Any] = ThreadPoolTaskRunner(max_workers=n)
+    check_scheduler(ctx.loaded)  # an unreachable runner.address: one line, before any stage
     if ctx.spec.runner.kind == "dask":
         # Worker processes rebuild the run context from these paths: make them absolute.
         # One single-threaded worker per core (Dask's nanny sets OMP/MKL threads to 1, so

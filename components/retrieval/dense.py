@@ -16,8 +16,8 @@ import math
 import os
 import threading
 import time
-from pathlib import Path
 from itertools import islice
+from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np

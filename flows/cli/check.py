@@ -123,6 +123,8 @@ def register(app: typer.Typer) -> None:
         if split is not None and split not in SPLITS:
             raise InputError(f"unknown split '{split}' ({', '.join(SPLITS)})", field="--split")
         ctx = build_context(str(experiment), RunOptions(tier, split, cache_dir))
+        from ablate.flows.run.sharded import check_scheduler
+        check_scheduler(ctx.loaded)
         for notice in ctx.notices:
             typer.echo(f"notice: {notice}")
         typer.echo(f"OK {experiment}: experiment '{ctx.spec.name}', tier {ctx.tier}, "

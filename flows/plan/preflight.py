@@ -91,3 +91,12 @@ def check_variants(loaded: LoadedSpec, variants: list[Variant]) -> None:
             field = exc.field or ""
             loc = ("baseline", *field.split(".")) if v.is_baseline and field else v.loc
             raise loaded.error(f"{exc.message} (variant {v.name})", loc) from None
+
+
+def check_shards(loaded: LoadedSpec, n_documents: int) -> None:
+    """`runner.shards` is at most the number of documents of the corpus (known once the
+    data set is loaded)."""
+    shards = loaded.spec.runner.shards
+    if shards > n_documents:
+        raise loaded.error(f"{shards} shards for a corpus of {n_documents} documents: at "
+                           "most one shard per document", ("runner", "shards"))

@@ -230,6 +230,11 @@ class RunnerSpec(_Spec):
     """Threads (or local Dask worker processes); model-bound stages still run one at a time."""
     address: str | None = None
     """Dask scheduler address; unset: a local cluster."""
+    shards: int = Field(1, ge=1, le=4096)
+    """Shards of the corpus for the bm25 and dense paths: each shard's index is built and
+    searched by a Dask worker (the runner's cluster, or a local one of `workers` processes)
+    and every question's top `retrieval.depth` merged exactly, so results are the same
+    whatever the count (docs/scale.md). At most the number of documents."""
 
 
 class ExperimentSpec(_Spec):

@@ -31,7 +31,7 @@ from ablate.components.retrieval.analyzers_zh import choose_analyzer
 from ablate.components.tokenizer import TOKENIZER_NAME, Tokenizer, get_tokenizer
 from ablate.components.vocab import BASELINE
 from ablate.flows.plan.graph import Plan, build_plan
-from ablate.flows.plan.preflight import check_variants
+from ablate.flows.plan.preflight import check_shards, check_variants
 from ablate.flows.plan.spec import LoadedSpec, load_spec
 from ablate.flows.plan.variant import Variant
 from ablate.flows.plan.variants import expand
@@ -198,6 +198,7 @@ def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:
     variants = expand(loaded, notices, adjust)  # once: every check runs on the final configs
     check_variants(loaded, variants)
     dataset = data[0] if data else load_data(loaded)
+    check_shards(loaded, len(dataset.documents))
     tier = options.tier or spec.tier
     split = options.split or spec.split
     ids = None

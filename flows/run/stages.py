@@ -35,6 +35,7 @@ from ablate.components.retrieval.latency import StageSeconds
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
 from ablate.flows.plan.graph import StageNode
+from ablate.flows.run import sharded
 from ablate.flows.run.context import RunContext
 from ablate.flows.run.frames import (
     answers_frame,
@@ -167,8 +168,12 @@ def _label(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 def _retrieve(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     latency = StageSeconds()  # with the questions whose seconds were recorded earlier
     assert node.part is not None  # a retrieve node per retrieval path (StageDef.per)
-    rankings = retrieve_path(node.part, chunks_of(ctx, node.inputs["chunk"]),
-                             questions_of(ctx, node), node.config, resources(ctx), latency=latency)
+    chunks, questions = chunks_of(ctx, node.inputs["chunk"]), questions_of(ctx, node)
+    if ctx.spec.runner.shards > 1 and sharded.shardable(node.part, node.config):
+        rankings = sharded.retrieve(ctx, node, chunks, questions, resources(ctx), latency)
+    else:
+        rankings = retrieve_path(node.part, chunks, questions, node.config, resources(ctx),
+                                 latency=latency)
     return rankings_frame(rankings, latency)
 
 
