@@ -20,6 +20,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Iterable, Sequence
 
+from ablate.components.chunk_table import chunks_of_documents
 from ablate.components.records import Chunk, Question
 from ablate.components.vocab import LABEL_MODES
 
@@ -60,7 +61,7 @@ def label_chunks(chunks: Sequence[Chunk], questions: Sequence[Question],
     if mode not in LABEL_MODES:
         raise ValueError(f"unknown label mode '{mode}' (known: {', '.join(LABEL_MODES)})")
     cited = {span.doc_id for q in questions for group in q.evidence for span in group}
-    index = ChunkIndex(c for c in chunks if c.doc_id in cited)  # only documents with evidence
+    index = ChunkIndex(chunks_of_documents(chunks, cited))  # only documents with evidence
     out: Labels = {}
     for q in questions:
         groups = []

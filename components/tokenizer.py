@@ -66,7 +66,9 @@ class Tokenizer:
             if n > size:
                 out.append(list(e.offsets))
             elif n:
-                out.append(Extent(n, e.token_to_chars(0)[0], e.token_to_chars(n - 1)[1]))
+                first, last = e.token_to_chars(0), e.token_to_chars(n - 1)
+                assert first is not None and last is not None  # one sequence: always found
+                out.append(Extent(n, first[0], last[1]))
             else:
                 out.append([])
         return out

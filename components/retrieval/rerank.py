@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -39,7 +39,7 @@ class SignalContext:
     """What signals may read; costly objects are built on first use."""
 
     cfg: PipelineConfig
-    chunks: list[Chunk]
+    chunks: Sequence[Chunk]
     res: Resources = DEFAULT
     credibility: Mapping[str, float | None] = field(default_factory=dict)
     _cache: dict[str, Any] = field(default_factory=dict)  # name -> object built on first use

