@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 import numpy as np
 
 from ablate.components.atomic import atomic_write
+from ablate.components.errors import InputError
 from ablate.components.records import Chunk, Question, Ranking
 from ablate.components.retrieval.bm25_stats import CollectionStats
 from ablate.components.retrieval.dense import DenseIndex
@@ -113,11 +114,16 @@ _HELD_LOCK = threading.Lock()
 
 
 def _analyse(path: str, lo: int, hi: int, analyzer: str, options: dict) -> AnalysedShard:
-    from ablate.components import catalogue
+    from ablate.components.retrieval import analyzers_zh  # noqa: F401 - registers zh ones
     from ablate.components.retrieval.analyzer import get_analyzer
-    catalogue.load()  # a worker process registers the built-in analyzers once
+    try:
+        analyse = get_analyzer(analyzer, options)
+    except InputError:  # not a built-in analyzer module's: every registration (seconds)
+        from ablate.components import catalogue
+        catalogue.load()
+        analyse = get_analyzer(analyzer, options)
     ids, texts = read_rows(path, lo, hi)
-    return AnalysedShard.of(ids, texts, get_analyzer(analyzer, options))
+    return AnalysedShard.of(ids, texts, analyse)
 
 
 def _worker_address() -> str | None:

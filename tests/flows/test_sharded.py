@@ -90,10 +90,9 @@ def _experiment(folder: Path, shards: int, **runner) -> Path:
 
 
 def _retrieved(cache: Path) -> dict[str, pl.DataFrame]:
-    out = {}
-    for f in sorted((cache / "retrieve").rglob("*.parquet")):
-        out[f.stem] = pl.read_parquet(f).drop("latency_s", strict=False)
-    return out
+    """Each stored retrieve stage's rankings (timings left out)."""
+    return {f.stem: pl.read_parquet(f).select("qid", "chunk_ids", "scores")
+            for f in sorted((cache / "retrieve").rglob("*.parquet"))}
 
 
 @pytest.mark.slow
@@ -109,8 +108,7 @@ def test_flow_with_two_shards_stores_the_rankings_of_one(client, prefect_server,
     a, b = _retrieved(one), _retrieved(two)
     assert len(a) == 2 and a.keys() == b.keys()  # bm25 and dense, the same stage keys
     for key in a:
-        assert a[key].columns == b[key].columns
-        assert a[key].equals(b[key]), key
+        assert a[key].height == 12 and a[key].equals(b[key]), key
     assert list((two / "shards").rglob("*.parquet")) and not (one / "shards").exists()
 
 
