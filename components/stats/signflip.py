@@ -30,6 +30,7 @@ GRID_WORK_BUDGET = 5 * 10**7    # max cells touched by the exact grid convolutio
 REL_TOL = 1e-9                  # tie tolerance, relative to sum(|d|)
 MC_CHUNK = 2048                 # sign-matrix rows generated per block
 ENUM_HARD_LIMIT = 2**20         # never enumerate more patterns than this
+ENUM_KEEP_CELLS = 2**20         # sign matrices kept between columns up to this size
 
 
 def _tol(d: np.ndarray) -> float:
@@ -99,8 +100,10 @@ def grid_pvalue(k_signed: np.ndarray) -> float | None:
     return float(min(1.0, pmf[np.abs(sums) >= observed].sum()))
 
 
-def enum_pvalue(d: np.ndarray) -> float:
-    """Exact p by enumerating every sign pattern of the non-zero differences."""
+def enum_pvalue(d: np.ndarray, patterns: dict | None = None) -> float:
+    """Exact p by enumerating every sign pattern of the non-zero differences. `patterns`:
+    a dict in which the sign matrices are kept (by size) for the next call; the ones of
+    at most ENUM_KEEP_CELLS cells are kept."""
     nz = d[d != 0]
     n = nz.size
     if n == 0:
@@ -111,8 +114,13 @@ def enum_pvalue(d: np.ndarray) -> float:
     total = 2 ** (n - 1)
     hits = 0
     for start in range(0, total, MC_CHUNK * 32):
-        codes = np.arange(start, min(total, start + MC_CHUNK * 32), dtype=np.int64)[:, None]
-        signs = ((codes >> np.arange(n - 1)) & 1) * 2.0 - 1.0
+        stop = min(total, start + MC_CHUNK * 32)
+        signs = None if patterns is None else patterns.get((n, start))
+        if signs is None:
+            codes = np.arange(start, stop, dtype=np.int64)[:, None]
+            signs = ((codes >> np.arange(n - 1)) & 1) * 2.0 - 1.0
+            if patterns is not None and signs.size <= ENUM_KEEP_CELLS:
+                patterns[(n, start)] = signs
         sums = nz[0] + signs @ rest
         hits += int((np.abs(sums) >= observed).sum())
     return hits / total
@@ -154,6 +162,7 @@ def signflip_pvalues(D: np.ndarray, *, resamples: int = 10_000, seed: int = 0,
     p = np.full(c, np.nan)
     method = ["none"] * c
     mc_cols: list[int] = []
+    patterns: dict = {}  # enumerations' sign matrices, shared by the columns of one size
     limit = min(max(exact_max_patterns, resamples), ENUM_HARD_LIMIT)
     for j in range(c):
         d = D[:, j]
@@ -165,7 +174,7 @@ def signflip_pvalues(D: np.ndarray, *, resamples: int = 10_000, seed: int = 0,
                 p[j], method[j] = pj, "exact-grid"
                 continue
         if nz.size <= 62 and 2 ** nz.size <= limit:
-            p[j], method[j] = enum_pvalue(nz), "exact-enum"
+            p[j], method[j] = enum_pvalue(nz, patterns), "exact-enum"
             continue
         mc_cols.append(j)
     if mc_cols:
