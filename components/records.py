@@ -13,7 +13,7 @@ from typing import Any
 Ranking = list[tuple[str, float]]  # (chunk id, score), best first, ties by chunk id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a million documents without a dict each
 class Document:
     doc_id: str
     text: str

@@ -320,7 +320,7 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     else:
         results = _run_plan(experiment, opts, ctx, started, models_done)
     timeline["stages_done"] = time.time()
-    release_models(ctx)
+    release_models(ctx, indexes=True)
     ctx.stage_times.update({r["key"]: (round(r["start"], 3), round(r["end"], 3))
                             for r in results if r["computed"]})
     # every look's and every worker's, and none from an earlier run of this process

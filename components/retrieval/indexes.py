@@ -87,6 +87,11 @@ def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> tuple[BM25Index, A
     return _BM25.get_or_make(key, make), analyzer
 
 
+def clear_lexical() -> None:
+    """Forget the memoised BM25 indexes (after the last stage that reads one)."""
+    _BM25.clear()
+
+
 def default_encoder(model: str, backend: str = "torch") -> DenseEncoder:
     """An encoder for `retrieval.dense_model` on `retrieval.dense_backend` without a disk
     cache (an ONNX export is made in memory), for callers given none."""

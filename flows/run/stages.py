@@ -30,6 +30,8 @@ from ablate.components.labels import label_chunks
 from ablate.components.models import dense_model_path
 from ablate.components.perturbation import NONE, perturb
 from ablate.components.progress import Progress
+from ablate.components.memory import release_freed_memory
+from ablate.components.retrieval import indexes as retrieval_indexes
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.latency import StageSeconds
 from ablate.components.retrieval.resources import Resources
@@ -84,13 +86,17 @@ def encoder(ctx: RunContext, model: str, backend: str = "torch") -> DenseEncoder
         return ctx.memo[memo_key]
 
 
-def release_models(ctx: RunContext) -> None:
-    """After the stages: unload this process's encoders and torch generator models, so that
-    the analysis, report and MLflow logging run without their weights resident."""
+def release_models(ctx: RunContext, indexes: bool = False) -> None:
+    """Unload this process's encoders and torch generator models, so that the analysis,
+    report and MLflow logging run without their weights resident; with `indexes` (after
+    the last stage), the memoised BM25 indexes too (~0.7 GB each at a million chunks)."""
     for value in list(ctx.memo.values()):
         if isinstance(value, DenseEncoder):
             value.unload()
     torch_gguf.unload()
+    if indexes:
+        retrieval_indexes.clear_lexical()
+        release_freed_memory()
 
 
 def resources(ctx: RunContext) -> Resources:
