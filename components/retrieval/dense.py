@@ -256,7 +256,11 @@ class DenseIndex:
             raise ValueError(f"{len(ids)} ids for {vectors.shape[0]} vectors")
         order = sorted(range(len(ids)), key=lambda i: ids[i])
         self.ids = [ids[i] for i in order]
-        self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
+        if all(i == j for i, j in enumerate(order)):  # in id order already: no copy (a
+            # memory-mapped file stays on disk, read a block at a time by search)
+            self.vectors = np.asarray(vectors, dtype=np.float32)
+        else:
+            self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
         self.block = int(block)
         norms = np.linalg.norm(self.vectors.astype(np.float64), axis=1)
         self._max_norm = float(norms.max(initial=0.0))

@@ -164,3 +164,20 @@ def test_long_encoding_reports_progress_as_it_goes(tmp_path, monkeypatch, caplog
     assert vecs.shape == (45, 3) and calls == [10, 10, 10, 10, 5]
     lines = [r.getMessage() for r in caplog.records if r.name == "ablate.progress"]
     assert lines[0].startswith("encode m: 20/45 (44%)") and lines[-1].startswith("encode m: 45/45")
+
+
+def test_vectors_in_id_order_are_not_copied(tmp_path):
+    """A memory-mapped matrix in id order stays memory-mapped (sharded workers search
+    their rows of the stage's vectors file in place); out of order, rows are sorted."""
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((50, 8)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    np.save(tmp_path / "v.npy", vecs)
+    mapped = np.load(tmp_path / "v.npy", mmap_mode="r")
+    ids = [f"c{i:03d}" for i in range(50)]
+    index = DenseIndex(ids, mapped)
+    assert np.shares_memory(index.vectors, mapped)  # a view of the mapped file
+    shuffled = DenseIndex(ids[::-1], vecs[::-1])
+    assert not np.shares_memory(shuffled.vectors, vecs)
+    q = vecs[:3]
+    assert index.search(q, 5) == shuffled.search(q, 5) == DenseIndex(ids, vecs.copy()).search(q, 5)
