@@ -1,17 +1,26 @@
-"""Scaling: wall time and peak memory of chunking, BM25 indexing and retrieval, and dense
-retrieval (precomputed embeddings) on a synthetic corpus of 10k, 100k and 1M chunks.
+"""Scaling: the steps one at a time, the whole flow, sharded BM25 and ANN dense indexes.
 
-Synthetic corpus (fixed seed): words drawn from a Zipf distribution (s = 1.1) over the
-whole-word entries of the MiniLM WordPiece vocabulary (one token per word), 32 words per
-chunk, 16 chunks per document; queries: 8 words from the same distribution. Dense: random
-L2-normalised 384-d float32 vectors through ablate.components.retrieval.dense.DenseIndex.
+1. Steps (`--sizes`, default 1k to 1M chunks): wall time and peak memory of chunking, BM25
+   indexing and retrieval, and dense retrieval (precomputed embeddings) on a synthetic
+   corpus. Words drawn from a Zipf distribution (s = 1.1, fixed seed) over the whole-word
+   entries of the MiniLM WordPiece vocabulary (one token per word), 32 words per chunk,
+   16 chunks per document; queries: 8 words from the same distribution. Dense: random
+   L2-normalised 384-d float32 vectors through ablate.components.retrieval.dense.DenseIndex.
+   Each size runs in a fresh Python process. Per step: wall time, and peak resident
+   memory of the process during the step (Linux VmHWM, reset before each step via
+   /proc/self/clear_refs) with the growth over the resident size when the step started.
+2. The flow (`--flow-sizes`, default 10k to 1M documents): `ablate run` of a retrieval-only
+   BM25 sweep, as a user runs it (benchmarks/scaling_flow.py: its wall time and the peak
+   memory of its process tree, split into during and after the stages).
+3. `--sharded`: benchmarks/sharded.py (sharded against one index to 1M chunks, equal
+   rankings counted, and 10M chunks sharded over a local cluster of 4 workers).
+4. `--ann`: benchmarks/ann.py (flat, HNSW and IVF dense indexes: build and search seconds,
+   recall@10 against flat).
 
-Each size runs in a fresh Python process. Per step: wall time, and peak resident memory
-of the process during the step (Linux VmHWM, reset before each step via
-/proc/self/clear_refs) with the growth over the resident size when the step started.
-The last columns fit the growth: the exponent b of time ~ n^b between sizes.
+The exponent columns fit the growth: b of time ~ n^b between consecutive sizes.
 
-    python benchmarks/scaling.py [--sizes 10000 100000 1000000] [--queries 200] [--k 10]
+    python benchmarks/scaling.py [--sizes 1000 10000 100000 1000000] [--queries 200] [--k 10]
+        [--flow-sizes 10000 100000 1000000] [--sharded] [--ann] [--skip-steps]
 """
 
 from __future__ import annotations
@@ -147,19 +156,68 @@ def table(results: dict[int, dict], queries: int) -> list[str]:
     return lines
 
 
+def flow_table(rows: list[dict]) -> list[str]:
+    """The whole flow per size, with the exponents of wall time and peak memory."""
+    lines = ["the flow: ablate run, retrieval-only BM25 sweep (baseline + 1 variant, 200 "
+             "questions), one 30-word document per chunk; peak over the process tree",
+             f"{'documents':>10}{'wall s':>9}{'peak GiB':>10}{'after GiB':>10}{'chunk s':>9}"
+             f"{'label s':>9}{'retrieve s':>11}{'tail s':>8}  peak while"]
+    for r in rows:
+        sec = r["seconds"]
+        lines.append(f"{r['docs']:>10,}{r['wall_s']:>9.1f}{r['peak_gib']:>10.2f}{r['after_gib']:>10.2f}"
+                     f"{sec.get('chunk', 0):>9.1f}{sec.get('label', 0):>9.1f}"
+                     f"{sec.get('retrieve', 0):>11.1f}{r['after_s']:>8.1f}  "
+                     f"{', '.join(r['at_peak']) or 'no stage'}")
+    by = {r["docs"]: {"wall": {"s": r["wall_s"]}, "peak": {"s": r["peak_gib"]},
+                      "chunk": {"s": r["seconds"].get("chunk", 0.0)}} for r in rows}
+    if len(by) > 1:
+        lines.append("growth ~ n^b: " + ", ".join(f"{k} {growth(by, k, 's')}"
+                                                   for k in ("wall", "chunk", "peak")))
+    big = max(rows, key=lambda r: r["docs"])
+    lines.append(f"targets at {big['docs']:,}: peak <= 4 GiB: {big['peak_gib']:.2f} "
+                 f"({'ok' if big['peak_gib'] <= 4 else 'MISSED'}); chunking < 60 s: "
+                 f"{big['seconds'].get('chunk', 0):.1f} "
+                 f"({'ok' if big['seconds'].get('chunk', 0) < 60 else 'MISSED'})")
+    return lines
+
+
+def echo(script: str, args: list[str]) -> None:
+    """Run another benchmark script and print its output as it comes."""
+    print(f"\n== benchmarks/{script} {' '.join(args)}", flush=True)
+    code = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args],
+                          cwd=ROOT, check=False).returncode
+    if code:
+        sys.exit(f"benchmarks/{script} failed ({code})")
+
+
 def main() -> None:
     if len(sys.argv) == 5 and sys.argv[1] == "--inner":
         sys.path.insert(0, str(ROOT))
         print(json.dumps(inner(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))))
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000, 1_000_000])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--skip-steps", action="store_true", help="no step table")
+    ap.add_argument("--flow-sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--work", type=Path, default=Path("/tmp/ablate-scale"))
+    ap.add_argument("--sharded", action="store_true", help="also run benchmarks/sharded.py")
+    ap.add_argument("--ann", action="store_true", help="also run benchmarks/ann.py")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    results = measure(args.sizes, args.queries, args.k)
-    print("\n".join(table(results, args.queries)))
+    if not args.skip_steps:
+        results = measure(args.sizes, args.queries, args.k)
+        print("\n".join(table(results, args.queries)), flush=True)
+    if args.flow_sizes:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import scaling_flow
+        rows = [scaling_flow.measure(n, args.work) for n in args.flow_sizes]
+        print("\n" + "\n".join(flow_table(rows)), flush=True)
+    if args.sharded:
+        echo("sharded.py", [])
+    if args.ann:
+        echo("ann.py", [])
     print(f"(total {time.perf_counter() - t0:.0f} s)")
 
 
