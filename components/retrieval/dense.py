@@ -262,8 +262,10 @@ class DenseIndex:
         else:
             self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
         self.block = int(block)
-        norms = np.linalg.norm(self.vectors.astype(np.float64), axis=1)
-        self._max_norm = float(norms.max(initial=0.0))
+        # the largest norm, a block at a time (a memory-mapped matrix is not read whole)
+        self._max_norm = max((float(np.linalg.norm(self.vectors[a:a + self.block]
+                                                   .astype(np.float64), axis=1).max())
+                              for a in range(0, len(self.ids), self.block)), default=0.0)
 
     def search(self, queries: np.ndarray, k: int, query_block: int = 256) -> list[Ranking]:
         """Top-k (id, cosine) per query row, best first, ties by id (scores as
