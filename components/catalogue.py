@@ -22,7 +22,7 @@ def load() -> None:
         backends,  # noqa: F401
         ragas,  # noqa: F401
     )
-    from ablate.components.metrics import builtin, citation, consistency  # noqa: F401
+    from ablate.components.metrics import builtin, citation, consistency, index  # noqa: F401
     from ablate.components.retrieval import analyzer, analyzers_zh, dense_backends, fusion, rerank, stages  # noqa: F401
     from ablate.components.stats import correction, paired_tests  # noqa: F401
     registry.mark_builtins_loaded()

@@ -59,6 +59,25 @@ class BM25Config(_Frozen):
     """Floor for negative idf, as a fraction of the mean idf."""
 
 
+class AnnConfig(_Frozen):
+    """Build and search parameters of the approximate dense indexes (FAISS), read only by
+    the index that `dense_index` names: `hnsw_*` by `hnsw`, `ivf_*` by `ivf`; the exact
+    `flat` index reads none of them."""
+
+    hnsw_m: int = Field(32, ge=2, le=256)
+    """`hnsw`: links per vector in the graph (M; twice as many on the bottom layer): more
+    gives higher recall, a slower build and more memory."""
+    hnsw_ef_construction: int = Field(64, ge=1, le=4096)
+    """`hnsw`: candidates kept while inserting a vector (efConstruction)."""
+    hnsw_ef_search: int = Field(64, ge=1, le=65536)
+    """`hnsw`: candidates kept while searching (efSearch); at least `depth` is used."""
+    ivf_nlist: int = Field(0, ge=0, le=1_000_000)
+    """`ivf`: k-means cells the vectors are split into; 0 (the default) picks 4·sqrt(chunks),
+    at most chunks/39 and 1,024, at least 1; never more than the chunks."""
+    ivf_nprobe: int = Field(8, ge=1, le=1_000_000)
+    """`ivf`: cells searched per question, nearest first (all cells: the exact ranking)."""
+
+
 class RetrievalConfig(_Frozen):
     """First-stage retrieval: one ranking per path, fused when there are several."""
 
@@ -82,6 +101,13 @@ class RetrievalConfig(_Frozen):
     MiniLM run without importing it, bitwise the same), `onnx` (the model exported locally to ONNX, run
     by onnxruntime) or `onnx-int8` (that export with int8 weights); the ONNX ones need the
     extra `ablate[onnx]`. Their vectors differ slightly, so sweep it to measure the effect."""
+    dense_index: Literal["flat", "hnsw", "ivf"] = "flat"
+    """Index the dense path searches: `flat` (exact, the default), or an approximate FAISS
+    index, `hnsw` (a graph) or `ivf` (k-means cells); an approximate index's recall against
+    `flat` is the metric `dense/ann_recall_at_k`, its build and search seconds are in
+    timings.parquet (`index/`) and MLflow."""
+    ann: AnnConfig = AnnConfig()
+    """Parameters of the approximate indexes (`dense_index` `hnsw` or `ivf`)."""
 
     @field_validator("paths")
     @classmethod

@@ -86,10 +86,20 @@ def field_names(value: Any) -> list[str]:
     return sorted(str(v) for v in value)
 
 
-def own_reads(decl: Declaration) -> tuple[str, ...]:
+def own_reads(decl: Declaration, cfg: dict[str, Any] | None = None) -> tuple[str, ...]:
     """The fields one component's own declaration adds to the reads of every stage that
-    runs it: its `reads` and its `uses` fields (which name the components it uses)."""
-    return tuple(decl.reads) + tuple(fld for fld, _ in decl.uses)
+    runs it: its `reads` and its `uses` fields (which name the components it uses); with
+    `cfg` (a dumped config), not a `uses` field that names only `neutral` components there."""
+    uses = tuple(fld for fld, kind in decl.uses
+                 if cfg is None or not _neutral_choice(cfg, fld, kind))
+    return tuple(decl.reads) + uses
+
+
+def _neutral_choice(cfg: dict[str, Any], fld: str, kind: str) -> bool:
+    """Whether the `uses` field `fld` of `cfg` names components of `kind`, all `neutral`."""
+    names = field_names(get_dotted(cfg, fld))
+    reg = registry(kind)
+    return bool(names) and all(n in reg and reg.declaration(n).neutral for n in names)
 
 
 def resolve(cfg: PipelineConfig, choices: Sequence[Choice]) -> Resolved:
@@ -110,7 +120,7 @@ def resolve(cfg: PipelineConfig, choices: Sequence[Choice]) -> Resolved:
         if decl.identity in seen:
             continue
         seen[decl.identity] = decl
-        reads.update(own_reads(decl))
+        reads.update(own_reads(decl, data))
         settings.update(decl.settings)
         files.update(decl.files)
         for fld, used_kind in decl.uses:
@@ -158,7 +168,8 @@ def contribution(decl: Declaration, cfg: PipelineConfig) -> dict[str, Any]:
     identity and `read_values` of its `own_reads` and declared `files` (settings never
     enter). A stage key hashes the union of the contributions of the components `resolve`
     finds (those they use included) with the stage's own reads."""
-    return {"identity": decl.identity, "reads": read_values(cfg, own_reads(decl), decl.files)}
+    return {"identity": decl.identity,
+            "reads": read_values(cfg, own_reads(decl, cfg.model_dump(mode="json")), decl.files)}
 
 
 def file_fields(cfg: PipelineConfig) -> set[str]:
@@ -187,10 +198,12 @@ def with_files_from(cfg: PipelineConfig, folder: Path) -> PipelineConfig:
 
 def stage_key(stage: StageDef, resolved: Resolved, values: dict[str, Any], inputs: dict[str, Any],
               experiment: dict[str, Any], part: str | None, package_version: str) -> str:
-    """Hash of everything a stage's output can depend on."""
+    """Hash of everything a stage's output can depend on (a `neutral` component adds
+    nothing: the keys of configs that choose it are those from before its field existed)."""
     blob = json.dumps({
         "stage": stage.name, "code": f"{stage.version}/{package_version}", "part": part,
-        "components": sorted(d.identity for d in resolved.components), "reads": values,
+        "components": sorted(d.identity for d in resolved.components if not d.neutral),
+        "reads": values,
         "inputs": inputs, "experiment": {k: experiment[k] for k in stage.experiment},
     }, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:24]

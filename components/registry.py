@@ -28,6 +28,11 @@ orchestration needs to know about it:
 - `libraries`: the distributions whose versions shape its output (torch for an embedder,
   jieba for the Chinese analyzer): their installed versions are part of its identity, so
   an upgrade is a new stage key;
+- `neutral`: for a component named by a `uses` field, the behaviour its stage had
+  before that field existed (the exact `flat` dense index): chosen, it adds neither its
+  identity nor the field that chose it to a stage key, so configs that leave the field
+  at it keep the keys they had. It may declare no `reads` or `files` (a registration
+  error otherwise);
 - `requires`: (Python module, pip extra) pairs it needs installed, checked before
   anything runs; with `requires_when` (a config field and value) only when that field
   holds that value (the local GGUF generators need `llama_cpp` from `ablate[local-llm]`
@@ -67,6 +72,7 @@ class Declaration:
     source: str = ""  # a plugin's: sha256 of its module's source (so editing it is a new key)
     libraries: tuple[str, ...] = ()  # distributions whose versions shape its output (keyed)
     info: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    neutral: bool = False  # chosen through `uses`, adds nothing to a stage key
 
     def required_modules(self, config: dict[str, Any] | None = None) -> tuple[str, ...]:
         """The modules it requires; with `requires_when`, none unless `config` (a dumped
@@ -150,20 +156,23 @@ class Registry(Generic[T]):
                  model_bound: bool = False, version: str | None = None, origin: str | None = None,
                  produces: bool = True, requires: dict[str, str] | None = None,
                  requires_when: tuple[str, Any] | None = None,
-                 libraries: tuple[str, ...] = (), **info: Any) -> Callable[[T], T]:
+                 libraries: tuple[str, ...] = (), neutral: bool = False,
+                 **info: Any) -> Callable[[T], T]:
         """Decorator: register `obj` under `name` with its declaration. The version
         defaults to the object's `version` attribute (generator classes), else "1"."""
         def deco(obj: T) -> T:
             if name in self._items:
                 raise RegistrationError(
                     f"{self.kind} '{name}' is registered already (by {self._decls[name].origin})")
+            if neutral and (reads or files or uses):
+                raise RegistrationError(f"{self.kind} '{name}' is neutral: it may read nothing")
             ver = version if version is not None else getattr(obj, "version", "1")
             module = origin or getattr(obj, "__module__", "") or ""
             decl = Declaration(
                 self.kind, name, tuple(reads), tuple(settings), tuple(sorted((uses or {}).items())),
                 tuple(files), reads_context, model_bound, str(ver),
                 module, produces, tuple(sorted((requires or {}).items())), requires_when,
-                _plugin_source(module), tuple(libraries), dict(info))
+                _plugin_source(module), tuple(libraries), dict(info), neutral)
             self._items[name] = obj
             self._decls[name] = decl
             if isinstance(obj, type):  # a class can read its own declaration

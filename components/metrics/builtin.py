@@ -148,7 +148,7 @@ def _cost(view: QuestionView) -> dict[str, float]:
     return {"cost/usd": _answer(view)["cost"]}
 
 
-@metric("*", stages=("latency",), direction="lower", high=math.inf)
+@metric("*", stages=("latency",), direction="lower", high=math.inf, timing=True)
 def _latency(view: QuestionView) -> dict[str, float]:
     """Seconds per question per stage (written to timings.parquet, not compared)."""
     return {f"latency/{stage}": value for stage, value in view.latency.items()}

@@ -31,6 +31,18 @@ Direction = Literal["higher", "lower", "none"]
 DIRECTIONS: tuple[str, ...] = ("higher", "lower", "none")
 
 
+@dataclass(frozen=True)
+class PathView:
+    """One retrieval path's output for one question, as its retrieve stage stored it."""
+
+    chunk_ids: tuple[str, ...]  # its ranking, best first
+    # an approximate index's: the chunk ids the exact (flat) search over the same vectors
+    # returned; None for an exact index (or a result stored before this was recorded)
+    exact_ids: tuple[str, ...] | None = None
+    build_s: float = math.nan  # seconds to build the path's index (offline; the stage's)
+    search_s: float = math.nan  # seconds of searching the index per question
+
+
 @dataclass
 class QuestionView:
     """Everything a metric may read about one question of one variant."""
@@ -47,6 +59,8 @@ class QuestionView:
     # the judge stage's judgments of this question (judged metric -> judgment), or None
     # when the experiment has no judge
     judgments: Mapping[str, Any] | None = None
+    # retrieval path -> its own output for this question (before fusion)
+    paths: Mapping[str, PathView] = field(default_factory=dict)
 
     def once(self, name: str, make: Callable[[], Any]) -> Any:
         """A value shared by several metrics of this question, computed once."""
@@ -74,6 +88,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "final": ("label", "assemble"), "answer": ("generate",), "refusal": ("generate",),
     "tokens": ("generate",), "cost": ("generate",), "judge": ("judge",),
     "robustness": ("generate",), "citation": ("label", "generate"),
+    "dense": ("retrieve",),
 }
 
 
@@ -92,6 +107,9 @@ class Metric:
     # defined against the baseline's output (its baseline value is fixed by definition): no
     # paired test against the baseline (see compared())
     relative: bool = False
+    # seconds that vary run to run (latency, index build): written to timings.parquet and
+    # MLflow, never to per_query.parquet or the statistics (see is_timing())
+    timing: bool = False
 
     def feedable(self, available: Sequence[str]) -> tuple[str, ...]:
         """Its column stages whose needed pipeline stages are all among `available`."""
@@ -115,7 +133,8 @@ METRICS: Registry[Metric] = Registry("metric", config_field="metrics.key")
 def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float = 0.0,
            high: float = 1.0, at_k: bool = False, version: str = "1",
            description: str = "", needs: Mapping[str, Sequence[str]] | None = None,
-           reads: Sequence[str] = (), relative: bool = False) -> Callable[[Compute], Compute]:
+           reads: Sequence[str] = (), relative: bool = False,
+           timing: bool = False) -> Callable[[Compute], Compute]:
     """Decorator registering `compute` as a metric (a plugin uses it the same way).
 
     The registered name is `{stages[0]}/{name}` for a single-stage metric, else `name`;
@@ -126,7 +145,8 @@ def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float
     such a field is known to change it although no pipeline stage's output changes.
     `relative`: its value is defined against the baseline's output, so the baseline's own
     value is fixed by definition (answer consistency: 1) and a paired test of a variant
-    against the baseline has no valid null; the statistics leave it out (compared())."""
+    against the baseline has no valid null; the statistics leave it out (compared()).
+    `timing`: its columns are seconds that vary run to run (timings.parquet, is_timing())."""
     if direction not in DIRECTIONS:
         raise ValueError(f"metric '{name}': direction must be one of {DIRECTIONS}")
 
@@ -136,7 +156,7 @@ def metric(name: str, *, stages: Sequence[str], direction: Direction, low: float
         needed = tuple((s, tuple(given.get(s, NEEDS.get(s, OPTIONAL_STAGES)))) for s in stages)
         value = Metric(name, tuple(stages), at_k, direction, float(low), float(high), fn,
                        description or (fn.__doc__ or "").strip().split("\n")[0], needed,
-                       tuple(reads), relative)
+                       tuple(reads), relative, timing)
         METRICS.register(reg_name, version=version, origin=fn.__module__)(value)
         return fn
     return deco
@@ -185,6 +205,14 @@ def compared(col: str) -> bool:
         return not lookup(col)[0].relative
     except InputError:
         return True
+
+
+def is_timing(col: str) -> bool:
+    """Whether a column is a `timing` metric's (latency/, index/): timings.parquet's."""
+    try:
+        return lookup(col)[0].timing
+    except InputError:
+        return False
 
 
 def is_metric(col: str) -> bool:

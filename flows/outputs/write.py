@@ -24,7 +24,7 @@ import polars as pl
 from ablate.components.config import format_value
 from ablate.components.errors import RunFailed, cause
 from ablate.components.metrics.consistency import with_consistency
-from ablate.components.metrics.registry import compared, metric_directions
+from ablate.components.metrics.registry import compared, is_timing, metric_directions
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.sweep_data import FACTORIAL_FILE, SweepResults
 from ablate.components.stats.clusters import cluster_column
@@ -86,7 +86,7 @@ def collect_per_query(ctx: RunContext) -> tuple[pl.DataFrame, pl.DataFrame]:
         key = ctx.plan.by_variant[v.name]["score"]
         frames.append(ctx.store.read("score", key).with_columns(variant=pl.lit(v.name)))
     allq = pl.concat(frames, how="diagonal_relaxed")
-    lat = [c for c in allq.columns if c.startswith("latency/")]
+    lat = [c for c in allq.columns if is_timing(c)]  # latency/, index/
     metrics = sorted(c for c in allq.columns if "/" in c and c not in lat
                      and not c.startswith(SPREAD))
     ids = [c for c in ID_COLUMNS if c in allq.columns]

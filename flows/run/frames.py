@@ -6,6 +6,12 @@ answers also `latency_reused`: whether those seconds include work recorded when 
 computed earlier (cached query vectors, cached answers) rather than timed now. A frame
 stored before that column existed reads as none reused (`reused_latency`).
 
+A retrieve stage's rankings of a path that searched an index (the dense path's
+ann.IndexedRankings) also hold `index_build_s` (the index's build seconds, the same on
+every row) and `index_search_s` (its search seconds per question), and for an approximate
+index `exact_ids`, the exact top k over the same vectors; a frame without them (bm25,
+fuse, rerank, or stored before they existed) reads as none recorded (`frame_paths`).
+
 Answers also hold `citations`: the passage numbers an answer cites (a list, null when
 the generator does not cite; Answer.citations); a frame without the column reads as no
 citations recorded."""
@@ -18,7 +24,9 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ablate.components.metrics.registry import PathView
 from ablate.components.records import Answer, PackedContext, Passage, Ranking
+from ablate.components.retrieval.ann import IndexedRankings
 from ablate.components.retrieval.latency import StageSeconds
 
 if TYPE_CHECKING:
@@ -29,10 +37,11 @@ REUSED = "latency_reused"
 
 
 def rankings_frame(rankings: Rankings, latency: dict[str, float]) -> pl.DataFrame:
-    """`latency`: seconds per question; a StageSeconds also names the reused ones."""
+    """`latency`: seconds per question; a StageSeconds also names the reused ones.
+    IndexedRankings add their index's columns (see the module's docstring)."""
     qids = sorted(rankings)
     reused = latency.reused if isinstance(latency, StageSeconds) else set()
-    return pl.DataFrame({
+    frame = pl.DataFrame({
         "qid": qids,
         "chunk_ids": [[c for c, _ in rankings[q]] for q in qids],
         "scores": [[float(s) for _, s in rankings[q]] for q in qids],
@@ -40,6 +49,26 @@ def rankings_frame(rankings: Rankings, latency: dict[str, float]) -> pl.DataFram
         REUSED: [q in reused for q in qids],
     }, schema={"qid": pl.Utf8, "chunk_ids": pl.List(pl.Utf8), "scores": pl.List(pl.Float64),
                "latency_s": pl.Float64, REUSED: pl.Boolean})
+    if not isinstance(rankings, IndexedRankings):
+        return frame
+    frame = frame.with_columns(index_build_s=pl.lit(rankings.build_s, dtype=pl.Float64),
+                               index_search_s=pl.lit(rankings.search_s, dtype=pl.Float64))
+    if rankings.exact is not None:
+        exact = rankings.exact
+        frame = frame.with_columns(pl.Series("exact_ids", [exact.get(q, []) for q in qids],
+                                             dtype=pl.List(pl.Utf8)))
+    return frame
+
+
+def frame_paths(frame: pl.DataFrame) -> dict[str, PathView]:
+    """qid -> the path's output as the metrics read it (metrics.registry.PathView)."""
+    n = frame.height
+    cols = frame.columns
+    exact = frame["exact_ids"].to_list() if "exact_ids" in cols else [None] * n
+    build = frame["index_build_s"].to_list() if "index_build_s" in cols else [math.nan] * n
+    search = frame["index_search_s"].to_list() if "index_search_s" in cols else [math.nan] * n
+    return {q: PathView(tuple(ids), None if ex is None else tuple(ex), float(b), float(s))
+            for q, ids, ex, b, s in zip(frame["qid"].to_list(), frame["chunk_ids"].to_list(), exact, build, search)}
 
 
 def reused_latency(frame: pl.DataFrame) -> dict[str, bool]:

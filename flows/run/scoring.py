@@ -1,7 +1,8 @@
 """Score one variant: per-question retrieval metrics at three stages, answer metrics, bucket.
 
-Deterministic columns go to per_query.parquet; latency columns (prefix `latency/`) vary
-run to run and are split off into timings.parquet by the caller.
+Deterministic columns go to per_query.parquet; timing columns (`latency/`, `index/`: the
+metric registry's is_timing) vary run to run and are split off into timings.parquet by the
+caller.
 
 A failed generation (Answer.error) gets NaN answer metrics and NaN refusal indicators
 (undefined: excluded and counted by the statistics), `answer/generation_error` = 1 and
@@ -25,7 +26,7 @@ import polars as pl
 
 from ablate.components.data.clusters import question_cluster
 from ablate.components.metrics.attribution import failure_bucket
-from ablate.components.metrics.registry import QuestionView, score_question
+from ablate.components.metrics.registry import PathView, QuestionView, is_timing, score_question
 from ablate.components.records import Answer, PackedContext, Question
 
 
@@ -44,7 +45,7 @@ def _mean_over_repeats(rows: list[dict[str, float]]) -> dict[str, float]:
     for col in dict.fromkeys(c for r in rows for c in r):
         vals = [v for r in rows if not math.isnan(v := r.get(col, math.nan))]
         out[col] = statistics.fmean(vals) if vals else math.nan
-        if not col.startswith("latency/"):
+        if not is_timing(col):
             out[f"sd::{col}"] = statistics.stdev(vals) if len(vals) > 1 else math.nan
     return out
 
@@ -72,7 +73,8 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   latency: Mapping[str, Mapping[str, float]] | None = None,
                   context_used: bool = True,
                   judgments: Mapping[str, Mapping[str, Any] | Sequence[Mapping[str, Any]]] | None = None,
-                  metric_names: Sequence[str] | None = None) -> pl.DataFrame:
+                  metric_names: Sequence[str] | None = None,
+                  paths: Mapping[str, Mapping[str, PathView]] | None = None) -> pl.DataFrame:
     """One row per question: ids, the metrics' columns (`metric_names`, default every
     registered one) that the given inputs can feed, bucket, answer. `context_used`:
     whether the generator read the context (closed book does not), so its answer is never
@@ -82,7 +84,8 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
     repeat's answer text and failure bucket. `judgments`: the judge stage's judgments per
     question, a list with one per repeat (each repeat scored with its own, so judged
     metrics are means over repeats too) or one for every repeat (None without a judge:
-    judged metrics are left out)."""
+    judged metrics are left out). `paths`: each retrieval path's own output per question
+    (its retrieve stage's, for the index metrics)."""
     thr = metrics["label_threshold"]
     available = tuple(s for s, given in (("assemble", contexts), ("generate", answers),
                                          ("judge", judgments)) if given is not None)
@@ -101,7 +104,8 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         judged = _per_repeat(judgments, q.qid, len(repeats))
         scored = [score_question(QuestionView(
             q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx,
-            ctx if context_used else None, a, params, lat, judgments=j),
+            ctx if context_used else None, a, params, lat, judgments=j,
+            paths={p: got[q.qid] for p, got in (paths or {}).items() if q.qid in got}),
             metric_names, available) for a, j in zip(repeats, judged)]
         answer = repeats[0]
         row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": question_cluster(q),

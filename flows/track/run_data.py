@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from ablate.components.metrics.registry import is_timing
 from ablate.components.report.markdown import E2E, with_end_to_end
 from ablate.components.report.sweep_data import SweepResults
 
@@ -48,8 +49,8 @@ def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.Da
                     name: str, key_metrics: Sequence[str] | None = None) -> dict[str, float]:
     """What a child run carries: the mean of each metric a person compares (defined values
     only: the last retrieval stage's, the non-retrieval ones and every key metric), mean
-    latency per stage and end to end, and the comparison with the baseline for the key
-    metrics (all metrics when None)."""
+    latency per stage and end to end, the index's build and search seconds (`index/`), and
+    the comparison with the baseline for the key metrics (all metrics when None)."""
     rows = per_query.filter(pl.col("variant") == name)
     out: dict[str, float] = {"questions": float(rows.height)}
     key = None if key_metrics is None else set(key_metrics)
@@ -66,7 +67,7 @@ def variant_metrics(per_query: pl.DataFrame, stats: pl.DataFrame, timings: pl.Da
     if timings is not None:
         t = timings.filter(pl.col("variant") == name)
         lat = [c for c in t.columns if c.startswith("latency/")]
-        for col in lat:
+        for col in [c for c in t.columns if is_timing(c)]:  # latency/ and index/ seconds
             if t.height:
                 m = _float_mean(t[col].cast(pl.Float64).fill_nan(None))
                 if m is not None:

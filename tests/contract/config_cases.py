@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ablate.components.config import PipelineConfig, get_dotted
-from ablate.components.pipeline import contribution, read_values, resolve, stage_def
+from ablate.components.pipeline import contribution, own_reads, read_values, resolve, stage_def
 from ablate.components.registry import (
     CATALOGUE,
     Declaration,
@@ -65,6 +65,7 @@ CHANGED: dict[str, Any] = {
     "retrieval.depth": 2, "retrieval.analyzer": "english",
     "retrieval.bm25.k1": 0.6, "retrieval.bm25.b": 0.2, "retrieval.bm25.epsilon": 0.9,
     "retrieval.dense_model": "other-model", "retrieval.dense_backend": "onnx",
+    "retrieval.ann.ivf_nlist": 2, "retrieval.ann.ivf_nprobe": 2,
     "fusion.method": "convex", "fusion.rrf_k": 1, "fusion.normalization": "zscore",
     "rerank.method": "composite", "rerank.depth": 2,
     "rerank.weights": {"fusion": 0.5, "source": 0.5}, "rerank.default_credibility": 0.9,
@@ -238,7 +239,8 @@ def own_fields(decl: Declaration, case: Case) -> set[str]:
     that chose it when the stage keys that field (`chosen_by`; a component reached through
     a `uses` field is named by the field its user declares)."""
     folded = resolve(case.cfg, ((decl.kind, decl.name, None),))
-    out = set(folded.reads) | set(folded.settings)
+    # its `uses` fields too where they name a `neutral` component (which adds no read)
+    out = set(folded.reads) | set(folded.settings) | set(own_reads(decl))
     node = case.nodes[0]
     for kind, name, chosen_by in stage_def(node.stage).select(case.cfg, node.part):
         if (kind, name) == (decl.kind, decl.name):

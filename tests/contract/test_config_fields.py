@@ -44,6 +44,8 @@ BASES = [
     {"retrieval": {"paths": ["bm25", "dense"], "analyzer": "zh"}, "fusion": {"method": "convex"},
      "generator": {"name": "extractive"}},
     {"generator": {"name": "smollm2"}},  # the local GGUF generators' backend
+    {"retrieval": {"dense_index": "hnsw"}},  # each approximate index reads its own parameters
+    {"retrieval": {"dense_index": "ivf"}},
 ]
 # A changed value for fields whose type alone does not give a valid one.
 CHANGED = {
@@ -53,7 +55,7 @@ CHANGED = {
     "context.policy": "truncate", "generator.name": "smollm2", "generator.model": "other",
     "rerank.cross_encoder": "/other", "retrieval.analyzer_options": {"user_dict": "terms.txt"},
     "prompt.language": "zh", "query.perturbation": "typo", "retrieval.dense_backend": "onnx",
-    "generator.backend": "llama_cpp",
+    "generator.backend": "llama_cpp", "retrieval.dense_index": "hnsw",
 }
 EXEMPT = {"options"}  # free-form plugin options: read as `options.<component>`
 

@@ -284,7 +284,31 @@ def _check_dense_backend(d):
     assert float(vecs[1] @ vecs[0]) > float(vecs[1] @ vecs[2])  # the question is about DOC
 
 
+def _check_dense_index(d):
+    """An index built from ids and vectors (in any order) gives the top k (id, score) per
+    query, best first, ties by id, at most every chunk; an approximate one keeps the exact
+    index over the same vectors (`exact`), whose top 1 it finds on these few vectors."""
+    from ablate.components.config import AnnConfig
+    from ablate.components.retrieval.ann import DENSE_INDEXES
+    rng = np.random.default_rng(0)
+    vecs = rng.standard_normal((12, 8)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs[3] = vecs[7]  # a tie: c03 before c07
+    ids = [f"c{i:02d}" for i in range(12)][::-1]
+    vecs = vecs[::-1].copy()
+    index = DENSE_INDEXES.get(d.name)(ids, vecs, AnnConfig())
+    found = index.search(vecs[[4]], 20)[0]  # c07's vector: rows reversed
+    assert len(found) <= 12 and [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+    ranked = [c for c, _ in found]
+    assert ranked[:2] == ["c03", "c07"], ranked
+    exact = getattr(index, "exact", None)
+    assert d.neutral == (exact is None)  # flat is the exact one
+    if exact is not None:
+        assert [c for c, _ in exact.search(vecs[[4]], 2)[0]] == ["c03", "c07"]
+
+
 CONTRACTS = {
+    "dense index": _check_dense_index,
     "chunker": _check_chunker, "analyzer": _check_analyzer, "retrieval path": _check_path,
     "fuser": _check_fuser, "rerank signal": _check_signal, "reranker": _check_reranker,
     "generator": _check_generator, "metric": _check_metric, "statistical test": _check_test,

@@ -216,9 +216,20 @@ def _generator(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
             "answers": [(a.text, a.refused, a.tokens_in, a.tokens_out, a.error) for a in answers]}
 
 
+def _dense_index(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
+    """Built as the dense path builds it (with the config's `retrieval.ann`), searched to
+    the depth the dense path asks for (its own read, the base case's)."""
+    vectors = RES.encoder("m").encode(TEXTS)
+    index = registry("dense index").get(decl.name)([c.chunk_id for c in CHUNKS], vectors,
+                                                   cfg.retrieval.ann)
+    return index.search(RES.encoder("m").encode([q.question for q in QUESTIONS]),
+                        base.cfg.retrieval.depth)
+
+
 INVOKERS: dict[str, Callable[[Declaration, Case, PipelineConfig], Any]] = {
     "chunker": _chunker, "analyzer": _analyzer, "retrieval path": _path, "fuser": _fuser,
     "reranker": _reranker, "rerank signal": _signal, "generator": _generator,
+    "dense index": _dense_index,
 }
 # Kinds whose callables are never handed a pipeline config (checked by signature below).
 CONFIG_FREE = {
