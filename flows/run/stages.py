@@ -27,10 +27,10 @@ from ablate.components.judge.prompts import PromptSet
 from ablate.components.judge.run import Item, judge_many
 from ablate.components.judge.tasks import JudgeCache
 from ablate.components.labels import label_chunks
+from ablate.components.memory import release_freed_memory
 from ablate.components.models import dense_model_path
 from ablate.components.perturbation import NONE, perturb
 from ablate.components.progress import Progress
-from ablate.components.memory import release_freed_memory
 from ablate.components.retrieval import indexes as retrieval_indexes
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.latency import StageSeconds
