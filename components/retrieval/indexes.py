@@ -21,6 +21,7 @@ from ablate.components.models import dense_model_path
 from ablate.components.records import Chunk
 from ablate.components.retrieval.analyzer import Analyzer, get_analyzer
 from ablate.components.retrieval.analyzers_zh import choose_analyzer
+from ablate.components.retrieval import bm25_disk
 from ablate.components.retrieval.bm25 import BM25Index
 from ablate.components.retrieval.dense import DenseEncoder
 
@@ -67,11 +68,14 @@ def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
     return h.hexdigest()
 
 
-def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> tuple[BM25Index, Analyzer]:
+def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig,
+            folder: Path | None = None) -> tuple[BM25Index, Analyzer]:
     """The BM25 index of `chunks` under the analyzer and cfg.bm25, and the analyzer for
     queries (memoised; the bm25 path and the `lexical` rerank signal share them). Analyzer
     `auto` is resolved from the chunk texts here when the caller has not resolved it for
-    the corpus (the sweep flow does, and reports its choice)."""
+    the corpus (the sweep flow does, and reports its choice). With `folder`, the index is
+    kept there on disk (bm25_disk: read back memory-mapped by any later call, in this
+    process or another, with the same chunks, analyzer and parameters)."""
     name = cfg.analyzer
     if name == "auto":
         name = choose_analyzer([c.text for c in chunks])[0]
@@ -79,12 +83,35 @@ def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig) -> tuple[BM25Index, A
     key = (chunks_fingerprint(chunks), name, tuple(sorted(cfg.analyzer_options.items())),
            cfg.bm25.k1, cfg.bm25.b, cfg.bm25.epsilon)
 
-    def make() -> BM25Index:
+    def build() -> BM25Index:
         # analysed one chunk at a time as the index reads them: no list of all tokens
         return BM25Index([c.chunk_id for c in chunks], map(analyzer, (c.text for c in chunks)),
                          k1=cfg.bm25.k1, b=cfg.bm25.b, epsilon=cfg.bm25.epsilon)
 
+    def make() -> BM25Index:
+        if folder is None:
+            return build()
+        where = Path(folder) / f"bm25-{_disk_key(key, cfg.analyzer_options)}"
+        found = bm25_disk.load(where)
+        if found is not None:
+            return found
+        index = build()
+        try:
+            bm25_disk.save(index, where)
+        except OSError:  # a read-only or full cache folder: the index still serves
+            return index
+        return bm25_disk.load(where) or index  # the mapped copy: its pages can be dropped
+
     return _BM25.get_or_make(key, make), analyzer
+
+
+def _disk_key(key: tuple, options: dict[str, str]) -> str:
+    """The on-disk name of an index: its memo key, the format, and the content of any
+    analyzer option that names a file (a user dictionary), so an edited file is rebuilt."""
+    files = {k: hashlib.sha256(Path(v).read_bytes()).hexdigest() for k, v in options.items()
+             if isinstance(v, str) and Path(v).is_file()}
+    blob = repr((bm25_disk.FORMAT, key, sorted(files.items())))
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
 def clear_lexical() -> None:

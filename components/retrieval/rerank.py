@@ -81,7 +81,8 @@ def semantic(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndar
 def lexical(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
     found: tuple[BM25Index, Analyzer] | None = ctx._cache.get("bm25")
     if found is None:
-        found = ctx._cache["bm25"] = indexes.lexical(ctx.chunks, ctx.cfg.retrieval)
+        found = ctx._cache["bm25"] = indexes.lexical(ctx.chunks, ctx.cfg.retrieval,
+                                                     ctx.res.index_dir)
     index, analyzer = found
     query = analyzer(q.question)
     return minmax(index.scores_for(query, [c.chunk_id for c in cands]))

@@ -71,7 +71,7 @@ RERANKERS: Registry[Reranker] = Registry("reranker", config_field="rerank.method
                 uses={"retrieval.analyzer": "analyzer"},
                 latency="batch_mean")  # queries are searched together: per-question = batch / n
 def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
-    index, analyzer = indexes.lexical(chunks, cfg.retrieval)
+    index, analyzer = indexes.lexical(chunks, cfg.retrieval, res.index_dir)
     index.prepare(len(questions))  # untimed: numba's compile or cache load, when used
     t0 = time.perf_counter()
     found = index.search_many([analyzer(q.question) for q in questions], cfg.retrieval.depth)

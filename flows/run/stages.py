@@ -100,7 +100,7 @@ def release_models(ctx: RunContext, indexes: bool = False) -> None:
 
 
 def resources(ctx: RunContext) -> Resources:
-    return Resources(functools.partial(encoder, ctx))
+    return Resources(functools.partial(encoder, ctx), ctx.store.root / "indexes")
 
 
 def generation_cache(ctx: RunContext) -> GenerationCache:

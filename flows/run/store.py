@@ -22,7 +22,7 @@ import polars as pl
 from ablate.components.atomic import atomic_write
 from ablate.flows.env import file_lock
 
-SIDE_FOLDERS = ("embeddings", "generations", "judgments", "onnx", "shards")  # caches beside the stages
+SIDE_FOLDERS = ("embeddings", "generations", "indexes", "judgments", "onnx", "shards")  # caches beside the stages
 STALE_TMP_SECONDS = 3600  # a temporary file this old belongs to no live writer
 
 

@@ -304,3 +304,13 @@ def test_closed_book_variant_is_scored_without_the_context(sweep):
     for r in answerable.iter_rows(named=True):  # by correctness only
         assert (r["bucket"] == "ok") == (r["answer/correct"] == 1.0), r["qid"]
     assert set(base["bucket"]) & {"retrieval_miss", "ranking_loss", "budget_cut"}
+
+
+def test_bm25_indexes_are_kept_in_the_cache_folder(sweep):
+    """The sweep's bm25 stages keep their indexes beside the stage entries (read back
+    memory-mapped by later stages and runs), each complete."""
+    from ablate.components.retrieval import bm25_disk
+    ctx, _ = sweep
+    folders = sorted((ctx.store.root / "indexes").glob("bm25-*"))
+    assert len(folders) == 2  # chunk sizes 48 and 300
+    assert all((f / bm25_disk.DONE).read_text() == bm25_disk.FORMAT for f in folders)

@@ -24,7 +24,8 @@ def _env() -> dict[str, str]:
 def test_two_sweeps_at_once_share_cache_and_mlflow(clean_run, tmp_path):
     from mlflow.tracking import MlflowClient
 
-    from ablate.flows.run.store import Store, cache_files
+    from ablate.components.retrieval import bm25_disk
+    from ablate.flows.run.store import SIDE_FOLDERS, Store, cache_files
     specs = {"a": SPEC, "b": experiment("rel-tiny-paths", **{
         **FIELDS, "sweeps": [vary("retrieval.paths", ["bm25"])]})}
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
@@ -55,9 +56,11 @@ def test_two_sweeps_at_once_share_cache_and_mlflow(clean_run, tmp_path):
     store = Store(tmp_path / "cache")
     files = list(cache_files(tmp_path / "cache"))
     assert files and all(f.kind == "entry" for f in files), [f for f in files if f.kind != "entry"]
-    entries = [f for f in files if f.area not in ("embeddings", "generations")]
+    entries = [f for f in files if f.area not in SIDE_FOLDERS]
     for f in entries:
         assert store.has(f.area, f.path.stem), f.path
+    for folder in (tmp_path / "cache" / "indexes").iterdir():  # BM25 indexes both built
+        assert bm25_disk.load(folder) is not None, folder
     for shard in (tmp_path / "cache" / "embeddings").rglob("*.npz"):
         with np.load(shard) as z:
             assert len(z["keys"]) == z["vecs"].shape[0] > 0

@@ -1,0 +1,87 @@
+"""BM25 indexes on disk, memory-mapped when read back.
+
+An index is a folder of .npy arrays (the CSR weight matrix's data, indices and indptr,
+the frequent terms' dense rows, idf, document lengths) and two JSON lists (the document
+ids in id order, the terms by row), written into a temporary folder and renamed into
+place, then marked complete. Reading maps the arrays (np.load(mmap_mode="r")): a search
+pages in the postings of its query terms, the kernel may drop clean pages under memory
+pressure, and every process that reads the same folder (a sweep's stages, a Dask worker,
+the next run) shares one copy in the page cache. A folder that is incomplete or damaged
+reads as missing (None), so the caller builds the index again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+
+from ablate.components.retrieval.bm25 import BM25Index
+
+FORMAT = "1"
+ARRAYS = ("data", "indices", "indptr", "dense", "dense_slot", "idf", "doc_len")
+DONE = "complete"
+
+
+def save(index: BM25Index, folder: Path) -> None:
+    """Write `index` to `folder` (atomically: a reader sees all of it or nothing)."""
+    folder = Path(folder)
+    tmp = folder.with_name(f".tmp-{folder.name}-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir(parents=True)
+    try:
+        m = index.matrix
+        arrays = {"data": m.data, "indices": m.indices, "indptr": m.indptr,
+                  "dense": index._dense, "dense_slot": index._dense_slot, "idf": index.idf,
+                  "doc_len": index.doc_len}
+        for name in ARRAYS:
+            np.save(tmp / f"{name}.npy", np.ascontiguousarray(arrays[name]))
+        terms = sorted(index.vocab, key=index.vocab.__getitem__)
+        (tmp / "ids.json").write_text(json.dumps(index.ids))
+        (tmp / "terms.json").write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
+        (tmp / "meta.json").write_text(json.dumps({
+            "format": FORMAT, "k1": index.k1, "b": index.b, "epsilon": index.epsilon,
+            "avgdl": index.avgdl, "n_docs": index.n_docs, "shape": list(m.shape)}))
+        (tmp / DONE).write_text(FORMAT)
+        try:
+            os.rename(tmp, folder)
+        except OSError:  # written meanwhile by another process: theirs is the same index
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def load(folder: Path) -> BM25Index | None:
+    """The index saved in `folder`, its arrays memory-mapped; None when there is no
+    complete, readable index there."""
+    folder = Path(folder)
+    try:
+        if (folder / DONE).read_text() != FORMAT:
+            return None
+        meta = json.loads((folder / "meta.json").read_text())
+        arr = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
+        ids = json.loads((folder / "ids.json").read_text())
+        terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError):
+        return None
+    n_terms, n = meta["shape"]
+    if len(ids) != n or len(terms) != n_terms or arr["indptr"].shape != (n_terms + 1,):
+        return None
+    index = BM25Index.__new__(BM25Index)
+    index.k1, index.b, index.epsilon = meta["k1"], meta["b"], meta["epsilon"]
+    index.avgdl, index.n_docs = meta["avgdl"], meta["n_docs"]
+    index.ids = ids
+    index.vocab = {t: i for i, t in enumerate(terms)}
+    index.idf, index.doc_len = arr["idf"], arr["doc_len"]
+    index.matrix = sparse.csr_matrix((arr["data"], arr["indices"], arr["indptr"]),
+                                     shape=(n_terms, n), copy=False)
+    index._dense = arr["dense"]
+    index._dense_rows = list(index._dense)
+    index._dense_slot = arr["dense_slot"]
+    index._ids = np.array(ids, dtype=object)
+    return index
