@@ -19,9 +19,9 @@ from ablate.components.config import RetrievalConfig
 from ablate.components.errors import InputError
 from ablate.components.models import dense_model_path
 from ablate.components.records import Chunk
+from ablate.components.retrieval import bm25_disk
 from ablate.components.retrieval.analyzer import Analyzer, get_analyzer
 from ablate.components.retrieval.analyzers_zh import choose_analyzer
-from ablate.components.retrieval import bm25_disk
 from ablate.components.retrieval.bm25 import BM25Index
 from ablate.components.retrieval.dense import DenseEncoder
 
