@@ -104,8 +104,9 @@ def _keys(retrieval: dict) -> dict[str, str]:
 
 def test_flat_keys_are_those_from_before_the_index_was_a_variable(monkeypatch):
     """Pinned: the stage keys of the default (flat) pipeline as computed before
-    `retrieval.dense_index` existed (commit 1c13c3f), with library and package versions
-    fixed; changing an ANN parameter leaves them as they are."""
+    `retrieval.dense_index` existed (commit 1c13c3f, dense path version 2: 3eb51f62...),
+    with only the dense path's version since bumped to 3 (exact pair scores) and library
+    and package versions fixed; changing an ANN parameter leaves them as they are."""
     from ablate.components import registry
     from ablate.flows.plan import graph
     monkeypatch.setattr(registry, "installed_version", lambda d: "pinned")
@@ -117,7 +118,7 @@ def test_flat_keys_are_those_from_before_the_index_was_a_variable(monkeypatch):
     reads = tuple(sorted(set(resolved.reads) | set(sd.reads)))
     key = stage_key(sd, resolved, read_values(cfg, reads, resolved.files), {"chunk": "c"},
                     EXPERIMENT, "dense", "pinned")
-    assert key == "3eb51f62ab25adb4bcbecd51"  # computed at 1c13c3f
+    assert key == "8ebc2955ae6285913ed862aa"  # 1c13c3f's computation at version 3
     base = _keys({})
     assert _keys({"dense_index": "flat", "ann": {"hnsw_m": 8, "ivf_nprobe": 3}}) == base
 
