@@ -28,10 +28,17 @@ each tool's cached results): the share of questions where both or neither top 10
 least half of the gold span's characters, and the mean character Jaccard of the text the
 two top 10s cover.
 
+ablate's dense backend (`retrieval.dense_backend`, part of every dense stage's key) is
+printed with the work: `torch` by default, as context-grid runs MiniLM; `--dense-backend
+onnx` runs the same model exported to ONNX by onnxruntime (top 10 identical to torch's
+here, benchmarks/dense_backends.py; a cold round removes the cache folder and so makes
+the export again, which imports torch and transformers in the sweep's process: +0.3 GB
+at its peak), `auto` takes onnx when the `onnx` extra is installed, else torch.
+
 The machine is shared (2 cores): the load average is printed before and after.
 
     python benchmarks/peers.py [--work /tmp/ablate-peers] [--questions 300] [--rounds cold,warm]
-                               [--no-mlflow]
+                               [--no-mlflow] [--dense-backend torch|onnx|auto]
 """
 
 from __future__ import annotations
@@ -84,7 +91,7 @@ seed: 0
 metrics: {{ks: [1, 5, 10], key: [candidates/recall_at_5, candidates/ndcg_at_10]}}
 baseline:
   chunking: {{method: token_window, size: {size}, overlap: {overlap}}}
-  retrieval: {{paths: [bm25, dense], depth: {depth}}}
+  retrieval: {{paths: [bm25, dense], depth: {depth}, dense_backend: {backend}}}
   fusion: {{method: rrf, rrf_k: {rrf}}}
   rerank: {{method: none}}
   generator: {{name: none}}
@@ -97,7 +104,15 @@ sweeps:
 
 # ---- the work ------------------------------------------------------------------------
 
-def prepare(work: Path, n_questions: int) -> dict:
+def dense_backend(choice: str) -> str:
+    """`auto`: onnx when its extra (onnxruntime and onnx) is installed, else torch."""
+    if choice != "auto":
+        return choice
+    from importlib.util import find_spec
+    return "onnx" if all(find_spec(m) is not None for m in ("onnxruntime", "onnx")) else "torch"
+
+
+def prepare(work: Path, n_questions: int, backend: str = "torch") -> dict:
     """Write both tools' inputs: the same documents, questions and gold spans."""
     import numpy as np
 
@@ -133,7 +148,7 @@ def prepare(work: Path, n_questions: int) -> dict:
         plugin=ROOT / "benchmarks" / "peers_cg_plugin.py", chunkers=chunkers, indexes=indexes,
         depth=DEPTH, k=K))
     (ab / "ablate.yaml").write_text(ABLATE_SPEC.format(
-        size=SIZES[0], overlap=OVERLAP, depth=DEPTH, rrf=RRF[0],
+        size=SIZES[0], overlap=OVERLAP, depth=DEPTH, rrf=RRF[0], backend=backend,
         sizes=", ".join(map(str, SIZES[1:])), rrfs=", ".join(map(str, RRF[1:]))))
     return {"documents": len(ds.documents), "questions": len(chosen), "gold": gold,
             "texts": {d.doc_id: d.text for d in ds.documents}}
@@ -284,14 +299,17 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=300)
     ap.add_argument("--rounds", default="cold,warm")
     ap.add_argument("--no-mlflow", action="store_true", help="ablate run --no-mlflow")
+    ap.add_argument("--dense-backend", default="torch", choices=("torch", "onnx", "auto"),
+                    help="ablate's retrieval.dense_backend (auto: onnx when installed)")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    info = prepare(work, args.questions)
+    backend = dense_backend(args.dense_backend)
+    info = prepare(work, args.questions, backend)
     load0 = os.getloadavg()
     print(f"work: {info['documents']} documents, {info['questions']} answerable questions, "
-          f"7 configurations; load average {load0[0]:.2f} / {load0[1]:.2f} / {load0[2]:.2f}",
-          flush=True)
+          f"7 configurations; ablate's dense backend {backend}; load average "
+          f"{load0[0]:.2f} / {load0[1]:.2f} / {load0[2]:.2f}", flush=True)
     results: dict[tuple[str, str], dict] = {}
     for rnd in args.rounds.split(","):
         for tool in ("context-grid", "ablate"):
