@@ -101,11 +101,12 @@ class RetrievalConfig(_Frozen):
     MiniLM run without importing it, bitwise the same), `onnx` (the model exported locally to ONNX, run
     by onnxruntime) or `onnx-int8` (that export with int8 weights); the ONNX ones need the
     extra `ablate[onnx]`. Their vectors differ slightly, so sweep it to measure the effect."""
-    dense_index: Literal["flat", "hnsw", "ivf"] = "flat"
-    """Index the dense path searches: `flat` (exact, the default), or an approximate FAISS
-    index, `hnsw` (a graph) or `ivf` (k-means cells); an approximate index's recall against
-    `flat` is the metric `dense/ann_recall_at_k`, its build and search seconds are in
-    timings.parquet (`index/`) and MLflow."""
+    dense_index: Literal["flat", "flat16", "hnsw", "ivf"] = "flat"
+    """Index the dense path searches: `flat` (exact, the default), `flat16` (exact over the
+    vectors stored in float16: half the memory, slightly different scores), or an
+    approximate FAISS index, `hnsw` (a graph) or `ivf` (k-means cells); the recall of any
+    but `flat` against `flat` is the metric `dense/ann_recall_at_k`, its build and search
+    seconds are in timings.parquet (`index/`) and MLflow."""
     ann: AnnConfig = AnnConfig()
     """Parameters of the approximate indexes (`dense_index` `hnsw` or `ivf`)."""
 

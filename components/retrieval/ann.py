@@ -3,6 +3,8 @@
 - `flat`: dense.DenseIndex, the exact blocked search (the default). It is `neutral`: the
   behaviour from before the index was a variable, so a flat run's stage keys, rankings
   and cached results are those it had.
+- `flat16`: the exact search over vectors stored in float16 (DenseIndex(dtype="float16"):
+  half the memory; each block widened to float32, scores those of the widened vectors).
 - `hnsw`: faiss.IndexHNSWFlat over inner products (the vectors are L2-normalised, so this
   is cosine), M `retrieval.ann.hnsw_m`, efConstruction and efSearch (at least the depth).
 - `ivf`: faiss.IndexIVFFlat over inner products: `ivf_cells` k-means cells (spherical,
@@ -121,6 +123,22 @@ class FaissIndex:
 def flat(ids: Sequence[str], vectors: np.ndarray, ann: AnnConfig) -> DenseIndex:
     """Exact: every vector scored (dense.DenseIndex)."""
     return DenseIndex(ids, vectors)
+
+
+class HalfIndex(DenseIndex):
+    """flat over float16 vectors, with the float32 flat index beside it (`exact`), for
+    recall against flat; alone (exact=False) it holds half of flat's memory."""
+
+    def __init__(self, ids: Sequence[str], vectors: np.ndarray, exact: bool = True) -> None:
+        super().__init__(ids, vectors, dtype="float16")
+        self.exact = DenseIndex(ids, vectors) if exact else None
+
+
+@DENSE_INDEXES.register("flat16")
+def flat16(ids: Sequence[str], vectors: np.ndarray, ann: AnnConfig) -> HalfIndex:
+    """Exact search over the vectors stored in float16 (half the memory); scores are
+    the widened vectors' exact products, so rankings can differ slightly from flat's."""
+    return HalfIndex(ids, vectors)
 
 
 @DENSE_INDEXES.register("hnsw", reads=("retrieval.ann.hnsw_m", "retrieval.ann.hnsw_ef_construction",

@@ -249,18 +249,28 @@ class DenseIndex:
     a smaller corpus or another batch of questions. The float32 product only selects the
     candidates, with a margin wider than its error bound; the candidates are then scored
     exactly, so one index over the whole corpus and the merge of shard indexes
-    (components/retrieval/shards.py) give the same rankings, scores and all."""
+    (components/retrieval/shards.py) give the same rankings, scores and all.
 
-    def __init__(self, ids: Sequence[str], vectors: np.ndarray, block: int = 4096) -> None:
+    `dtype` float16 stores the vectors at half the memory; each block is widened to
+    float32 to be searched, and scores are those of the widened vectors (so they differ
+    slightly from float32's: `retrieval.dense_index: flat16` measures by how much)."""
+
+    def __init__(self, ids: Sequence[str], vectors: np.ndarray, block: int = 4096,
+                 dtype: str = "float32") -> None:
         if len(ids) != vectors.shape[0]:
             raise ValueError(f"{len(ids)} ids for {vectors.shape[0]} vectors")
         order = sorted(range(len(ids)), key=lambda i: ids[i])
         self.ids = [ids[i] for i in order]
+        store = np.dtype(dtype)
+        if store not in (np.float32, np.float16):
+            raise ValueError(f"dense vectors are stored as float32 or float16, not {dtype}")
         if all(i == j for i, j in enumerate(order)):  # in id order already: no copy (a
             # memory-mapped file stays on disk, read a block at a time by search)
-            self.vectors = np.asarray(vectors, dtype=np.float32)
-        else:
-            self.vectors = np.ascontiguousarray(vectors[order], dtype=np.float32)
+            self.vectors = np.asarray(vectors, dtype=store)
+        else:  # reordered a block at a time (no whole float32 copy beside a float16 one)
+            self.vectors = np.empty((len(order), vectors.shape[1]), dtype=store)
+            for a in range(0, len(order), block):
+                self.vectors[a:a + block] = vectors[order[a:a + block]]
         self.block = int(block)
         # the largest norm, a block at a time (a memory-mapped matrix is not read whole)
         self._max_norm = max((float(np.linalg.norm(self.vectors[a:a + self.block]
@@ -283,7 +293,7 @@ class DenseIndex:
             best_p = np.empty((q.shape[0], 0), dtype=np.int64)
             rows, cols, vals = [], [], []
             for c0 in range(0, n, self.block):
-                s = q @ self.vectors[c0:c0 + self.block].T
+                s = q @ self.vectors[c0:c0 + self.block].astype(np.float32, copy=False).T
                 p = np.broadcast_to(np.arange(c0, c0 + s.shape[1], dtype=np.int64), s.shape)
                 best_s, best_p = merge_topk(np.concatenate([best_s, s], axis=1),
                                             np.concatenate([best_p, p], axis=1), k)

@@ -141,7 +141,7 @@ def test_a_bad_index_is_an_error_naming_the_field():
     with pytest.raises(ValidationError) as err:
         PipelineConfig.model_validate({"retrieval": {"dense_index": "foo"}})
     assert "retrieval.dense_index" in str(err.value) or "dense_index" in str(err.value)
-    assert sorted(DENSE_INDEXES.names()) == ["flat", "hnsw", "ivf"]
+    assert sorted(DENSE_INDEXES.names()) == ["flat", "flat16", "hnsw", "ivf"]
 
 
 # ---- the recall metric -------------------------------------------------------------------
@@ -164,3 +164,27 @@ def test_recall_against_flat():
     assert all(math.isnan(v) for v in recall(_view({"dense": empty})).values())
     cost = METRICS.get("index/*").compute(_view({"dense": ann, "bm25": exact}))
     assert cost == {"index/retrieve_dense_build_s": 2.0, "index/retrieve_dense_search_s": 0.1}
+
+
+def test_flat16_holds_half_and_ranks_close_to_flat():
+    """float16 storage: half the bytes, each question's top 10 mostly flat's, scores
+    within float16's rounding of flat's; the stage's recall against flat is defined."""
+    from ablate.components.retrieval.ann import DENSE_INDEXES, HalfIndex
+    from ablate.components.retrieval.dense import DenseIndex
+    rng = np.random.default_rng(7)
+    vecs = rng.standard_normal((3000, 32)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    ids = [f"c{(i * 7) % 3000:05d}" for i in range(3000)]
+    q = vecs[:40] + 0.1 * rng.standard_normal((40, 32)).astype(np.float32)
+    half = DENSE_INDEXES.get("flat16")(ids, vecs, PipelineConfig().retrieval.ann)
+    assert isinstance(half, HalfIndex) and half.vectors.dtype == np.float16
+    assert half.vectors.nbytes * 2 == half.exact.vectors.nbytes
+    flat = DenseIndex(ids, vecs).search(q, 10)
+    got = half.search(q, 10)
+    overlap = np.mean([len({c for c, _ in a} & {c for c, _ in b}) / 10 for a, b in zip(got, flat)])
+    assert overlap > 0.9
+    assert half.exact.search(q, 10) == flat
+    for mine, theirs in zip(got, flat):
+        scored = dict(mine)
+        assert all(abs(scored[c] - s) < 2e-3 for c, s in theirs if c in scored)
+    assert HalfIndex(ids, vecs, exact=False).exact is None
