@@ -6,7 +6,8 @@ each size, 200 random queries, the indexes built as the dense path builds them
 parameters: one-thread builds, seeded k-means). Per size and index, in a fresh Python
 process: build seconds, search seconds for the queries (top k), recall@k against flat's
 top k, and peak resident memory of the process (Linux VmHWM, over generating the data,
-building and searching; `data` is the resident size after generating the vectors).
+building and searching; `data` is the resident size after generating the vectors, `held`
+what the process keeps once the index is built and the input vectors are freed).
 flat16 is measured alone (without the float32 index the sweep keeps beside it for recall).
 
 Random vectors in 384 dimensions have no cluster or neighbourhood structure: they are the
@@ -28,17 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scaling import _mem  # noqa: E402  ((current, peak) resident MiB of this process)
+
 DIM, BLOCK = 384, 65536
 INDEXES = ("flat", "flat16", "hnsw", "ivf")
-
-
-def _mem() -> tuple[float, float]:
-    """(current RSS, peak RSS) of this process in MiB."""
-    vals = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(("VmRSS:", "VmHWM:")):
-            vals[line[:5]] = int(line.split()[1]) / 1024
-    return vals["VmRSS"], vals["VmHWM"]
 
 
 def unit_rows(n: int, seed: int) -> np.ndarray:
@@ -56,6 +51,7 @@ def inner(n: int, kind: str, n_queries: int, k: int, exact_file: Path) -> dict:
     from ablate.components.config import AnnConfig
     from ablate.components.retrieval.ann import DENSE_INDEXES, HalfIndex, ivf_cells
     catalogue.load()
+    base_mib, _ = _mem()
     vectors = unit_rows(n, seed=0)
     queries = unit_rows(n_queries, seed=1)
     ids = [f"c{i:07d}" for i in range(n)]
@@ -65,6 +61,7 @@ def inner(n: int, kind: str, n_queries: int, k: int, exact_file: Path) -> dict:
              else DENSE_INDEXES.get(kind)(ids, vectors, AnnConfig()))
     build = time.perf_counter() - t0
     del vectors  # the index holds what it needs
+    held_mib = _mem()[0] - base_mib  # what the index keeps (ids included)
     t0 = time.perf_counter()
     found = index.search(queries, k)
     search = time.perf_counter() - t0
@@ -78,7 +75,7 @@ def inner(n: int, kind: str, n_queries: int, k: int, exact_file: Path) -> dict:
     _, peak = _mem()
     extra = {"ivf": f"nlist {ivf_cells(n, AnnConfig().ivf_nlist)}"}.get(kind, "")
     return {"n": n, "index": kind, "build_s": build, "search_s": search, "recall": recall,
-            "data_mib": data_mib, "peak_mib": peak, "note": extra}
+            "data_mib": data_mib, "held_mib": held_mib, "peak_mib": peak, "note": extra}
 
 
 def main() -> None:
@@ -114,11 +111,12 @@ def main() -> None:
     print(f"\nDense indexes, random unit 384-d float32, {args.queries} queries, "
           f"top {args.k}, default retrieval.ann\n")
     print(f"| {'chunks':>9} | index | {'build s':>8} | {'search s':>8} | "
-          f"recall@{args.k} | {'data MiB':>8} | {'peak MiB':>8} | note")
-    print("|---:|---|---:|---:|---:|---:|---:|---|")
+          f"recall@{args.k} | {'data MiB':>8} | {'held MiB':>8} | {'peak MiB':>8} | note")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print(f"| {r['n']:>9,} | {r['index']:5s} | {r['build_s']:8.2f} | {r['search_s']:8.3f} | "
-              f"{r['recall']:9.3f} | {r['data_mib']:8.0f} | {r['peak_mib']:8.0f} | {r['note']}")
+              f"{r['recall']:9.3f} | {r['data_mib']:8.0f} | {r['held_mib']:8.0f} | "
+              f"{r['peak_mib']:8.0f} | {r['note']}")
 
 
 if __name__ == "__main__":

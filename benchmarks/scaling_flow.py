@@ -26,6 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from peers import _tree_rss  # noqa: E402  (the process tree's resident memory)
+
 WORDS, QUERY_WORDS, QUESTIONS, SEED = 30, 8, 200, 0
 
 EXPERIMENT = """\
@@ -84,22 +87,6 @@ def write_data(folder: Path, n_docs: int) -> None:
     with (folder / "questions.jsonl").open("w") as out:
         out.writelines(json.dumps(q) + "\n" for q in questions)
     done.write_text(str(n_docs))
-
-
-def _tree_rss(pid: int) -> int:
-    import psutil
-    try:
-        procs = [psutil.Process(pid)]
-        procs += procs[0].children(recursive=True)
-    except psutil.NoSuchProcess:
-        return 0
-    total = 0
-    for q in procs:
-        try:
-            total += q.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
-    return total
 
 
 def run(work: Path, args: list[str]) -> dict:
