@@ -63,6 +63,8 @@ def register(app: typer.Typer) -> None:
             how = (f"started in {prefect_server.seconds:.1f} s (kept for later runs; "
                    "`ablate server stop` stops it)" if prefect_server.started else "reused")
             typer.echo(f"Prefect server {info.api_url}: {how}")
+        if not verbose:
+            console.quiet_shutdown()
         with console.quiet(not verbose):
             from ablate.flows.sweep import run_sweep
             result = run_sweep(str(experiment), workers=workers, out=out, tier=tier, split=split,

@@ -23,6 +23,8 @@ from typing import Iterator
 QUIET_ENV = {"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "WARNING",
              "MLFLOW_LOGGING_LEVEL": "WARNING", "DASK_LOGGING__DISTRIBUTED": "warning"}
 QUIET_LOGGERS = ("mlflow", "alembic")  # their console chatter, once imported
+# Prefect's queue services draining at interpreter exit log as their class names
+SHUTDOWN_LOGGERS = ("EventsWorker", "APILogWorker")
 
 _progress = {"on": False}
 _hidden = {"warnings": 0}
@@ -125,6 +127,16 @@ def quiet(enabled: bool = True) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = saved
+
+
+def quiet_shutdown() -> None:
+    """Keep Prefect's exit-time "Still processing items: N items remaining..." warnings
+    (its event and log queues draining to a slow server) off the console: they come after
+    the run's last line, from the interpreter's exit, when quiet()'s block has ended, and
+    would turn a one-line error into two. For the rest of the process (not restored)."""
+    for name in SHUTDOWN_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.setLevel(max(logger.level, logging.ERROR))
 
 
 def quieting() -> bool:
