@@ -2,8 +2,9 @@
 
 - `dense/ann_recall_at_k`: the share of the exact (flat) top k that the dense path's
   top k contains, over the same vectors. 1 for the exact `flat` index by definition;
-  for `hnsw` or `ivf` what the approximation lost. NaN (undefined) without a dense path
-  and for a question whose exact top k is empty (an empty corpus).
+  for `flat16`, `hnsw` or `ivf` what the index lost. No column without a dense path (a
+  bm25-only pipeline measures no dense index); NaN for a question whose exact top k is
+  empty (an empty corpus).
 - `index/retrieve_<path>_build_s` and `index/retrieve_<path>_search_s`: the seconds to
   build a path's index (offline, the same for every question of the stage) and of
   searching it per question (also inside `latency/retrieve_<path>`). They vary run to run,
@@ -19,15 +20,16 @@ from ablate.components.metrics.registry import QuestionView, column, metric
 DENSE = "dense"  # the retrieval path whose index `retrieval.dense_index` chooses
 
 
-@metric("ann_recall", stages=("dense",), direction="higher", at_k=True, needs={"dense": ()})
+@metric("ann_recall", stages=("dense",), direction="higher", at_k=True, needs={"dense": ()},
+        version="2")  # 2: no column without a dense path (was NaN)
 def _ann_recall(view: QuestionView) -> dict[str, float]:
     """Share of the exact (flat) top k in the dense index's top k (1 for flat)."""
     path = view.paths.get(DENSE)
     out: dict[str, float] = {}
+    if path is None:  # no dense path: nothing measured, no column
+        return out
     for k in view.params["ks"]:
-        if path is None:  # no dense path: undefined
-            value = math.nan
-        elif path.exact_ids is None:  # the exact index: its own top k
+        if path.exact_ids is None:  # the exact index: its own top k
             value = 1.0
         else:
             exact = set(path.exact_ids[:k])
