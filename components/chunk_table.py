@@ -11,7 +11,7 @@ plain lists of chunks).
 
 from __future__ import annotations
 
-from typing import Collection, Iterable, Iterator, Mapping, Sequence, overload
+from typing import Any, Collection, Iterable, Iterator, Mapping, Sequence, overload
 
 import numpy as np
 
@@ -38,6 +38,13 @@ class ChunkTable(Sequence[Chunk]):
         return cls([c.chunk_id for c in chunks], [c.doc_id for c in chunks],
                    [c.start for c in chunks], [c.end for c in chunks],
                    [c.n_tokens for c in chunks], documents)
+
+    @classmethod
+    def of_frame(cls, frame: Any, documents: Mapping[str, Document]) -> ChunkTable:
+        """From a chunk stage's stored frame (chunk_id, doc_id, start, end, n_tokens)."""
+        return cls(frame["chunk_id"].to_list(), frame["doc_id"].to_list(),
+                   frame["start"].to_numpy(), frame["end"].to_numpy(),
+                   frame["n_tokens"].to_numpy(), documents)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -68,9 +68,7 @@ def chunks_of(ctx: RunContext, key: str) -> ChunkTable:
     docs = ctx.dataset.doc_by_id()
 
     def convert(frame: pl.DataFrame) -> ChunkTable:
-        return ChunkTable(frame["chunk_id"].to_list(), frame["doc_id"].to_list(),
-                          frame["start"].to_numpy(), frame["end"].to_numpy(),
-                          frame["n_tokens"].to_numpy(), docs)
+        return ChunkTable.of_frame(frame, docs)
     return load(ctx, "chunk", key, convert)
 
 
@@ -89,7 +87,7 @@ def encoder(ctx: RunContext, model: str, backend: str = "torch") -> DenseEncoder
 def release_models(ctx: RunContext, indexes: bool = False) -> None:
     """Unload this process's encoders and torch generator models, so that the analysis,
     report and MLflow logging run without their weights resident; with `indexes` (after
-    the last stage), the memoised BM25 indexes too (~0.7 GB each at a million chunks)."""
+    the last stage), the memoised BM25 indexes too."""
     for value in list(ctx.memo.values()):
         if isinstance(value, DenseEncoder):
             value.unload()
