@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ablate.components.config import PipelineConfig, get_dotted
-from ablate.components.metrics.registry import DIRECTIONS, QuestionView
+from ablate.components.metrics.registry import DIRECTIONS, PathView, QuestionView
 from ablate.components.records import Answer, Chunk, Document, PackedContext, Passage, Question, Span
 from ablate.components.registry import CATALOGUE, Declaration, all_declarations, registry
 
@@ -201,7 +201,10 @@ def _check_metric(d):
                             {"candidates": ["d0:0-31"], "reranked": ["d0:0-31"], "final": ["d0:0-31"]},
                             ctx, ctx, ans, {"ks": [1, 5], "gain": "linear", "label_threshold": 0.5,
                                             "correct_f1": 0.5, "pricing": {}},
-                            {"fuse": 0.01}, judgments=JUDGMENTS[q.qid])
+                            {"fuse": 0.01}, judgments=JUDGMENTS[q.qid],
+                            # every built-in path's own output, an approximate dense index's
+                            paths={"bm25": PathView(("d0:0-31",), build_s=0.1, search_s=0.01),
+                                   "dense": PathView(("d0:0-31",), ("d0:0-31",), 0.2, 0.02)})
         # a pipeline without a stage a column needs (no judge, retrieval only) scores no
         # such column at all
         needed = {s for _, stages in m.needs for s in stages}
