@@ -58,10 +58,25 @@ class BM25Index:
         objects). `collection`: the statistics of a larger collection these documents are
         a part of (a shard's): idf and avgdl then come from it, so each document scores
         what it would in one index of the whole collection."""
+        self._build(ids, *term_ids(docs, len(ids)), k1, b, epsilon, collection)
+
+    @classmethod
+    def of_term_ids(cls, ids: Sequence[str], terms: np.ndarray, lens: np.ndarray,
+                    words: Sequence[str], k1: float = 1.5, b: float = 0.75,
+                    epsilon: float = 0.25, collection: CollectionStats | None = None) -> BM25Index:
+        """The index of documents already analysed into term ids (bm25_stats.term_ids'
+        output: every token's term id in reading order, each document's length, the
+        terms by id), without turning them back into words."""
+        index = cls.__new__(cls)
+        index._build(ids, terms, lens, words, k1, b, epsilon, collection)
+        return index
+
+    def _build(self, ids: Sequence[str], terms: np.ndarray, doc_len_in: np.ndarray,
+               words: Sequence[str], k1: float, b: float, epsilon: float,
+               collection: CollectionStats | None) -> None:
         if len(set(ids)) != len(ids):
             raise ValueError("document ids repeat")
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
-        terms, doc_len_in, words = term_ids(docs, len(ids))
         if doc_len_in.size != len(ids):
             raise ValueError(f"{len(ids)} ids for {doc_len_in.size} documents")
         order = sorted(range(len(ids)), key=ids.__getitem__)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 from itertools import islice
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -105,16 +105,9 @@ class AnalysedShard:
         return CollectionStats(int(self.lens.size), int(self.lens.sum()),
                                {w: int(n) for w, n in zip(self.words, df.tolist()) if n})
 
-    def docs(self) -> Iterator[list[str]]:
-        """The analysed chunks again, in order (the words shared, not copied)."""
-        words, terms = self.words, self.terms
-        at = 0
-        for n in self.lens.tolist():
-            yield [words[t] for t in terms[at:at + n].tolist()]
-            at += n
-
     def index(self, collection: CollectionStats, k1: float, b: float,
               epsilon: float) -> BM25Index:
-        """The shard's BM25 index, scoring with the whole collection's statistics."""
-        return BM25Index(self.ids, self.docs(), k1=k1, b=b, epsilon=epsilon,
-                         collection=collection)
+        """The shard's BM25 index, scoring with the whole collection's statistics (built
+        from the term ids as they are)."""
+        return BM25Index.of_term_ids(self.ids, self.terms, self.lens, self.words, k1=k1, b=b,
+                                     epsilon=epsilon, collection=collection)
