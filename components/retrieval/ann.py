@@ -12,8 +12,8 @@
 
 Rankings keep the project's rule: best first, ties by chunk id ascending. Vectors are
 held in chunk-id order (a position is an id's rank), an approximate index proposes its
-top k positions and they are scored by `pair_scores`, each pair's dot product in float64
-rounded once to float32, then sorted by (score descending, position). An approximate
+top k positions and they are scored by dense.exact_scores (as flat scores them: each
+pair's dot product in float64 rounded once to float32), then sorted by (score descending, position). An approximate
 index also keeps the exact index over the same vectors (`exact`) so a stage can record
 the exact top k beside the approximate one: recall against flat is a metric.
 
@@ -69,13 +69,6 @@ def one_thread() -> Iterator[None]:
             faiss.omp_set_num_threads(before)
 
 
-def pair_scores(queries: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """Row-wise dot products of float32 pairs, as flat scores them (dense.exact_scores:
-    float64 products summed by a fixed tree, rounded once to float32), so an ANN index
-    and flat give a chunk the same score."""
-    return exact_scores(queries, vectors)
-
-
 def ivf_cells(n: int, nlist: int) -> int:
     """The cells of an IVF index over n vectors: `nlist`, or for 0 4·sqrt(n) with at
     least MIN_POINTS_PER_CELL vectors a cell and at most MAX_AUTO_CELLS; always 1..n."""
@@ -103,7 +96,7 @@ class FaissIndex:
 
     def search(self, queries: np.ndarray, k: int) -> list[Ranking]:
         """Top-k (id, score) per query row: the index's candidates scored by
-        `pair_scores`, best first, ties by id."""
+        `exact_scores` (as flat scores them), best first, ties by id."""
         q = np.ascontiguousarray(queries, dtype=np.float32)
         k = min(int(k), len(self.ids))
         if k <= 0 or self.index is None or q.shape[0] == 0:
@@ -111,7 +104,7 @@ class FaissIndex:
         _, labels = self.index.search(q, k, params=self._params(k))
         rows, pos = np.nonzero(labels >= 0)
         pos = labels[rows, pos].astype(np.int64)
-        scores = pair_scores(q[rows], self.vectors[pos])
+        scores = exact_scores(q[rows], self.vectors[pos])
         order = np.lexsort((pos, -scores, rows))  # by question, score descending, position
         rows, pos, scores = rows[order], pos[order], scores[order]
         starts = np.searchsorted(rows, np.arange(q.shape[0] + 1))
