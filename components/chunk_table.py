@@ -106,6 +106,13 @@ def chunk_map(chunks: Sequence[Chunk], ids: Iterable[str]) -> dict[str, Chunk]:
     return {c.chunk_id: c for c in chunks if c.chunk_id in wanted}
 
 
+def id_order(chunks: Sequence[Chunk]) -> list[int]:
+    """The positions of `chunks` sorted by chunk id (a table sorts its id column; nothing
+    is copied or made)."""
+    ids = chunks.ids if isinstance(chunks, ChunkTable) else [c.chunk_id for c in chunks]
+    return sorted(range(len(ids)), key=ids.__getitem__)
+
+
 def chunks_of_documents(chunks: Sequence[Chunk], doc_ids: Collection[str]) -> list[Chunk]:
     """The chunks of the given documents, in order (a table makes only those)."""
     if isinstance(chunks, ChunkTable):

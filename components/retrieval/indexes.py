@@ -14,7 +14,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
-from ablate.components.chunk_table import ChunkTable
+from ablate.components.chunk_table import id_order
 from ablate.components.config import RetrievalConfig
 from ablate.components.errors import InputError
 from ablate.components.models import dense_model_path
@@ -58,12 +58,8 @@ _CROSS = _LRU(2)
 def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
     """Content hash of (chunk_id, text) pairs, order-independent."""
     h = hashlib.sha256()
-    if isinstance(chunks, ChunkTable):  # by id without making every chunk at once
-        for i in sorted(range(len(chunks)), key=chunks.ids.__getitem__):
-            c = chunks[i]
-            h.update(c.chunk_id.encode() + b"\0" + c.text.encode() + b"\1")
-        return h.hexdigest()
-    for c in sorted(chunks, key=lambda c: c.chunk_id):
+    for i in id_order(chunks):  # no sorted copy of the chunks
+        c = chunks[i]
         h.update(c.chunk_id.encode() + b"\0" + c.text.encode() + b"\1")
     return h.hexdigest()
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 import numpy as np
 
 from ablate.components.atomic import atomic_write
+from ablate.components.chunk_table import id_order
 from ablate.components.errors import InputError
 from ablate.components.records import Chunk, Question, Ranking
 from ablate.components.retrieval.bm25_stats import CollectionStats
@@ -69,7 +70,7 @@ def texts_file(root: Path, chunk_key: str, chunks: Sequence[Chunk]) -> Path:
     import pyarrow.parquet as pq
     path = Path(root) / FOLDER / chunk_key[:2] / f"{chunk_key}.parquet"
     if not path.exists():
-        ordered = sorted(chunks, key=lambda c: c.chunk_id)
+        ordered = [chunks[i] for i in id_order(chunks)]
         table = pa.table({"chunk_id": [c.chunk_id for c in ordered],
                           "text": [c.text for c in ordered]})
         atomic_write(path, writer=lambda f: pq.write_table(table, f, row_group_size=ROW_GROUP))
@@ -80,8 +81,8 @@ def vectors_file(texts: Path, encoder: Any, chunks: Sequence[Chunk]) -> Path:
     """The chunk vectors (float32, chunk-id order) of `encoder`, beside the texts."""
     path = texts.with_name(f"{texts.stem}-{encoder.model_id[:16]}.npy")
     if not path.exists():
-        ordered = sorted(chunks, key=lambda c: c.chunk_id)
-        vectors = np.ascontiguousarray(encoder.encode([c.text for c in ordered]), np.float32)
+        in_order = [chunks[i].text for i in id_order(chunks)]
+        vectors = np.ascontiguousarray(encoder.encode(in_order), np.float32)
         buf = io.BytesIO()
         np.save(buf, vectors)
         atomic_write(path, buf.getvalue())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ablate.components.chunk_table import ChunkTable, chunk_map, chunks_of_documents
+from ablate.components.chunk_table import ChunkTable, chunk_map, chunks_of_documents, id_order
 from ablate.components.chunking import chunk_documents
 from ablate.components.config import ChunkingConfig
 from ablate.components.records import Chunk, Document
@@ -34,6 +34,8 @@ def test_table_reads_as_the_chunks(chunks):
     some = [chunks[3].chunk_id, chunks[0].chunk_id, "nope"]
     assert table.select(some) == {c.chunk_id: c for c in (chunks[3], chunks[0])}
     assert chunk_map(table, some) == chunk_map(chunks, some) == table.select(some)
+    by_id = sorted(range(len(chunks)), key=lambda i: chunks[i].chunk_id)
+    assert id_order(table) == id_order(chunks) == by_id != list(range(len(chunks)))
     assert chunks_of_documents(table, {"a", "c"}) == chunks_of_documents(chunks, {"a", "c"}) \
         == [c for c in chunks if c.doc_id in ("a", "c")]
 
