@@ -101,8 +101,7 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
 def language_facts(ctx: RunContext) -> dict[str, Any]:
     """The corpus's CJK share and the English-only dense models the variants use on it."""
     n, letters, cjk, _ = script_counts([d.text for d in ctx.dataset.documents])
-    dense = {v.config.retrieval.dense_model for v in ctx.variants
-             if "dense" in v.config.retrieval.paths or "semantic" in v.config.rerank.weights}
+    dense = {v.config.retrieval.dense_model for v in ctx.variants if reads_embedder(v.config)}
     return {"cjk_share": round(cjk / letters, 4) if letters else 0.0,
             "english_only_dense_models": sorted(dense & ENGLISH_ONLY_MODELS)}
 
