@@ -43,20 +43,27 @@ def _variable_table(metric: str, points: Sequence[tuple[str, str]],
                     per_query: pl.DataFrame | None = None) -> list[str]:
     """One metric's table of the variants `points`; `per_query` counts the differing
     questions of a degenerate or unbounded interval whose row lacks wins/losses."""
-    out = [f"| variant | value | {metric} | {head('Δ')} vs baseline | {head('CI')} | {head('p')} | "
+    out = [f"| variant | value | {metric} | {head(PAIRED)} | {head('Δ')} vs baseline | "
+           f"{head('CI')} | {head('p')} | "
            f"{head('p adj')} | {head('sig.')} | {head('d_z')} | {head('W/T/L')} | {head('n')} |",
-           "|---|---|---:|---:|---|---:|---:|---|---:|---|---:|"]
+           "|---|---|---:|---:|---:|---|---:|---:|---|---:|---|---:|"]
     for name, value in points:
         m = means.get((name, metric), math.nan)
         r = stats_rows.get((name, metric))
-        if r is None:  # the baseline
-            out.append(f"| {name} | {value} | {fmt(m)} | | | | | | | | |")
+        if r is None:  # the baseline: its mean over all its questions
+            out.append(f"| {name} | {value} | {fmt(m)} | | | | | | | | | |")
             continue
-        out.append(f"| {name} | {value} | {fmt(m)} | {fmt(r.get('delta'))} | "
+        out.append(f"| {name} | {value} | {fmt(m)} | {fmt(r.get('mean_baseline'))} | "
+                   f"{fmt(r.get('delta'))} | "
                    f"{ci_cell(r, per_query)} | "
                    f"{fmt_p(r.get('p_value'))} | {fmt_p(r.get('p_adjusted'))} | {mark(r)} | "
                    f"{fmt(r.get('d_z'), 2)} | {wtl(r)} | {fmt_n(r)} |")
     return out
+
+
+# The column of the baseline's mean on exactly a comparison's own questions (stats.parquet's
+# mean_baseline): a variant on a nested sample is compared with this, not the baseline row.
+PAIRED = "baseline, same questions"
 
 
 def wtl(row: dict[str, Any]) -> str:
@@ -89,7 +96,9 @@ def _own_samples(per_variant: dict[str, int] | None) -> str:
         return ""
     return ("; the baseline runs on the union of every comparison's questions, and these "
             "variants on their own nested samples: "
-            + ", ".join(f"{name} {n}" for name, n in per_variant.items()))
+            + ", ".join(f"{name} {n}" for name, n in per_variant.items())
+            + f" (each row's '{PAIRED}' column is the baseline's mean on that comparison's "
+            "own questions, the mean its Δ is taken from; the baseline row is its mean over all)")
 
 
 def _sequential_lines(record: dict[str, Any] | None) -> list[str]:
@@ -321,6 +330,9 @@ def _buckets_table(per_query: pl.DataFrame) -> str:
     return "\n".join(out)
 
 
+SUMMARY_CELL = 36  # 'mean (Δ vs paired baseline mean ▲ better)'
+
+
 def terminal_summary(variants: list[dict[str, Any]], stats: pl.DataFrame, per_query: pl.DataFrame,
                      key_metrics: Sequence[str]) -> str:
     """One screen: each variant's key-metric means with deltas and marks."""
@@ -328,7 +340,7 @@ def terminal_summary(variants: list[dict[str, Any]], stats: pl.DataFrame, per_qu
     means = variant_means(per_query, metrics)
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
     width = max(len(v["name"]) for v in variants) + 2
-    head = "variant".ljust(width) + "".join(m.rjust(26) for m in metrics)
+    head = "variant".ljust(width) + "".join(m.rjust(SUMMARY_CELL) for m in metrics)
     lines = [head, "-" * len(head)]
     for v in variants:
         cells = []
@@ -337,8 +349,10 @@ def terminal_summary(variants: list[dict[str, Any]], stats: pl.DataFrame, per_qu
             r = srows.get((v["name"], m))
             cell = fmt(mean)
             if r is not None:
-                cell += f" ({fmt_signed(r.get('delta'))}{mark(r) or ' '})"
-            cells.append(cell.rjust(26))
+                cell += (f" ({fmt_signed(r.get('delta'))} vs {fmt(r.get('mean_baseline'))}"
+                         f"{' ' + mark(r) if mark(r) else ''})")
+            cells.append(cell.rjust(SUMMARY_CELL))
         lines.append(v["name"].ljust(width) + "".join(cells))
-    lines.append("(delta vs baseline; ▲/▼ significant after correction)")
+    lines.append("(delta vs the baseline's mean on the same questions, shown after 'vs'; "
+                 "▲/▼ significant after correction)")
     return "\n".join(lines)

@@ -22,6 +22,9 @@ from ablate.components.report.numbers import CI_ODD, ci_odd, finite, fmt, is_sig
 FOREST = "overview.png"
 BETTER, WORSE, NEUTRAL, NONSIG = "#1a7f37", "#cf222e", "#0969da", "#57606a"
 GLOSSARY = [
+    ("baseline, same questions", "the baseline's mean on exactly the questions of this comparison "
+     "(a variant run on its own nested sample is compared with the baseline on those questions, "
+     "not with the baseline row's mean over all of its questions)"),
     ("Δ", "variant mean minus baseline mean, paired on question id (same questions, same gold spans)"),
     ("CI", "confidence interval of Δ: by default the inverted paired test over clusters of questions, at "
            "the level matching the corrected p (at least 95%), so it excludes 0 exactly when sig."),

@@ -37,7 +37,7 @@ def test_table_rows_match_stats(sweep, files):
         # an interval of a comparison where no question differs says so
         none_differ = " no question differs" if r["wins"] + r["losses"] == 0 else ""
         expected = (f"| {r['variant']} | {r['variant'].split('=')[1]} | {fmt(r['mean_variant'])} | "
-                    f"{fmt(r['delta'])} | [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]{none_differ} | "
+                    f"{fmt(r['mean_baseline'])} | {fmt(r['delta'])} | [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]{none_differ} | "
                     f"{fmt_p(r['p_value'])} | {fmt_p(r['p_adjusted'])} |")
         assert any(line.startswith(expected) for line in lines), expected
     # the baseline row shows the baseline's own value of the swept variable
