@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ablate.components.atomic import atomic_write
+from ablate.components.report.drilldown import drilldown_section
 from ablate.components.report.factorial import interaction_plots
 from ablate.components.report.html import render_html
 from ablate.components.report.latex import render_latex
@@ -39,7 +40,9 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
             res.manifest, res.variants, res.per_query, res.factorial, key).items()})
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
                          res.no_effect, plot_files=[Path(p).name for p in images],
-                         timings=res.timings, factorial=res.factorial)
+                         timings=res.timings, factorial=res.factorial,
+                         drilldown=drilldown_section(res.per_query, res.stats, res.variants, key,
+                                                     res.evidence))
     files: dict[str, str | bytes] = {
         "report.md": md,
         "report.html": render_html(md, f"ablate: {res.manifest.get('experiment')}", images),

@@ -170,9 +170,11 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
                     per_query: pl.DataFrame, key_metrics: Sequence[str],
                     no_effect: Sequence[str] = (), plot_files: Sequence[str] = (),
                     timings: pl.DataFrame | None = None,
-                    factorial: pl.DataFrame | None = None) -> str:
+                    factorial: pl.DataFrame | None = None,
+                    drilldown: Sequence[str] = ()) -> str:
     """The report; `plot_files` are names under plots/ to show (see plots.all_plots);
-    `factorial`: a factorial design's effects (factorial.parquet)."""
+    `factorial`: a factorial design's effects (factorial.parquet); `drilldown`: the
+    questions behind the verdicts (drilldown.drilldown_section), before the buckets."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = present_key(key_metrics, metrics)
     same_stage = rerank_changes_nothing(variants, per_query)
@@ -232,7 +234,7 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
             note = metric_note(metric, manifest)
             lines += ([note, ""] if note else []) + _variable_table(metric, all_points, means, srows, per_query) + [""]
         lines += ["</details>", ""]
-    lines += ["## Failure buckets", ""]
+    lines += [*drilldown, "## Failure buckets", ""]
     if "buckets.png" in plot_files:
         lines += ["![failure buckets per variant](plots/buckets.png)", ""]
     lines += [_buckets_table(per_query), ""]

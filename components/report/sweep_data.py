@@ -14,6 +14,7 @@ import polars as pl
 
 from ablate.components.config import format_value, get_dotted
 from ablate.components.errors import InputError
+from ablate.components.report.evidence import Evidence, load_evidence
 from ablate.components.stats.compare import STATS_SCHEMA
 from ablate.components.vocab import BASELINE
 
@@ -31,6 +32,7 @@ class SweepResults:
     timings: pl.DataFrame | None = None
     no_effect: tuple[str, ...] = field(default=())
     factorial: pl.DataFrame | None = None  # a factorial design's effects, when it has one
+    evidence: Evidence | None = None  # questions and final contexts kept for the drill-down
 
     @property
     def metrics(self) -> list[str]:
@@ -82,7 +84,8 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
                         stats=pl.read_parquet(sweep_dir / "stats.parquet"),
                         timings=pl.read_parquet(timings) if timings.is_file() else None,
                         no_effect=tuple(man.get("no_effect") or ()),
-                        factorial=pl.read_parquet(factorial) if factorial.is_file() else None)
+                        factorial=pl.read_parquet(factorial) if factorial.is_file() else None,
+                        evidence=load_evidence(sweep_dir))
 
 
 def base_value(config: dict[str, Any], variable: str) -> object:

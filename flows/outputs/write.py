@@ -32,7 +32,9 @@ from ablate.components.stats.compare import compare_joint
 from ablate.components.stats.factorial import design_from_records, factorial_effects
 from ablate.components.stats.ppi_compare import corrected_comparisons, corrected_rows
 from ablate.components.vocab import BASELINE
+from ablate.components.report.evidence import load_evidence
 from ablate.flows.outputs.analysis_code import analysis_version
+from ablate.flows.outputs.evidence import write_evidence
 from ablate.flows.outputs.judging import judge_manifest
 from ablate.flows.outputs.manifest import chunking_stats, design_record, manifest
 from ablate.flows.outputs.timings import with_reused
@@ -342,9 +344,10 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
             if factorial is not None:
                 factorial.write_parquet(tmp / FACTORIAL_FILE, statistics=False)
         if not failed:
-            results = SweepResults(man, variants, per_query, stats, timings,
-                                   tuple(man["no_effect"]), factorial)
             try:
+                write_evidence(ctx, tmp)  # questions and contexts for the drill-down
+                results = SweepResults(man, variants, per_query, stats, timings,
+                                       tuple(man["no_effect"]), factorial, load_evidence(tmp))
                 from ablate.components.report.build import build_report, write_files  # matplotlib
                 write_files(tmp, build_report(results, ctx.spec.metrics.key))
             except Exception as exc:  # noqa: BLE001 - `ablate report` rebuilds it
