@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Sequence
 
 from ablate.components.atomic import atomic_write
+from ablate.components.report.appendix import APPENDIX_HTML, APPENDIX_MD, appendix_markdown
 from ablate.components.report.drilldown import drilldown_section
 from ablate.components.report.factorial import interaction_plots
 from ablate.components.report.html import render_html
 from ablate.components.report.latex import render_latex
-from ablate.components.report.markdown import render_markdown, terminal_summary
+from ablate.components.report.markdown import other_metrics, render_markdown, terminal_summary
 from ablate.components.report.overview import FOREST, forest_plot
 from ablate.components.report.plots import all_plots
 from ablate.components.report.relevance import unaffected
@@ -43,9 +44,18 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
                          timings=res.timings, factorial=res.factorial,
                          drilldown=drilldown_section(res.per_query, res.stats, res.variants, key,
                                                      res.evidence))
+    title = f"ablate: {res.manifest.get('experiment')}"
+    rest = other_metrics(res.variants, res.stats, res.per_query, key)
+    appendix = appendix_markdown(res.manifest, res.variants, res.stats, res.per_query, rest,
+                                 variant_means(res.per_query, rest, res.stats),
+                                 {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)})
+    page = render_html(md, title, images).replace(f'href="{APPENDIX_MD}"', f'href="{APPENDIX_HTML}"')
     files: dict[str, str | bytes] = {
         "report.md": md,
-        "report.html": render_html(md, f"ablate: {res.manifest.get('experiment')}", images),
+        "report.html": page,
+        APPENDIX_MD: appendix,
+        APPENDIX_HTML: render_html(appendix, f"{title}: appendix").replace(
+            'href="report.md"', 'href="report.html"'),
         "summary.txt": terminal_summary(res.variants, res.stats, res.per_query, key) + "\n",
         **images,
     }

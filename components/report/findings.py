@@ -8,7 +8,8 @@ is not read as a retrieval finding: the final context is the reranked top packed
 token budget (`context.budget`), and a chunk-size change there is largely what fits in
 the budget (100-token chunks: about 5 in 512 tokens; 400-token chunks: about 1). For a
 `final/` metric the sentence says whether the budget binds for that variant (see
-budget_use) and, when it binds, the same metric's change before the budget (`reranked/`).
+budget_use, said once for every finding in one Budget note) and, when it binds, the same
+metric's change before the budget (`reranked/`).
 """
 
 from __future__ import annotations
@@ -126,65 +127,82 @@ def _positive(cfg: dict[str, Any], dotted: str) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-def _budget_clause(use: BudgetUse, base: BudgetUse | None) -> str:
-    """'the 512-token budget binds for this variant (…)' or 'does not bind (…)'."""
-    per = f"contexts average {use.tokens:.0f} tokens, ≈{use.chunks:.1f} chunks of {use.size}"
-    per += (f"; baseline {base.tokens:.0f}, ≈{base.chunks:.1f} of {base.size}"
-            if base is not None else "")
-    if not use.can_bind:
-        state = (f"does not bind for this variant (its reranked top {use.depth} chunks of "
-                 f"≤ {use.size} tokens all fit; {per})")
-    elif use.binds:
-        state = (f"binds for this variant ({use.full:.0%} of its contexts have no room for "
-                 f"another {use.size}-token chunk; {per})")
-    elif use.full > 0:
-        state = (f"binds on {use.full:.0%} of this variant's contexts (no room for another "
-                 f"{use.size}-token chunk there; {per})")
-    else:
-        state = f"does not bind for this variant (every context has room for another chunk; {per})"
-    cut = ""
-    if not math.isnan(use.cut_evidence) and (use.cut_evidence > 0 or (
-            base is not None and base.cut_evidence > 0)):
-        cut = f"; it cut the gold evidence from {use.cut_evidence:.0%} of answerable questions"
-        if base is not None and not math.isnan(base.cut_evidence):
-            cut += f" (baseline {base.cut_evidence:.0%})"
-    return f"the {use.budget}-token budget {state}{cut}"
-
-
 def _stage_clause(r: dict[str, Any], rows: dict[tuple[str, str], dict[str, Any]],
                   variants: Sequence[dict[str, Any]], per_query: pl.DataFrame | None,
-                  baseline: str) -> str:
-    """' Measured on …' for a finding; for a final/ metric with the budget's use."""
+                  baseline: str, noted: bool = False) -> str:
+    """', measured on …' for a finding; for a final/ metric whose budget binds (for the
+    variant or the baseline), the same metric's change before the budget. How the budget
+    is used is said once for every finding (budget_note; `noted`: there is one to refer to)."""
     metric = r["metric"]
-    text = f" Measured on {stage_text(metric)}"
+    text = f", measured on {'the final context' if noted and metric.startswith('final/') else stage_text(metric)}"
     if not metric.startswith("final/"):
         return text + "."
     use = budget_use(r["variant"], variants, per_query)
     if use is None:
         return text + "; whether the budget binds is not known here."
     base = budget_use(baseline, variants, per_query)
-    text += f": {_budget_clause(use, base)}."
+    ref = f" ({BUDGET_REF})" if noted else ""
     if use.binds or (base is not None and base.binds):
         before = rows.get((r["variant"], "reranked/" + metric.partition("/")[2]))
         if before is not None:
-            text += (f" Before the budget, {before['metric']} changes by {before['delta']:+.3f} "
-                     f"[{fmt(before['ci_low'])}, {fmt(before['ci_high'])}], adjusted p "
-                     f"{fmt_p(before['p_adjusted'])}; the rest comes from what the budget "
-                     "lets into the context.")
-        else:
-            text += " Part of this change may be what fits in the budget, not retrieval."
-    return text
+            return text + (f"; before the budget, {before['metric']} changes by "
+                           f"{before['delta']:+.3f} [{fmt(before['ci_low'])}, "
+                           f"{fmt(before['ci_high'])}], adjusted p {fmt_p(before['p_adjusted'])}, "
+                           f"the rest being what the budget lets in{ref}.")
+        return text + f"; part of this change may be what fits in the budget{ref}."
+    return text + f"{ref}."
+
+
+BUDGET_REF = "see Budget below"
+
+
+def budget_note(names: Sequence[str], variants: Sequence[dict[str, Any]],
+                per_query: pl.DataFrame | None, baseline: str = BASELINE) -> list[str]:
+    """The one sentence on the context token budget that the final/ findings refer to:
+    per variant named (and the baseline, once), whether the budget binds and what it cut."""
+    uses = [(n, u) for n in [baseline, *names]
+            if (u := budget_use(n, variants, per_query)) is not None]
+    if len(uses) < 2 or uses[0][0] != baseline:
+        return []
+    budget = uses[0][1].budget
+    parts = [f"{n} {_budget_state(u, budget)}" for n, u in uses]
+    return [f"Budget: final/* metrics measure the final context, the reranked top packed into "
+            f"the {budget}-token context budget, so a final/ change mixes retrieval with what "
+            "fits. Per variant: " + "; ".join(parts) + "."]
+
+
+def _budget_state(use: BudgetUse, budget: int) -> str:
+    """'binds (100% of contexts full), ≈2.0 chunks of 200 in 403 tokens, gold evidence
+    cut for 15% of answerable questions' (the budget named when it is not `budget`)."""
+    own = f" its {use.budget}-token budget" if use.budget != budget else ""
+    if not use.can_bind:
+        state = (f"cannot bind{own} (the reranked top {use.depth} chunks of ≤ {use.size} "
+                 "tokens all fit)")
+    elif use.binds:
+        state = f"binds{own} ({use.full:.0%} of contexts have no room for another chunk)"
+    elif use.full > 0:
+        state = f"binds{own} on {use.full:.0%} of contexts"
+    else:
+        state = f"does not bind{own} (every context has room for another chunk)"
+    state += f", ≈{use.chunks:.1f} chunks of {use.size} in {use.tokens:.0f} tokens"
+    if not math.isnan(use.cut_evidence):
+        state += f", gold evidence cut for {use.cut_evidence:.0%} of answerable questions"
+    return state
 
 
 def significant(stats: pl.DataFrame, key_metrics: Sequence[str],
                 variants: Sequence[dict[str, Any]] = (), per_query: pl.DataFrame | None = None,
                 baseline: str = BASELINE) -> list[str]:
     """One sentence per significant change on a key metric, largest change first, each
-    naming the stage its metric measures (and, for final/ metrics, the budget's use when
-    `variants` (their configs) and `per_query` are given)."""
+    naming the stage its metric measures; for final/ metrics, when `variants` (their
+    configs) and `per_query` are given, the change before the budget, and after the
+    sentences one note on the budget's use (budget_note) that they refer to."""
     every = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
     rows = stats.filter(pl.col("metric").is_in(list(key_metrics)) & pl.col("significant"))
     rows = rows.sort(pl.col("delta").abs(), "variant", "metric", descending=[True, False, False])
+    final = list(dict.fromkeys(r["variant"] for r in rows.iter_rows(named=True)
+                               if r["metric"].startswith("final/")))
+    note = budget_note(final, variants, per_query, baseline) if final else []
     out = []
     for r in rows.iter_rows(named=True):
         verb = "raises" if r["delta"] > 0 else "lowers"
@@ -192,9 +210,9 @@ def significant(stats: pl.DataFrame, key_metrics: Sequence[str],
         verb += f" ({verdict})" if verdict else ""
         out.append(f"**{r['variant']}** {verb} {r['metric']} by {abs(r['delta']):.3f} "
                    f"{ci_cell(r)}, adjusted p "
-                   f"{fmt_p(r['p_adjusted'])} (n={n_in_clusters(r)})."
-                   + _stage_clause(r, every, variants, per_query, baseline))
-    return out
+                   f"{fmt_p(r['p_adjusted'])} (n={n_in_clusters(r)})"
+                   + _stage_clause(r, every, variants, per_query, baseline, bool(note)))
+    return out + note
 
 
 def n_in_clusters(r: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from ablate.components.report.appendix import appendix_link
 from ablate.components.report.comparability import chunk_units_note, repeated, rerank_changes_nothing
 from ablate.components.report.factorial import factorial_section
 from ablate.components.report.findings import findings, judge
@@ -166,6 +167,16 @@ def unit_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
     return f"the cluster ({how} count as one unit; stats.cluster {st.get('cluster', 'auto')}){counts}"
 
 
+def other_metrics(variants: list[dict[str, Any]], stats: pl.DataFrame, per_query: pl.DataFrame,
+                  key_metrics: Sequence[str]) -> list[str]:
+    """The metrics the report's sections do not show: neither key metrics nor reranked/*
+    ones that repeat candidates/* (the appendix's tables)."""
+    metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
+    key = present_key(key_metrics, metrics)
+    repeats = repeated(metrics, key) if rerank_changes_nothing(variants, per_query) else set()
+    return [m for m in metrics if m not in key and m not in repeats]
+
+
 def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], stats: pl.DataFrame,
                     per_query: pl.DataFrame, key_metrics: Sequence[str],
                     no_effect: Sequence[str] = (), plot_files: Sequence[str] = (),
@@ -224,16 +235,8 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
             if stages:
                 lines += [f"Latency of the stages {variable} changes, ms per question:", "",
                           latency_table(timings, [n for n, _ in points], stages), ""]
-    if rest:
-        all_points = [(v["name"], v.get("value_label", "")) for v in variants]
-        lines += ["## All other metrics", "",
-                  '<details markdown="1"><summary>Every other metric, every variant '
-                  f"({len(rest)} metrics)</summary>", ""]
-        for metric in rest:
-            lines += [f"### {metric}", ""]
-            note = metric_note(metric, manifest)
-            lines += ([note, ""] if note else []) + _variable_table(metric, all_points, means, srows, per_query) + [""]
-        lines += ["</details>", ""]
+    if rest:  # their tables are in the appendix file (appendix.appendix_markdown)
+        lines += appendix_link(rest)
     lines += [*drilldown, "## Failure buckets", ""]
     if "buckets.png" in plot_files:
         lines += ["![failure buckets per variant](plots/buckets.png)", ""]

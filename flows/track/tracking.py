@@ -54,7 +54,8 @@ PARENT_TAG = "mlflow.parentRunId"
 NOTE_TAG = "mlflow.note.content"  # the run description in the UI
 COMPARISON_TABLE = "comparison.json"
 SOURCE_TAGS = {"git_sha": "mlflow.source.git.commit", "experiment_file": "mlflow.source.name"}
-PARENT_FILES = ("report.md", "report.html", "report.tex", "summary.txt", "stats.parquet",
+PARENT_FILES = ("report.md", "report.html", "report-appendix.md", "report-appendix.html",
+                "report.tex", "summary.txt", "stats.parquet",
                 "factorial.parquet", "manifest.json", "variants.json", "timings.parquet")
 
 

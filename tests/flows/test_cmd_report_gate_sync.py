@@ -31,7 +31,9 @@ def test_report_rebuilds_from_saved_results(sweep, capsys):
         assert (sweep / name).is_file(), name
     md = (sweep / "report.md").read_text()
     assert "## All other metrics" in md  # answer/f1 is no longer a key metric
-    assert "wrote 9 files" in capsys.readouterr().out
+    assert "(report-appendix.md)" in md and "| answer/f1 |" not in md
+    assert "| variant | value | answer/f1 |" in (sweep / "report-appendix.md").read_text()
+    assert "wrote 11 files" in capsys.readouterr().out
 
 
 def test_report_bad_input_is_one_line_exit_2(sweep, tmp_path, capsys):

@@ -50,37 +50,42 @@ def _sentence(variant: str, metric: str, **kw) -> str:
     return line
 
 
-def test_a_final_finding_says_the_budget_binds_and_what_changed_before_it():
+def test_a_final_finding_says_what_changed_before_the_budget_and_refers_to_one_budget_note():
     line = _sentence("chunking.size=400", "final/recall_at_5", variants=VARIANTS,
                      per_query=_per_query())
     assert line.startswith("**chunking.size=400** lowers (worse) final/recall_at_5 by 0.200")
-    assert "Measured on the final context (the reranked top packed into the context token budget)" in line
-    assert "the 512-token budget binds for this variant (100% of its contexts have no room for " \
-           "another 400-token chunk" in line
-    assert "contexts average 465 tokens, ≈1.2 chunks of 400; baseline 475, ≈4.8 of 100" in line
-    assert "it cut the gold evidence from 33% of answerable questions (baseline 6%)" in line
-    assert "Before the budget, reranked/recall_at_5 changes by +0.010 [-0.010, 0.030], " \
-           "adjusted p 0.7" in line
+    assert ", measured on the final context; before the budget, reranked/recall_at_5 changes by " \
+           "+0.010 [-0.010, 0.030], adjusted p 0.7" in line
+    assert line.endswith("(see Budget below).") and line.count(". ") == 0  # one sentence
+    lines = significant(STATS, KEY, variants=VARIANTS, per_query=_per_query())
+    (note,) = [x for x in lines if x.startswith("Budget: ")]
+    assert lines[-1] == note
+    assert "the reranked top packed into the 512-token context budget" in note
+    assert "chunking.size=400 binds (100% of contexts have no room for another chunk), ≈1.2 " \
+           "chunks of 400 in 465 tokens, gold evidence cut for 33% of answerable questions" in note
+    assert "baseline binds (100% of contexts have no room for another chunk), ≈4.8 chunks of " \
+           "100 in 475 tokens, gold evidence cut for 6% of answerable questions" in note
+    # stated once, not in every final/ finding
+    assert sum("chunks of" in x for x in lines) == 1
+    assert sum("binds" in x for x in lines) == 1
 
 
 def test_a_budget_that_cannot_bind_is_said_not_to():
-    line = _sentence("rerank.depth=3", "final/recall_at_5", variants=VARIANTS,
-                     per_query=_per_query())
-    assert "the 512-token budget does not bind for this variant (its reranked top 3 chunks " \
-           "of ≤ 100 tokens all fit" in line
+    lines = significant(STATS, KEY, variants=VARIANTS, per_query=_per_query())
+    assert "rerank.depth=3 cannot bind (the reranked top 3 chunks of ≤ 100 tokens all fit)" in lines[-1]
 
 
 def test_other_stages_are_named_and_carry_no_budget():
     line = _sentence("chunking.size=400", "answer/f1", variants=VARIANTS, per_query=_per_query())
-    assert line.endswith("Measured on the generated answer.") and "budget" not in line
+    assert line.endswith(", measured on the generated answer.") and "budget" not in line
     assert stage_text("candidates/hit_at_5").startswith("the fused retrieval candidates")
     assert stage_text("reranked/mrr_at_10").startswith("the reranked top")
 
 
 def test_without_configs_the_budget_is_said_to_be_unknown():
     text = " ".join(findings(STATS, KEY))
-    assert "final/recall_at_5 by 0.200" in text
-    assert "Measured on the final context" in text and "whether the budget binds is not known" in text
+    assert "final/recall_at_5 by 0.200" in text and "Budget:" not in text
+    assert "measured on the final context" in text and "whether the budget binds is not known" in text
 
 
 def test_budget_use_numbers():
