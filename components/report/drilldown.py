@@ -365,3 +365,35 @@ def _question_text(ch: Change, metric: str, views: Views) -> list[str]:
         out += ["  baseline context:", *_context_text(views.evidence.context(views.base_key, ch.qid), gold),
                 "  variant context:", *_context_text(views.evidence.context(views.var_key, ch.qid), gold)]
     return out + [""]
+
+
+# ---------------------------------------------------------------------- MLflow table
+
+
+def question_table(per_query: pl.DataFrame, variant: str, key: Sequence[str],
+                   baseline: str = BASELINE) -> pl.DataFrame:
+    """A variant's per-question table for its MLflow child (mlflow.log_table): question
+    id, cluster, per key metric the baseline's and the variant's value (NaN where
+    undefined), the stage where the two runs first diverge, both buckets; the baseline's
+    own table has its values and bucket only. Rows in qid order."""
+    metrics = [m for m in key if m in per_query.columns]
+    own = _rows(per_query, variant)
+    base = {} if variant == baseline else _rows(per_query, baseline)
+
+    def value(row: dict[str, Any] | None, m: str) -> float:
+        x = (row or {}).get(m)
+        return float(x) if _finite(x) else math.nan
+    rows = []
+    for qid in sorted(own):
+        v, b = own[qid], base.get(qid)
+        row: dict[str, Any] = {"qid": qid, "cluster": str(v.get("cluster"))}
+        for m in metrics:
+            if variant != baseline:
+                row[f"{m} baseline"] = value(b, m)
+            row[m if variant == baseline else f"{m} variant"] = value(v, m)
+        if variant != baseline:
+            row["diverges at"] = divergence(b, v) or "none"
+            row["bucket baseline"] = str((b or {}).get("bucket", ""))
+        row["bucket" if variant == baseline else "bucket variant"] = str(v.get("bucket", ""))
+        rows.append(row)
+    return pl.DataFrame(rows)

@@ -6,7 +6,9 @@ found again by the tags `sweep_id` (parent) and `sweep_id` + `config_id` (childr
 params already present are skipped, metrics carry the sweep's creation time as their
 timestamp (so a repeat writes the same points), and the data set input is logged once.
 
-What each run carries is computed in flows/track/run_data.py (compare-first children).
+What each run carries is computed in flows/track/run_data.py (compare-first children);
+each child also gets its per-question table (questions.json, an MLflow table:
+components/report/drilldown.question_table), the parent the report, its appendix and plots.
 
 Runs carry the times of their own compute: the parent spans the sweep, a child spans the
 stages computed for it (a variant whose stages were all reused has a zero-length run at
@@ -31,6 +33,7 @@ from mlflow.tracking import MlflowClient
 
 from ablate.components.config import flatten
 from ablate.components.model_identity import flat_models
+from ablate.components.report.drilldown import question_table
 from ablate.components.report.findings import findings
 from ablate.components.report.sweep_data import SweepResults, load_sweep, report_stats
 from ablate.components.vocab import BASELINE
@@ -53,6 +56,7 @@ MAX_DIGEST = 36         # dataset digest length the stores accept
 PARENT_TAG = "mlflow.parentRunId"
 NOTE_TAG = "mlflow.note.content"  # the run description in the UI
 COMPARISON_TABLE = "comparison.json"
+QUESTIONS_TABLE = "questions.json"  # a child's per-question table (MLflow's table view)
 SOURCE_TAGS = {"git_sha": "mlflow.source.git.commit", "experiment_file": "mlflow.source.name"}
 PARENT_FILES = ("report.md", "report.html", "report-appendix.md", "report-appendix.html",
                 "report.tex", "summary.txt", "stats.parquet",
@@ -185,9 +189,18 @@ def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults
                 Path(tmp) / "per_query.parquet")
             (Path(tmp) / "config.json").write_text(json.dumps(v["config"], indent=2, sort_keys=True))
             client.log_artifacts(rid, tmp)
+        _log_questions(client, rid, question_table(res.per_query, v["name"], key))
         client.set_terminated(rid, end_time=end or None)
         children[v["name"]] = rid
     return children
+
+
+def _log_questions(client: MlflowClient, rid: str, table: pl.DataFrame) -> None:
+    """A child's per-question table (drilldown.question_table) as an MLflow table, once
+    (log_table appends to an existing file, so a repeat would double its rows)."""
+    if not table.height or any(f.path == QUESTIONS_TABLE for f in client.list_artifacts(rid)):
+        return
+    client.log_table(rid, data=table.to_pandas(), artifact_file=QUESTIONS_TABLE)
 
 
 def _log_comparison(client: MlflowClient, pid: str, res: SweepResults) -> None:

@@ -131,7 +131,8 @@ def test_dataset_input_and_artifacts(server, logged):
     run = client.get_run(out["children"]["baseline"])
     (ds,) = run.inputs.dataset_inputs
     assert ds.dataset.digest == ("ab" * 32)[:36] and "sha256:" + "ab" * 32 in ds.dataset.profile
-    assert {a.path for a in client.list_artifacts(run.info.run_id)} == {"per_query.parquet", "config.json"}
+    assert {a.path for a in client.list_artifacts(run.info.run_id)} == {"per_query.parquet", "config.json",
+                                                                        "questions.json"}
     parent = {a.path for a in client.list_artifacts(out["parent"])}
     assert {"report.md", "stats.parquet", "manifest.json"} <= parent
 
