@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, TypeGuard
 
 import polars as pl
 
@@ -52,7 +52,7 @@ def differs(a: float, b: float) -> bool:
     return abs(a - b) > 1e-12 + 1e-9 * max(abs(a), abs(b))
 
 
-def _finite(x: Any) -> bool:
+def _finite(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

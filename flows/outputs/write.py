@@ -26,13 +26,13 @@ from ablate.components.errors import RunFailed, cause
 from ablate.components.metrics.consistency import with_consistency
 from ablate.components.metrics.registry import compared, is_timing, metric_directions
 from ablate.components.model_identity import resolved_models
+from ablate.components.report.evidence import load_evidence
 from ablate.components.report.sweep_data import FACTORIAL_FILE, SweepResults
 from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.compare import compare_joint
 from ablate.components.stats.factorial import design_from_records, factorial_effects
 from ablate.components.stats.ppi_compare import corrected_comparisons, corrected_rows
 from ablate.components.vocab import BASELINE
-from ablate.components.report.evidence import load_evidence
 from ablate.flows.outputs.analysis_code import analysis_version
 from ablate.flows.outputs.evidence import write_evidence
 from ablate.flows.outputs.judging import judge_manifest

@@ -62,8 +62,8 @@ def test_each_row_shows_the_baseline_mean_on_its_own_questions(sweep):
 
 
 def test_summary_and_prefect_rows_show_the_paired_baseline(sweep):
-    from ablate.components.report.sweep_data import load_sweep
     from ablate.components.report.summary import summary_rows
+    from ablate.components.report.sweep_data import load_sweep
     _, folder, _ = sweep
     stats = pl.read_parquet(folder / "stats.parquet")
     summary = (folder / "summary.txt").read_text()
