@@ -10,6 +10,7 @@ from typing import Sequence
 
 from ablate.components.atomic import atomic_write
 from ablate.components.report.appendix import APPENDIX_HTML, APPENDIX_MD, appendix_markdown
+from ablate.components.report.comparability import not_comparable
 from ablate.components.report.drilldown import drilldown_section
 from ablate.components.report.factorial import interaction_plots
 from ablate.components.report.html import render_html
@@ -26,7 +27,7 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
                  latex: bool = False, plots: bool = True) -> dict[str, str | bytes]:
     """Every report file; any number in the results may be missing or not finite
     (report_stats: Δ without a finite value is never significant)."""
-    res = replace(res, stats=report_stats(res.stats))
+    res = replace(res, stats=not_comparable(report_stats(res.stats), res.variants))
     key = res.key_metrics(key_metrics)
     order = [v["name"] for v in res.variants]
     images: dict[str, bytes] = {}

@@ -136,3 +136,19 @@ def chunk_units_note(names: Sequence[str], variants: Sequence[dict[str, Any]],
             "these chunk sizes (they hold different amounts of text); "
             + ("final/* metrics compare the chunkings under one token budget." if final else
                "no final/* metric here compares them under one token budget."))
+
+
+def not_comparable(stats: pl.DataFrame, variants: Sequence[dict[str, Any]],
+                   baseline: str = BASELINE) -> pl.DataFrame:
+    """`stats` with `significant` false where the report calls a comparison not comparable
+    (a candidates/*@k or reranked/*@k metric of a variant that chunks differently from the
+    baseline), so the overview, its plot, the findings and the drill-down never colour it
+    better or worse; `not_comparable` marks those rows."""
+    differ = chunked_differently(variants, baseline=baseline)
+    if not stats.height or "metric" not in stats.columns:
+        return stats
+    flag = pl.col("variant").is_in(differ) & pl.col("metric").str.contains(AT_K.pattern)
+    out = stats.with_columns(flag.alias("not_comparable"))
+    if "significant" in out.columns:
+        out = out.with_columns((pl.col("significant") & ~pl.col("not_comparable")).alias("significant"))
+    return out

@@ -7,6 +7,7 @@ import math
 from dataclasses import replace
 from typing import Any, Sequence
 
+from ablate.components.report.comparability import not_comparable
 from ablate.components.report.findings import findings
 from ablate.components.report.intervals import ci_cell
 from ablate.components.report.markdown import _variable_table, mark, unit_text, wtl
@@ -16,7 +17,7 @@ from ablate.components.vocab import BASELINE
 
 
 def summary_markdown(res: SweepResults, key_metrics: Sequence[str] | None = None) -> str:
-    res = replace(res, stats=report_stats(res.stats))
+    res = replace(res, stats=not_comparable(report_stats(res.stats), res.variants))
     key = res.key_metrics(key_metrics)
     man = res.manifest
     means = variant_means(res.per_query, key)
@@ -38,7 +39,7 @@ def summary_markdown(res: SweepResults, key_metrics: Sequence[str] | None = None
 
 def summary_rows(res: SweepResults, key_metrics: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """One row per variant x key metric (baseline rows carry only the mean)."""
-    res = replace(res, stats=report_stats(res.stats))
+    res = replace(res, stats=not_comparable(report_stats(res.stats), res.variants))
     key = res.key_metrics(key_metrics)
     means = variant_means(res.per_query, key)
     srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}

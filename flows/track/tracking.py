@@ -33,6 +33,7 @@ from mlflow.tracking import MlflowClient
 
 from ablate.components.config import flatten
 from ablate.components.model_identity import flat_models
+from ablate.components.report.comparability import not_comparable
 from ablate.components.report.drilldown import question_table
 from ablate.components.report.findings import findings
 from ablate.components.report.sweep_data import SweepResults, load_sweep, report_stats
@@ -237,7 +238,7 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
                                    start_time=start or None,
                                    tags={"sweep_id": sid, "ablate.role": "parent"})
     pid = parent.info.run_id
-    note = "\n".join(f"- {x}" for x in findings(report_stats(res.stats), res.key_metrics(),
+    note = "\n".join(f"- {x}" for x in findings(not_comparable(report_stats(res.stats), res.variants), res.key_metrics(),
                                                    res.no_effect, man, variants=res.variants,
                                                    per_query=res.per_query))
     tags = {"git_sha": man.get("git_sha", ""), "git_dirty": str(man.get("git_dirty", "")),
