@@ -16,6 +16,7 @@ and as `comparison.parquet`.
 from __future__ import annotations
 
 import calendar
+import math
 import time
 from typing import Any, Sequence
 
@@ -115,9 +116,23 @@ def _seconds_to_ms(t: float) -> int:
     return int(round(t * 1000))
 
 
+def _busy_seconds(spans: list[tuple[float, float]]) -> float:
+    """The length of the union of (start, end) intervals: stages that ran at the same time
+    count once, the time between them (other variants' stages) not at all."""
+    total, reach = 0.0, -math.inf
+    for s, e in sorted(spans):
+        if e > reach:
+            total += e - max(s, reach)
+            reach = e
+    return total
+
+
 def run_times(res: SweepResults) -> tuple[tuple[int, int], dict[str, tuple[int, int]]]:
-    """(parent start, end) in ms and per variant (start, end) from the stages computed for
-    it; a variant with none computed gets (sweep start, sweep start)."""
+    """(parent start, end) in ms and per variant (start, end): it starts when the first
+    stage computed for it started and lasts as long as those stages ran (the union of
+    their intervals), so its duration is its own compute, not the sweep's wall time
+    between its first and last stage; a variant with none computed gets (sweep start,
+    sweep start)."""
     man = res.manifest
     end = created_ms(man)
     start = end - int(round(float(man.get("wall_seconds") or 0) * 1000))
@@ -126,8 +141,9 @@ def run_times(res: SweepResults) -> tuple[tuple[int, int], dict[str, tuple[int, 
     for v in res.variants:
         spans = [times[k] for k in (v.get("stage_keys") or {}).values() if k in times]
         if spans:
-            out[v["name"]] = (_seconds_to_ms(min(s for s, _ in spans)),
-                              _seconds_to_ms(max(e for _, e in spans)))
+            first = min(s for s, _ in spans)
+            out[v["name"]] = (_seconds_to_ms(first),
+                              _seconds_to_ms(first + _busy_seconds([(s, e) for s, e in spans])))
         else:
             out[v["name"]] = (start, start)
     return (start, end), out

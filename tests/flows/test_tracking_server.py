@@ -110,7 +110,7 @@ def test_run_times_models_and_source_tags(server, logged):
     parent = client.get_run(out["parent"])
     assert (parent.info.start_time, parent.info.end_time) == (1767323038000, 1767323045000)
     base = client.get_run(out["children"]["baseline"])
-    assert (base.info.start_time, base.info.end_time) == (1767323039000, 1767323043500)
+    assert (base.info.start_time, base.info.end_time) == (1767323039000, 1767323042500)  # 1 + 2.5 s
     small = client.get_run(out["children"]["chunking.size=64"])
     assert (small.info.start_time, small.info.end_time) == (1767323040000, 1767323043500)
     reused = client.get_run(out["children"]["fusion.rrf_k=10"])  # nothing computed for it
