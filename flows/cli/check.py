@@ -100,9 +100,10 @@ def warning_lines(ctx) -> list[str]:
     """What the configured pipelines cannot measure, or not on equal terms
     (ablate.flows.plan.producible): key metrics some or all variants do not produce, and
     ranking metrics at k compared across chunkings."""
+    from ablate.flows.plan.coverable import coverage_lines
     from ablate.flows.plan.producible import chunking_line, key_metric_lines
     chunks = chunking_line(ctx)
-    return key_metric_lines(ctx) + ([chunks] if chunks else [])
+    return key_metric_lines(ctx) + ([chunks] if chunks else []) + coverage_lines(ctx)
 
 
 def register(app: typer.Typer) -> None:
