@@ -9,6 +9,8 @@ Answerable questions read with their context, first rule that applies:
   retrieval_miss    no gold evidence among the fused candidates
   ranking_loss      among the candidates, but not in the reranked top (before the budget)
   budget_cut        in the reranked top, but dropped by the context token budget
+  partial_support   some but not every evidence group in the prompt (multi-hop: one of
+                    the supporting paragraphs missing), whatever the answer
   generation_error  gold evidence in the prompt, but the answer is wrong or refused
   ok                gold evidence in the prompt and the answer is correct
 Because the order is the pipeline's, a correct answer given without gold evidence in
@@ -19,14 +21,15 @@ generation_error.
 Unanswerable questions: correct_refusal or false_acceptance.
 Without a generator (a retrieval-only study, `answered=False`) a question is bucketed by
 retrieval alone: answerable ones as no_evidence, retrieval_miss, ranking_loss,
-budget_cut (in the reranked top, dropped by the token budget) or retrieved (gold
-evidence in the final context); unanswerable ones as unanswerable.
+budget_cut (in the reranked top, dropped by the token budget), partial_support (some
+but not every evidence group in the final context) or retrieved (every group in the
+final context); unanswerable ones as unanswerable.
 """
 
 from __future__ import annotations
 
 ANSWERABLE_BUCKETS = ("no_evidence", "retrieval_miss", "ranking_loss", "budget_cut",
-                      "generation_error", "ok")
+                      "partial_support", "generation_error", "ok")
 UNANSWERABLE_BUCKETS = ("correct_refusal", "false_acceptance")
 RETRIEVAL_ONLY_BUCKETS = ("retrieved", "unanswerable")
 BUCKETS = ANSWERABLE_BUCKETS + UNANSWERABLE_BUCKETS + RETRIEVAL_ONLY_BUCKETS
@@ -34,13 +37,15 @@ BUCKETS = ANSWERABLE_BUCKETS + UNANSWERABLE_BUCKETS + RETRIEVAL_ONLY_BUCKETS
 
 def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bool,
                    in_prompt: bool, correct: bool, refused: bool, has_evidence: bool = True,
-                   context_used: bool = True, error: bool = False, answered: bool = True) -> str:
+                   context_used: bool = True, error: bool = False, answered: bool = True,
+                   all_in_prompt: bool = True) -> str:
     """The bucket of one question; `correct` follows metrics.answer.is_correct.
 
     `has_evidence`: the question has evidence groups; `context_used`: the generator read
     the assembled context (False: closed book, the stage flags are ignored); `error`: the
     generation failed; `answered`: False when the pipeline has no generator (retrieval
-    only; `in_prompt` is then whether the evidence is in the assembled context). Raises
+    only; `in_prompt` is then whether the evidence is in the assembled context);
+    `all_in_prompt`: every evidence group is there (`in_prompt`: at least one). Raises
     ValueError for impossible flags (evidence in a later stage but not an earlier one),
     which would mean the caller computed the stages inconsistently.
     """
@@ -55,7 +60,9 @@ def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bo
             return "retrieval_miss"
         if not in_reranked_top:
             return "ranking_loss"
-        return "retrieved" if in_prompt else "budget_cut"
+        if not in_prompt:
+            return "budget_cut"
+        return "retrieved" if all_in_prompt else "partial_support"
     if not answerable:
         return "correct_refusal" if refused else "false_acceptance"
     if not context_used:
@@ -72,6 +79,8 @@ def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bo
         return "ranking_loss"
     if not in_prompt:
         return "budget_cut"
+    if not all_in_prompt:
+        return "partial_support"
     if refused or not correct:
         return "generation_error"
     return "ok"

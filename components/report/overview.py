@@ -51,6 +51,8 @@ GLOSSARY = [
     ("retrieval_miss", "bucket: no gold evidence among the fused candidates"),
     ("ranking_loss", "bucket: among the candidates, but not in the reranked top (before the budget)"),
     ("budget_cut", "bucket: in the reranked top, but dropped by the context token budget"),
+    ("partial_support", "bucket: some but not every evidence group in the prompt (a multi-hop "
+                        "question missing one of its supporting passages)"),
     ("generation_error", "bucket: gold evidence in the prompt, but the answer is wrong or refused, "
                          "or the generator failed"),
     ("correct_refusal", "bucket: unanswerable question, and the generator refused"),

@@ -29,7 +29,7 @@ from ablate.components.vocab import BASELINE  # noqa: E402
 
 BASE_COLOR, VAR_COLOR, UP, DOWN = "#57606a", "#0969da", "#1a7f37", "#cf222e"
 BUCKET_COLORS = {"ok": "#2da44e", "correct_refusal": "#8cc0a0", "retrieval_miss": "#cf222e",
-                 "ranking_loss": "#fb8f44", "budget_cut": "#d4a72c",
+                 "ranking_loss": "#fb8f44", "budget_cut": "#d4a72c", "partial_support": "#bf8700",
                  "generation_error": "#8250df", "false_acceptance": "#bf3989",
                  "false_refusal": "#6e7781", "no_evidence": "#afb8c1"}
 DPI = 96

@@ -65,6 +65,11 @@ def _relevant(ids: Sequence[str], groups: list[dict[str, float]], threshold: flo
     return any(c in g and g[c] >= threshold for c in ids for g in groups)
 
 
+def _every_group(ids: Sequence[str], groups: list[dict[str, float]], threshold: float) -> bool:
+    """Whether every evidence group has a relevant chunk among `ids` (true without groups)."""
+    return all(any(c in g and g[c] >= threshold for c in ids) for g in groups)
+
+
 def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   candidates: Mapping[str, list], reranked: Mapping[str, list],
                   contexts: Mapping[str, PackedContext] | None,
@@ -117,6 +122,7 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
             in_candidates=_relevant(cand, g, thr),
             in_reranked_top=in_top,
             in_prompt=_relevant(final, g, thr) if contexts is not None else in_top,
+            all_in_prompt=_every_group(final if contexts is not None else rer[:depth], g, thr),
             correct=scored[0].get("answer/correct") == 1.0,
             refused=scored[0].get("answer/refused") == 1.0,
             has_evidence=bool(q.evidence), context_used=context_used,

@@ -102,6 +102,26 @@ def test_bucket_reads_the_reranked_top_and_the_prompt():
     assert row["bucket"] == "budget_cut"
 
 
+def test_a_two_hop_question_with_one_group_in_the_prompt_is_partial_support():
+    """Group 0 is held by c1, group 1 by c5: a context with c1 only is partial support, one
+    with both is ok; the same from the reranked top without a generator."""
+    q = _q(evidence=((Span("d", 0, 5),), (Span("d", 32, 38),)))
+    labels = pl.DataFrame([("q", 0, "c1", 1.0), ("q", 1, "c5", 1.0)], orient="row",
+                          schema={"qid": pl.Utf8, "group": pl.Int64, "chunk_id": pl.Utf8,
+                                  "gain": pl.Float64})
+    rank = {"q": [("c1", 3.0), ("c5", 2.0), ("c9", 1.0)]}
+
+    def bucket(ids, answers=True):
+        return score_variant(questions=[q], labels=labels, candidates=rank, reranked=rank,
+                             contexts={"q": _ctx(ids)},
+                             answers={"q": Answer("Paris", False)} if answers else None,
+                             depth=2, metrics=METRICS).row(0, named=True)["bucket"]
+    assert bucket(("c1",)) == "partial_support"
+    assert bucket(("c1", "c5")) == "ok"
+    assert bucket(("c1",), answers=False) == "partial_support"
+    assert bucket(("c1", "c5"), answers=False) == "retrieved"
+
+
 class _FailingServer:
     """An OpenAI-compatible endpoint that answers 'Paris' and fails (HTTP 503) whenever the
     question mentions 'fail'."""

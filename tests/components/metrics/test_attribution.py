@@ -40,8 +40,23 @@ def test_inconsistent_flags_raise():
 
 def test_buckets_constant_lists_every_outcome():
     assert set(BUCKETS) == {"no_evidence", "retrieval_miss", "ranking_loss", "budget_cut",
-                            "generation_error", "ok", "correct_refusal", "false_acceptance",
-                            "retrieved", "unanswerable"}
+                            "partial_support", "generation_error", "ok", "correct_refusal",
+                            "false_acceptance", "retrieved", "unanswerable"}
+
+
+def test_some_but_not_every_group_in_the_prompt_is_partial_support():
+    """Multi-hop: one supporting passage in the prompt, the other cut or never retrieved;
+    after the stages that lose every group, before generation (whatever the answer)."""
+    def part(**kw):
+        return failure_bucket(answerable=True, in_candidates=True, in_reranked_top=True,
+                              in_prompt=True, refused=False, all_in_prompt=False, **kw)
+    assert part(correct=True) == "partial_support"
+    assert part(correct=False) == "partial_support"
+    assert part(correct=False, answered=False) == "partial_support"
+    assert failure_bucket(answerable=True, in_candidates=True, in_reranked_top=True,
+                          in_prompt=False, correct=True, refused=False,
+                          all_in_prompt=False) == "budget_cut"  # no group at all: the budget
+    assert fb() == "ok"  # every group (the default) as before
 
 
 def test_retrieval_only_buckets_by_retrieval_alone():
