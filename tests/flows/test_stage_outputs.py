@@ -313,4 +313,4 @@ def test_bm25_indexes_are_kept_in_the_cache_folder(sweep):
     ctx, _ = sweep
     folders = sorted((ctx.store.root / "indexes").glob("bm25-*"))
     assert len(folders) == 2  # chunk sizes 48 and 300
-    assert all((f / bm25_disk.DONE).read_text() == bm25_disk.FORMAT for f in folders)
+    assert all(bm25_disk.intact(f) for f in folders)
