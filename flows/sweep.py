@@ -39,6 +39,7 @@ from ablate.flows.outputs.write import outputs_in_place, write_outputs
 from ablate.flows.plan.producible import refusal
 from ablate.flows.run import console
 from ablate.flows.run.context import RunOptions, get_context
+from ablate.flows.run.failures import stage_failure
 from ablate.flows.run.sharded import check_scheduler
 from ablate.flows.run.stages import release_models, run_stage, timing_key
 
@@ -125,7 +126,14 @@ def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
             experiment, opts, key, return_state=False, wait_for=[futures[d] for d in node.deps])
     _report_progress(futures, ctx.plan, started, models_done)
-    results = [fut.result() for fut in futures.values()]  # raises the first stage failure
+    results, failures = [], []
+    for key, fut in futures.items():
+        try:
+            results.append(fut.result())
+        except Exception as exc:  # noqa: BLE001 - one line naming the stage (flows/run/failures.py)
+            failures.append((key, exc))
+    if failures:
+        raise stage_failure(ctx.plan, failures, experiment, opts)
     _replay_remote(ctx, results)
     return results
 
