@@ -36,6 +36,7 @@ from ablate.components.atomic import atomic_write
 from ablate.components.errors import InputError, RunFailed, cause
 from ablate.flows import env
 from ablate.flows.outputs.write import outputs_in_place, write_outputs
+from ablate.flows.plan.out_paths import check_out
 from ablate.flows.plan.producible import refusal
 from ablate.flows.run import console
 from ablate.flows.run.context import RunOptions, get_context
@@ -301,6 +302,7 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     refused = refusal(ctx)  # a key metric no variant produces: refused here too (deployments)
     if refused is not None:
         raise refused
+    check_out(ctx.loaded, out)  # before any stage (flows/plan/out_paths.py)
     logger = get_run_logger()
     counts = ctx.plan.count()
     logger.info("%d variants, %d questions, %d unique stages (%s)", len(ctx.variants),

@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
         refused = refusal(ctx)  # a key metric that no variant's pipeline produces
         if refused is not None:
             raise refused
+        from ablate.flows.plan.out_paths import check_out
+        check_out(ctx.loaded, out)  # a file, or a name too long: before any stage
         uri = env.tracking_uri(tracking_uri, root)
         (root / env.STATE_DIR).mkdir(exist_ok=True)
         for notice in ctx.notices:

@@ -237,11 +237,28 @@ class RunnerSpec(_Spec):
     whatever the count (docs/scale.md). At most the number of documents."""
 
 
+NAME_BYTES = 200  # a file name is at most 255 bytes; the sweep id and temporaries add ~25
+
+
+def check_name(v: str) -> str:
+    """`v` when it can be one file name on every system ablate writes to, else ValueError."""
+    if "/" in v or "\\" in v or v.strip() in (".", ".."):
+        raise ValueError(f"'{v}' is not a single folder name: no '/', '\\', '.' or '..' "
+                         "(the name names the MLflow experiment's artifact folder)")
+    if any(ord(c) < 32 or ord(c) == 127 for c in v):
+        raise ValueError("the name holds a control character")
+    if len(v.encode("utf-8")) > NAME_BYTES:
+        raise ValueError(f"the name is {len(v.encode('utf-8'))} bytes in UTF-8; at most "
+                         f"{NAME_BYTES} (it becomes a folder name)")
+    return v
+
+
 class ExperimentSpec(_Spec):
     """An experiment file: data, question selection, baseline, sweeps, scoring, statistics."""
 
     name: str = Field(min_length=1)
-    """The experiment's name: MLflow experiment name and the start of the sweep id."""
+    """The experiment's name: MLflow experiment name and the start of the sweep id. One
+    folder name: no `/`, `\\`, `.` or `..`, at most 200 bytes in UTF-8."""
     description: str = ""
     """Free text, recorded in the manifest."""
     plugins: list[str] = Field(default_factory=list)
@@ -288,6 +305,14 @@ class ExperimentSpec(_Spec):
     """Output root: results go to `<out>/<sweep_id>/`; relative to the working folder."""
     cache_dir: str = ".ablate/cache"
     """Stage result cache; relative to the working folder."""
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_one_file_name(cls, v: str) -> str:
+        """The name becomes a folder name (the sweep id, the MLflow experiment's artifact
+        folder): no `/` or `\\`, not `.` or `..`, no control characters, at most
+        NAME_BYTES bytes in UTF-8 (issue 39.3, 39.4)."""
+        return check_name(v)
 
     @field_validator("judge")
     @classmethod
