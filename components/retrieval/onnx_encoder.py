@@ -173,6 +173,7 @@ def _exported_into(model_path: Path, fingerprint: str, backend: str, export_dir:
         os.close(fd)
         try:
             quantize_int8(fp32, Path(tmp))
+            os.chmod(tmp, file_mode())  # not mkstemp's 0600: a shared cache is readable
             os.replace(tmp, target)  # same folder: readers see no file or the whole file
         finally:
             Path(tmp).unlink(missing_ok=True)
