@@ -42,6 +42,7 @@ from ablate.flows.run import console
 from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.run.failures import stage_failure
 from ablate.flows.run.sharded import check_scheduler
+from ablate.flows.run.stale import remove_stale
 from ablate.flows.run.stages import release_models, run_stage, timing_key
 
 
@@ -304,6 +305,8 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         raise refused
     check_out(ctx.loaded, out)  # before any stage (flows/plan/out_paths.py)
     logger = get_run_logger()
+    for gone in remove_stale(Path(out or ctx.spec.out), ctx.store.root):  # a killed run's
+        logger.info("removed %s, left by a run that was stopped", gone)
     counts = ctx.plan.count()
     logger.info("%d variants, %d questions, %d unique stages (%s)", len(ctx.variants),
                 len(ctx.questions), len(ctx.plan.nodes),
