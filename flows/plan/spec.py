@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ablate.components.config import PipelineConfig
+from ablate.components.env_refs import refuse_env_refs
 from ablate.components.errors import InputError
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.registry import registry
@@ -60,11 +61,18 @@ class DatasetSpec(_Spec):
 
     path: str
     """Native folder (corpus.jsonl + questions.jsonl), SQuAD v2 .json file or BEIR folder;
-    relative to the experiment file."""
+    relative to the experiment file. No path of an experiment file expands environment
+    variables: `$VAR` or `${VAR}` in one is an error (write the path out)."""
     format: Literal["auto", "jsonl", "squad", "beir"] = "auto"
     """How to read `path`; `auto` detects it from the files present."""
     beir_split: str = "test"
     """BEIR only: which qrels file (`qrels/<split>.tsv`) gives the questions."""
+
+    @field_validator("path")
+    @classmethod
+    def _no_env_in_path(cls, v: str) -> str:
+        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        return refuse_env_refs(v) or v
 
 
 class QuestionsSpec(_Spec):
@@ -77,6 +85,12 @@ class QuestionsSpec(_Spec):
     data set does not hold, or one listed twice, is an error naming the file and line."""
     answerable_only: bool = False
     """Use answerable questions only (drop those with no answer)."""
+
+    @field_validator("ids_file")
+    @classmethod
+    def _no_env_in_ids_file(cls, v: str | None) -> str | None:
+        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        return refuse_env_refs(v)
     max: int | None = Field(None, ge=1)
     """At most this many questions: a seeded sample stratified by (answerable, type)."""
 
@@ -302,9 +316,23 @@ class ExperimentSpec(_Spec):
     """The judge of the judged metrics (`judge/...`): every variant has the same judge
     (see the README's judge section)."""
     out: str = "runs"
-    """Output root: results go to `<out>/<sweep_id>/`; relative to the working folder."""
+    """Output root: results go to `<out>/<sweep_id>/`; relative to the working folder
+    (`$VAR` is not expanded: an error)."""
     cache_dir: str = ".ablate/cache"
     """Stage result cache; relative to the working folder."""
+
+    @field_validator("out", "cache_dir")
+    @classmethod
+    def _no_env_in_paths(cls, v: str) -> str:
+        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        return refuse_env_refs(v) or v
+
+    @field_validator("plugins")
+    @classmethod
+    def _no_env_in_plugins(cls, v: list[str]) -> list[str]:
+        for ref in v:
+            refuse_env_refs(ref)
+        return v
 
     @field_validator("name")
     @classmethod
