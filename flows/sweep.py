@@ -40,7 +40,7 @@ from ablate.flows.plan.out_paths import check_out
 from ablate.flows.plan.producible import refusal
 from ablate.flows.run import console
 from ablate.flows.run.context import RunOptions, get_context
-from ablate.flows.run.failures import stage_failure
+from ablate.flows.run.failures import exit_called, stage_failure
 from ablate.flows.run.sharded import check_scheduler
 from ablate.flows.run.stale import remove_stale
 from ablate.flows.run.stages import release_models, run_stage, timing_key
@@ -57,7 +57,10 @@ def stage_task(experiment: str, opts: dict[str, Any], key: str) -> dict[str, Any
     ctx = get_context(experiment, _options(opts))
     node = ctx.plan.nodes[key]
     t0, wall0 = time.perf_counter(), time.time()
-    computed = run_stage(ctx, node)
+    try:
+        computed = run_stage(ctx, node)
+    except SystemExit as exc:  # a component (a plugin's) ending the program: one line instead
+        raise RuntimeError(exit_called(exc)) from None
     seconds = time.perf_counter() - t0
     ctx.count("stages_done")
     done, total = ctx.counters["stages_done"], len(ctx.plan.nodes)

@@ -42,3 +42,12 @@ def stage_failure(plan: Any, failures: list[tuple[str, BaseException]], experime
     more = f" ({others} other stage{'s' if others != 1 else ''} failed or did not run)" if others else ""
     return RunFailed(f"stage {node.label} {key[:10]} failed ({cause(exc)}){more}; the stages "
                      "that finished are in the cache", hint=continue_command(experiment, opts))
+
+
+def exit_called(exc: SystemExit) -> str:
+    """What a stage says when a component called sys.exit: the code and the plugin whose
+    code called it (components.plugins.plugin_of)."""
+    from ablate.components.plugins import plugin_of
+    who = plugin_of(exc)
+    by = f"plugin '{who}'" if who else "a component"
+    return f"{by} called sys.exit({exc.code!r}) inside the stage"
