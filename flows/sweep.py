@@ -42,8 +42,8 @@ from ablate.flows.run import console
 from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.run.failures import exit_called, stage_failure
 from ablate.flows.run.sharded import check_scheduler
-from ablate.flows.run.stale import remove_stale
 from ablate.flows.run.stages import release_models, run_stage, timing_key
+from ablate.flows.run.stale import remove_stale
 
 
 def _options(opts: dict[str, Any]) -> RunOptions:

@@ -32,7 +32,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ablate.components.atomic import atomic_write
+from ablate.components.atomic import atomic_write, file_mode
 from ablate.components.errors import InputError
 
 FIELD = "retrieval.dense_backend"

@@ -12,7 +12,7 @@ UpstreamTaskError) are not the cause and are named only when nothing else failed
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import Any, Sequence
 
 from ablate.components.errors import InputError, RunFailed, cause
 
@@ -27,7 +27,7 @@ def continue_command(experiment: str, opts: dict[str, Any]) -> str:
     return shlex.join(args)
 
 
-def stage_failure(plan: Any, failures: list[tuple[str, BaseException]], experiment: str,
+def stage_failure(plan: Any, failures: Sequence[tuple[str, BaseException]], experiment: str,
                   opts: dict[str, Any]) -> BaseException:
     """The exception to raise for the stages of `plan` that failed ((key, exception) in
     plan order)."""

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import shlex
 
+from tests.e2e.test_console import SPEC
 from tests.e2e.test_run_failures_e2e import _ablate, _one_error_line
 from tests.flows.direct import write_spec
-from tests.e2e.test_console import SPEC
 
 # `ablate` through its real entry point, with every stage entry write failing as on a
 # full disk (no test hook in the product: the child patches the store before the CLI)

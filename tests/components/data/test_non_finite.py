@@ -11,7 +11,7 @@ import pytest
 from ablate.components.data import load_dataset
 from ablate.components.data.finite_json import NonFinite, loads
 from ablate.components.errors import InputError
-from tests.components.data.test_jsonl import DOC, Q, _span, _write, _with
+from tests.components.data.test_jsonl import DOC, Q, _span, _with, _write
 
 
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999"])
