@@ -51,8 +51,11 @@ def _load_one(ref: str, what: str, load) -> ModuleType:  # type: ignore[no-untyp
         raise InputError(f"{what} '{ref}': {exc}") from None
     except InputError:
         raise
+    except SystemExit as exc:  # would end ablate without a word (issue 39.9)
+        raise InputError(f"{what} '{ref}' called sys.exit({exc.code!r}) while importing; a "
+                         "plugin must register its components, not end the program") from None
     except BaseException as exc:  # noqa: BLE001 - any failure of user code, said in one line
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        if isinstance(exc, KeyboardInterrupt):
             raise
         raise InputError(f"{what} '{ref}' failed to import ({type(exc).__name__}: {exc})") from None
     if len(all_declarations()) == before:
@@ -93,3 +96,17 @@ def load_entry_points() -> list[str]:
             _LOADED[key] = _load_one(ep.name, "entry-point plugin", load)
         out.append(key)
     return out
+
+
+def plugin_of(exc: BaseException) -> str | None:
+    """The loaded plugin (its file or module, as listed) whose code raised `exc`: the
+    deepest frame of its traceback in a plugin's file; None when no plugin's code ran."""
+    files = {getattr(m, "__file__", None): ref for ref, m in _LOADED.items()}
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        ref = files.get(tb.tb_frame.f_code.co_filename)
+        if ref is not None:
+            found = ref
+        tb = tb.tb_next
+    return found

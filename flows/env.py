@@ -38,6 +38,14 @@ def file_lock(path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+MLFLOW_HTTP_DEFAULTS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0.5",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
+}
+
+
 def prepare(root: Path | None = None) -> Path:
     """Set environment defaults and return the project root (the current folder)."""
     root = (root or Path.cwd()).resolve()
@@ -50,6 +58,10 @@ def prepare(root: Path | None = None) -> Path:
         "PREFECT_TELEMETRY_ENABLE_RESOURCE_METRICS": "false",
         "PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY": "false",
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+        # An MLflow server that dies mid-run: MLflow's defaults (7 retries, backoff factor
+        # 2, 120 s per request) took 248 s to say so; these take a few seconds (issue 39.9).
+        # The results are on disk either way and `ablate sync` logs them later.
+        **MLFLOW_HTTP_DEFAULTS,
     }
     if not (root / "prefect.toml").exists():
         # Outside a project with its own prefect.toml, keep Prefect's state here anyway.

@@ -36,11 +36,14 @@ from ablate.components.atomic import atomic_write
 from ablate.components.errors import InputError, RunFailed, cause
 from ablate.flows import env
 from ablate.flows.outputs.write import outputs_in_place, write_outputs
+from ablate.flows.plan.out_paths import check_out
 from ablate.flows.plan.producible import refusal
 from ablate.flows.run import console
 from ablate.flows.run.context import RunOptions, get_context
+from ablate.flows.run.failures import exit_called, stage_failure
 from ablate.flows.run.sharded import check_scheduler
 from ablate.flows.run.stages import release_models, run_stage, timing_key
+from ablate.flows.run.stale import remove_stale
 
 
 def _options(opts: dict[str, Any]) -> RunOptions:
@@ -54,7 +57,10 @@ def stage_task(experiment: str, opts: dict[str, Any], key: str) -> dict[str, Any
     ctx = get_context(experiment, _options(opts))
     node = ctx.plan.nodes[key]
     t0, wall0 = time.perf_counter(), time.time()
-    computed = run_stage(ctx, node)
+    try:
+        computed = run_stage(ctx, node)
+    except SystemExit as exc:  # a component (a plugin's) ending the program: one line instead
+        raise RuntimeError(exit_called(exc)) from None
     seconds = time.perf_counter() - t0
     ctx.count("stages_done")
     done, total = ctx.counters["stages_done"], len(ctx.plan.nodes)
@@ -125,7 +131,14 @@ def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
             experiment, opts, key, return_state=False, wait_for=[futures[d] for d in node.deps])
     _report_progress(futures, ctx.plan, started, models_done)
-    results = [fut.result() for fut in futures.values()]  # raises the first stage failure
+    results, failures = [], []
+    for key, fut in futures.items():
+        try:
+            results.append(fut.result())
+        except Exception as exc:  # noqa: BLE001 - one line naming the stage (flows/run/failures.py)
+            failures.append((key, exc))
+    if failures:
+        raise stage_failure(ctx.plan, failures, experiment, opts)
     _replay_remote(ctx, results)
     return results
 
@@ -293,7 +306,10 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
     refused = refusal(ctx)  # a key metric no variant produces: refused here too (deployments)
     if refused is not None:
         raise refused
+    check_out(ctx.loaded, out)  # before any stage (flows/plan/out_paths.py)
     logger = get_run_logger()
+    for gone in remove_stale(Path(out or ctx.spec.out), ctx.store.root):  # a killed run's
+        logger.info("removed %s, left by a run that was stopped", gone)
     counts = ctx.plan.count()
     logger.info("%d variants, %d questions, %d unique stages (%s)", len(ctx.variants),
                 len(ctx.questions), len(ctx.plan.nodes),

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
+from ablate.components.data import finite_json
 from ablate.components.data.validate import Origin, need, reject, report
 from ablate.components.errors import InputError
 from ablate.components.records import Document, Question, Span
@@ -41,9 +42,12 @@ def read_jsonl(path: Path) -> Iterator[tuple[dict, Origin]]:
                 if not text.strip():
                     continue
                 try:
-                    obj = json.loads(text)
+                    obj = finite_json.loads(text)
                 except json.JSONDecodeError as exc:
                     report(origin.error(f"invalid JSON: {exc.msg} (column {exc.colno})"))
+                    continue
+                except finite_json.NonFinite as exc:
+                    report(origin.error(str(exc)))
                     continue
                 if not isinstance(obj, dict):
                     report(origin.error(f"a line must hold a JSON object, got {type(obj).__name__}"))

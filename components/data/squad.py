@@ -13,6 +13,7 @@ import json
 import re
 from pathlib import Path
 
+from ablate.components.data import finite_json
 from ablate.components.data.validate import Origin, need, report
 from ablate.components.errors import InputError
 from ablate.components.records import Document, Question, Span
@@ -38,10 +39,12 @@ def read_json(path: Path) -> object:
         raise InputError(f"undecodable bytes (not UTF-8) at byte {exc.start}",
                          path=str(path), line=line) from None
     try:
-        return json.loads(text)
+        return finite_json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})",
                          path=str(path), line=exc.lineno) from None
+    except finite_json.NonFinite as exc:
+        raise InputError(str(exc), path=str(path), line=exc.line) from None
 
 
 def _question(qa: dict, origin: Origin, context: str, base: int, doc_id: str) -> Question:

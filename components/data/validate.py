@@ -14,6 +14,7 @@ is not reported again as pointing at an unknown document.
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -130,6 +131,8 @@ def need(obj: dict, name: str, kind: type, origin: Origin, *, optional: bool = F
     value = obj[name]
     if not _is(value, kind):
         raise origin.error(f"must be {_TYPE_NAMES[kind]}, got {type(value).__name__}", name)
+    if kind is float and not math.isfinite(value):
+        raise origin.error(f"must be a finite number, got {value}", name)
     return value
 
 
@@ -188,8 +191,9 @@ def _question_problem(q: Question, origin: Origin, doc_lengths: dict[str, int],
             if span.end > n:
                 return origin.error(f"span end {span.end} is beyond the text of "
                                     f"'{span.doc_id}' ({n} characters)", where + ".end")
-            if span.grade <= 0:
-                return origin.error("span grade must be positive", where + ".grade")
+            if not (math.isfinite(span.grade) and span.grade > 0):  # NaN > 0 is False
+                return origin.error(f"span grade must be a positive finite number, got {span.grade}",
+                                    where + ".grade")
     return None
 
 

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ablate.components.env_refs import refuse_env_refs
 from ablate.components.metrics.judged import judged_names
 from ablate.components.models import MINILM_NAME
 
@@ -82,6 +83,12 @@ class JudgeConfig(BaseModel):
     """`openai`: retries of a failed request."""
     concurrency: int = Field(1, ge=1)
     """`openai`: requests in flight."""
+
+    @field_validator("calibration", "labels")
+    @classmethod
+    def _no_env_in_paths(cls, v: str | None) -> str | None:
+        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        return refuse_env_refs(v)
 
     @field_validator("metrics")
     @classmethod

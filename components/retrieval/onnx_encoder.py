@@ -32,7 +32,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ablate.components.atomic import atomic_write
+from ablate.components.atomic import atomic_write, file_mode
 from ablate.components.errors import InputError
 
 FIELD = "retrieval.dense_backend"
@@ -173,6 +173,7 @@ def _exported_into(model_path: Path, fingerprint: str, backend: str, export_dir:
         os.close(fd)
         try:
             quantize_int8(fp32, Path(tmp))
+            os.chmod(tmp, file_mode())  # not mkstemp's 0600: a shared cache is readable
             os.replace(tmp, target)  # same folder: readers see no file or the whole file
         finally:
             Path(tmp).unlink(missing_ok=True)

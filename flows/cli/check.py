@@ -126,6 +126,8 @@ def register(app: typer.Typer) -> None:
         ctx = build_context(str(experiment), RunOptions(tier, split, cache_dir))
         from ablate.flows.run.sharded import check_scheduler
         check_scheduler(ctx.loaded)
+        from ablate.flows.plan.out_paths import check_out
+        check_out(ctx.loaded, out)
         for notice in ctx.notices:
             typer.echo(f"notice: {notice}")
         typer.echo(f"OK {experiment}: experiment '{ctx.spec.name}', tier {ctx.tier}, "

@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
         refused = refusal(ctx)  # a key metric that no variant's pipeline produces
         if refused is not None:
             raise refused
+        from ablate.flows.plan.out_paths import check_out
+        check_out(ctx.loaded, out)  # a file, or a name too long: before any stage
         uri = env.tracking_uri(tracking_uri, root)
         (root / env.STATE_DIR).mkdir(exist_ok=True)
         for notice in ctx.notices:
@@ -85,6 +87,14 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"MLflow: parent run {result['mlflow']['parent']} in {uri}")
             typer.echo("\n".join(ui_lines(uri, result["mlflow"])))
         typer.echo(f"Report: {sweep_dir / 'report.md'}")
+        from ablate.flows.outputs.generation_check import all_generations_failed
+        failed = all_generations_failed(sweep_dir)
+        if failed:  # the numbers of those variants mean nothing: not a success
+            raise RunFailed(f"every generation failed for {', '.join(failed)} (answer/"
+                            "generation_error = 1 on every question; the Prefect log names "
+                            f"the errors); the results are in {sweep_dir}", hint=shlex.join(
+                                ["ablate", "run", str(experiment)]
+                                + (["--cache-dir", cache_dir] if cache_dir else [])))
         if result.get("mlflow_error"):
             sync = ["ablate", "sync", str(sweep_dir)]
             raise RunFailed(f"MLflow logging failed ({result['mlflow_error']}); the results "

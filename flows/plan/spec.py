@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from ablate.components.config import PipelineConfig
+from ablate.components.env_refs import refuse_env_refs
 from ablate.components.errors import InputError
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.registry import registry
@@ -60,11 +61,18 @@ class DatasetSpec(_Spec):
 
     path: str
     """Native folder (corpus.jsonl + questions.jsonl), SQuAD v2 .json file or BEIR folder;
-    relative to the experiment file."""
+    relative to the experiment file. No path of an experiment file expands environment
+    variables: `$VAR` or `${VAR}` in one is an error (write the path out)."""
     format: Literal["auto", "jsonl", "squad", "beir"] = "auto"
     """How to read `path`; `auto` detects it from the files present."""
     beir_split: str = "test"
     """BEIR only: which qrels file (`qrels/<split>.tsv`) gives the questions."""
+
+    @field_validator("path")
+    @classmethod
+    def _no_env_in_path(cls, v: str) -> str:
+        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        return refuse_env_refs(v) or v
 
 
 class QuestionsSpec(_Spec):
@@ -77,6 +85,12 @@ class QuestionsSpec(_Spec):
     data set does not hold, or one listed twice, is an error naming the file and line."""
     answerable_only: bool = False
     """Use answerable questions only (drop those with no answer)."""
+
+    @field_validator("ids_file")
+    @classmethod
+    def _no_env_in_ids_file(cls, v: str | None) -> str | None:
+        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        return refuse_env_refs(v)
     max: int | None = Field(None, ge=1)
     """At most this many questions: a seeded sample stratified by (answerable, type)."""
 
@@ -237,11 +251,28 @@ class RunnerSpec(_Spec):
     whatever the count (docs/scale.md). At most the number of documents."""
 
 
+NAME_BYTES = 200  # a file name is at most 255 bytes; the sweep id and temporaries add ~25
+
+
+def check_name(v: str) -> str:
+    """`v` when it can be one file name on every system ablate writes to, else ValueError."""
+    if "/" in v or "\\" in v or v.strip() in (".", ".."):
+        raise ValueError(f"'{v}' is not a single folder name: no '/', '\\', '.' or '..' "
+                         "(the name names the MLflow experiment's artifact folder)")
+    if any(ord(c) < 32 or ord(c) == 127 for c in v):
+        raise ValueError("the name holds a control character")
+    if len(v.encode("utf-8")) > NAME_BYTES:
+        raise ValueError(f"the name is {len(v.encode('utf-8'))} bytes in UTF-8; at most "
+                         f"{NAME_BYTES} (it becomes a folder name)")
+    return v
+
+
 class ExperimentSpec(_Spec):
     """An experiment file: data, question selection, baseline, sweeps, scoring, statistics."""
 
     name: str = Field(min_length=1)
-    """The experiment's name: MLflow experiment name and the start of the sweep id."""
+    """The experiment's name: MLflow experiment name and the start of the sweep id. One
+    folder name: no `/`, `\\`, `.` or `..`, at most 200 bytes in UTF-8."""
     description: str = ""
     """Free text, recorded in the manifest."""
     plugins: list[str] = Field(default_factory=list)
@@ -285,9 +316,31 @@ class ExperimentSpec(_Spec):
     """The judge of the judged metrics (`judge/...`): every variant has the same judge
     (see the README's judge section)."""
     out: str = "runs"
-    """Output root: results go to `<out>/<sweep_id>/`; relative to the working folder."""
+    """Output root: results go to `<out>/<sweep_id>/`; relative to the working folder
+    (`$VAR` is not expanded: an error)."""
     cache_dir: str = ".ablate/cache"
     """Stage result cache; relative to the working folder."""
+
+    @field_validator("out", "cache_dir")
+    @classmethod
+    def _no_env_in_paths(cls, v: str) -> str:
+        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        return refuse_env_refs(v) or v
+
+    @field_validator("plugins")
+    @classmethod
+    def _no_env_in_plugins(cls, v: list[str]) -> list[str]:
+        for ref in v:
+            refuse_env_refs(ref)
+        return v
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_one_file_name(cls, v: str) -> str:
+        """The name becomes a folder name (the sweep id, the MLflow experiment's artifact
+        folder): no `/` or `\\`, not `.` or `..`, no control characters, at most
+        NAME_BYTES bytes in UTF-8 (issue 39.3, 39.4)."""
+        return check_name(v)
 
     @field_validator("judge")
     @classmethod

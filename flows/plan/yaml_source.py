@@ -44,6 +44,7 @@ def read_yaml(path: Path) -> tuple[Any, Any]:
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        _check_expansion(node, path)
         _reject_duplicate_keys(node, path)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -52,17 +53,73 @@ def read_yaml(path: Path) -> tuple[Any, Any]:
         raise InputError(f"invalid YAML: {exc.problem or exc}", path=str(path), line=line) from None
     except yaml.YAMLError as exc:
         raise InputError(f"invalid YAML: {exc}", path=str(path)) from None
+    except RecursionError:
+        raise InputError("invalid YAML: nested too deeply", path=str(path)) from None
     finally:
         loader.dispose()
     return data, node
 
 
+MAX_VALUES = 100_000  # values of the file with every alias expanded (experiment files: < 1,000)
+
+
+def _children(n: Any) -> list[Any]:
+    if isinstance(n, yaml.MappingNode):
+        return [x for pair in n.value for x in pair]
+    if isinstance(n, yaml.SequenceNode):
+        return list(n.value)
+    return []
+
+
+def _check_expansion(node: Any, path: Path) -> None:
+    """An alias is a reference to a node: nine levels of nine aliases are a file of a few
+    lines that expands to 9^9 values (an "alias bomb"), which validation would then walk.
+    Counts the values with every alias expanded, visiting each node once (post-order,
+    without recursion), and refuses a file over MAX_VALUES, or one whose alias refers to a
+    node that contains it, naming the line where the limit was crossed."""
+    if node is None:
+        return
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if id(n) in size:
+            continue
+        kids = _children(n)
+        if done:
+            on_path.discard(id(n))
+            total = 1 + sum(size[id(k)] for k in kids)
+            if total > MAX_VALUES:
+                raise InputError(f"the file expands to more than {MAX_VALUES:,} values through "
+                                 "its aliases (*name); write the values out instead",
+                                 path=str(path), line=n.start_mark.line + 1)
+            size[id(n)] = total
+            continue
+        if id(n) in on_path:
+            raise InputError("an alias refers to a node that contains it", path=str(path),
+                             line=n.start_mark.line + 1)
+        on_path.add(id(n))
+        stack.append((n, True))
+        for k in kids:
+            if id(k) in on_path:
+                raise InputError("an alias refers to a node that contains it", path=str(path),
+                                 line=k.start_mark.line + 1)
+            if id(k) not in size:
+                stack.append((k, False))
+
+
 def _reject_duplicate_keys(node: Any, path: Path) -> None:
     """YAML lets a repeated key silently override the first; in an experiment file that
-    hides a mistake, so it is an error naming the second occurrence."""
+    hides a mistake, so it is an error naming the second occurrence. Each node is visited
+    once, however many aliases refer to it."""
     stack = [node]
+    visited: set[int] = set()
     while stack:
         n = stack.pop()
+        if id(n) in visited:
+            continue
+        visited.add(id(n))
         if isinstance(n, yaml.MappingNode):
             seen: set[str] = set()
             for key, value in n.value:

@@ -199,13 +199,42 @@ def _close(client: Any, cluster: Any) -> None:
         pass
 
 
+class _SecedingClient:
+    """The worker's own client, seceding from the worker's thread pool only while it
+    waits for shard tasks (`gather`), and releasing `held` (the run context's `heavy`
+    lock, when the stage holds it) for that wait. Holding `heavy` across a secede
+    deadlocked (issue 39.7): the task that took the freed thread slot waited for `heavy`
+    while the seceded thread, holding it, waited for that slot (or its shard tasks for a
+    thread). The stage's model work (encoding) runs before the wait, under `heavy`, in
+    the worker's slot."""
+
+    def __init__(self, client: Client, held: threading.Semaphore | None) -> None:
+        self._client, self._held = client, held
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def gather(self, futures: Any, *args: Any, **kwargs: Any) -> Any:
+        from distributed import rejoin, secede
+        if self._held is not None:
+            self._held.release()
+        secede()  # this thread waits, not works: the slot serves other tasks meanwhile
+        try:
+            return self._client.gather(futures, *args, **kwargs)
+        finally:
+            rejoin()  # first a slot, then the lock: never the lock while waiting for a slot
+            if self._held is not None:
+                self._held.acquire()
+
+
 @contextmanager
-def dask_client(runner: RunnerSpec) -> Iterator[Client]:
-    """The client shard tasks go to (see the module's docstring)."""
-    from distributed import Client, worker_client
+def dask_client(runner: RunnerSpec, held: threading.Semaphore | None = None) -> Iterator[Client]:
+    """The client shard tasks go to (see the module's docstring). In a Dask worker, the
+    worker's own client, seceding only while it waits and releasing `held` (the lock the
+    calling stage holds, if any) meanwhile (_SecedingClient)."""
+    from distributed import Client, get_client
     if _worker_address() is not None:
-        with worker_client() as client:  # secedes: this worker's thread waits, not works
-            yield client
+        yield _SecedingClient(get_client(), held)  # type: ignore[misc]
     elif runner.kind == "dask" and runner.address:
         client = Client(runner.address, timeout=CONNECT_SECONDS, set_as_default=False)
         try:
@@ -251,7 +280,8 @@ def retrieve(ctx: RunContext, node: StageNode, chunks: Sequence[Chunk],
     """The retrieve stage of `node.part` over `ctx.spec.runner.shards` shards: what
     retrieve_path gives, {qid: ranking}."""
     assert node.part is not None  # a retrieve node per retrieval path
-    with dask_client(ctx.spec.runner) as client:
+    held = ctx.heavy if node.model_bound else None  # run_stage holds it for this stage
+    with dask_client(ctx.spec.runner, held) as client:
         return search(client, ctx.store.root, node.inputs["chunk"], node.part, chunks,
                       questions, node.config, res, ctx.spec.runner.shards, latency)
 

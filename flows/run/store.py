@@ -154,7 +154,8 @@ def _area_files(area: Path) -> Iterator[CacheFile]:
         st = _stat(path)
         if st is None:
             continue
-        if _is_tmp(path.name):
+        if _is_tmp(path.name) or any(_is_tmp(d) for d in path.relative_to(area).parts[:-1]):
+            # a temporary file, or a file of a temporary folder (a BM25 index being written)
             yield CacheFile(area.name, path, st.st_size, st.st_mtime, "tmp")
         elif side:
             yield CacheFile(area.name, path, st.st_size, st.st_mtime)
@@ -184,6 +185,11 @@ def remove_file(item: CacheFile) -> None:
     if item.kind == "entry" and item.path.suffix == ".parquet":
         item.path.with_suffix(".sha256").unlink(missing_ok=True)
     item.path.unlink(missing_ok=True)
+    if item.kind == "tmp" and _is_tmp(item.path.parent.name):
+        try:
+            item.path.parent.rmdir()  # the temporary folder, once its last file is gone
+        except OSError:
+            pass
 
 
 def is_stale(item: CacheFile, now: float) -> bool:

@@ -19,8 +19,10 @@ and MLflow's own source tags (`mlflow.source.git.commit`, `mlflow.source.name`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 import tempfile
 import urllib.error
 import urllib.request
@@ -90,11 +92,23 @@ def check_reachable(tracking_uri: str, timeout: float = 5.0) -> None:
         raise ConnectionError(f"MLflow tracking server {tracking_uri} is unreachable ({reason})") from None
 
 
+def artifact_folder(name: str) -> str:
+    """The experiment's folder under the artifact root: its name when that is one folder
+    name (spec.check_name: every name a spec may give), else its slug and a hash (a folder
+    logged before names were checked), so artifacts never land outside the root."""
+    from ablate.flows.plan.spec import check_name
+    try:
+        return check_name(name)
+    except ValueError:
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60] or "experiment"
+        return f"{slug}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
+
+
 def experiment_id(client: MlflowClient, name: str, artifact_root: str | None) -> str:
     exp = client.get_experiment_by_name(name)
     if exp is not None:
         return exp.experiment_id
-    location = f"{artifact_root.rstrip('/')}/{name}" if artifact_root else None
+    location = f"{artifact_root.rstrip('/')}/{artifact_folder(name)}" if artifact_root else None
     # Without this tag MLflow 3's UI opens the experiment in its GenAI view; ablate's runs
     # belong in the run table and its comparison view.
     return client.create_experiment(name, artifact_location=location,

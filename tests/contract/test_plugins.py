@@ -53,6 +53,7 @@ def test_plugin_registers_a_path_with_its_declaration(tmp_path):
     ("from ablate.components.retrieval.stages import PATHS\n"
      "PATHS.register('bm25')(lambda *a: {})\n", "retrieval path 'bm25' is registered already"),
     ("X = 1\n", "registers no component"),
+    ("import sys\nsys.exit(3)\n", "called sys.exit(3) while importing"),  # issue 39.9: silent
 ])
 def test_bad_plugin_is_one_line_naming_it(tmp_path, code, message):
     spec = _spec(tmp_path, code, f"bad_{abs(hash(code)) % 10**6}.py")

@@ -313,4 +313,19 @@ def test_bm25_indexes_are_kept_in_the_cache_folder(sweep):
     ctx, _ = sweep
     folders = sorted((ctx.store.root / "indexes").glob("bm25-*"))
     assert len(folders) == 2  # chunk sizes 48 and 300
-    assert all((f / bm25_disk.DONE).read_text() == bm25_disk.FORMAT for f in folders)
+    assert all(bm25_disk.intact(f) for f in folders)
+
+
+def test_outputs_and_cache_entries_honour_the_umask(sweep):
+    """Issue 39.8: stage entries, cached generations, report.md and summary.txt were 0600
+    (mkstemp); every file a run leaves is now created as open() would create it."""
+    import stat
+
+    from ablate.components.atomic import file_mode
+    ctx, out = sweep
+    files = [p for root in (out, ctx.store.root) for p in root.rglob("*")
+             if p.is_file() and not p.name.startswith(".")]
+    assert any(p.name == "report.md" for p in files) and any(p.suffix == ".sha256" for p in files)
+    wrong = {str(p): oct(stat.S_IMODE(p.stat().st_mode)) for p in files
+             if stat.S_IMODE(p.stat().st_mode) != file_mode()}
+    assert not wrong, wrong

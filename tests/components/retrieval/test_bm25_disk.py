@@ -79,3 +79,34 @@ def test_a_changed_dictionary_file_names_another_index(tmp_path):
     one = indexes._disk_key(key, {"user_dict": str(words)})
     words.write_text("北京大学 10\n")
     assert indexes._disk_key(key, {"user_dict": str(words)}) != one
+
+
+def test_flipped_bytes_in_any_array_read_as_missing_and_are_rebuilt(tmp_path):
+    """Issue 39.1: a damaged data.npy loaded as valid and gave recall 0 with exit 0."""
+    words, docs = random_corpus(6, 300)
+    index = BM25Index([f"c{i:03d}" for i in range(300)], docs)
+    for name in ("data.npy", "indices.npy", "idf.npy", "ids.json"):
+        folder = tmp_path / name
+        bm25_disk.save(index, folder)
+        f = folder / name
+        raw = bytearray(f.read_bytes())
+        at = len(raw) - 9  # inside the payload, past any header
+        raw[at] ^= 0xFF
+        f.write_bytes(bytes(raw))
+        assert bm25_disk.load(folder) is None, name
+        bm25_disk.save(index, folder)  # the damaged folder is replaced, not kept
+        back = bm25_disk.load(folder)
+        assert back is not None, name
+        assert back.search_many([docs[0][:4]], 5) == index.search_many([docs[0][:4]], 5)
+
+
+def test_two_kilobytes_overwritten_read_as_missing(tmp_path):
+    _, docs = random_corpus(7, 2000)
+    index = BM25Index([f"c{i:04d}" for i in range(2000)], docs)
+    bm25_disk.save(index, tmp_path / "ix")
+    f = tmp_path / "ix" / "data.npy"
+    raw = bytearray(f.read_bytes())
+    assert len(raw) > 4096
+    raw[1024:3072] = bytes(2048)
+    f.write_bytes(bytes(raw))
+    assert bm25_disk.load(tmp_path / "ix") is None

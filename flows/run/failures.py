@@ -1,0 +1,53 @@
+"""A stage that raised, as the one-line RunFailed the CLI prints (issue 39.2).
+
+A stage's own exception (a read-only cache folder, a full disk, a library's error)
+reaches the flow through its Prefect future; the flow turns the first such failure into
+a RunFailed naming the stage, its key and the cause, and the command that continues:
+the same `ablate run`, which reuses every stage that finished (their entries are in the
+cache). Bad input found by a stage (InputError) and a RunFailed of its own pass through
+unchanged. Stages that never ran because one they depend on failed (Prefect's
+UpstreamTaskError) are not the cause and are named only when nothing else failed.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, Sequence
+
+from ablate.components.errors import InputError, RunFailed, cause
+
+
+def continue_command(experiment: str, opts: dict[str, Any]) -> str:
+    """The `ablate run` command that continues this sweep (the options that choose its
+    stages: tier, split, cache folder)."""
+    args = ["ablate", "run", experiment]
+    for name in ("tier", "split", "cache_dir"):
+        if opts.get(name):
+            args += [f"--{name.replace('_', '-')}", str(opts[name])]
+    return shlex.join(args)
+
+
+def stage_failure(plan: Any, failures: Sequence[tuple[str, BaseException]], experiment: str,
+                  opts: dict[str, Any]) -> BaseException:
+    """The exception to raise for the stages of `plan` that failed ((key, exception) in
+    plan order)."""
+    from prefect.exceptions import UpstreamTaskError
+    first = next(((k, e) for k, e in failures if not isinstance(e, UpstreamTaskError)),
+                 failures[0])
+    key, exc = first
+    if isinstance(exc, (InputError, RunFailed)):
+        return exc
+    node = plan.nodes[key]
+    others = len(failures) - 1
+    more = f" ({others} other stage{'s' if others != 1 else ''} failed or did not run)" if others else ""
+    return RunFailed(f"stage {node.label} {key[:10]} failed ({cause(exc)}){more}; the stages "
+                     "that finished are in the cache", hint=continue_command(experiment, opts))
+
+
+def exit_called(exc: SystemExit) -> str:
+    """What a stage says when a component called sys.exit: the code and the plugin whose
+    code called it (components.plugins.plugin_of)."""
+    from ablate.components.plugins import plugin_of
+    who = plugin_of(exc)
+    by = f"plugin '{who}'" if who else "a component"
+    return f"{by} called sys.exit({exc.code!r}) inside the stage"
