@@ -61,6 +61,29 @@ def n_clusters(N: np.ndarray) -> np.ndarray:
     return (N > 0).sum(axis=0).astype(np.int64)
 
 
+def cr2_weights(N: np.ndarray) -> np.ndarray:
+    """Per cluster and column, the CR2 (Bell-McCaffrey) weight of a mean's squared residual
+    sum: 1 / (1 - N_g / n), the inverse of 1 minus the cluster's leverage (module
+    docstring). NaN where one cluster holds every used question."""
+    n = N.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lev = N / n
+        return np.where(lev < 1.0, 1.0 / (1.0 - lev), np.nan)
+
+
+def bm_df(N: np.ndarray) -> np.ndarray:
+    """Per column, the Bell-McCaffrey (Satterthwaite) degrees of freedom of the CR2 variance
+    of a mean with cluster sizes N (module docstring): G - 1 for equal sizes, fewer when
+    one cluster dominates; NaN below 2 used clusters."""
+    n = N.sum(axis=0)
+    g = n_clusters(N)
+    w = np.nan_to_num(cr2_weights(N), nan=0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        off = ((w * N**2).sum(axis=0) ** 2 - (w**2 * N**4).sum(axis=0)) / n**2
+        df = n**2 / ((N**2).sum(axis=0) + off)
+    return np.where(g >= 2, df, np.nan)
+
+
 def cluster_se(S: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(theta, cluster-robust SE with the G/(G-1) factor, df = G - 1) per column; SE is
     NaN below 2 used clusters."""
