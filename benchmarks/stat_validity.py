@@ -49,13 +49,24 @@ class Scenario:
     name: str
     n: int
     clusters: int          # == n: independent questions
-    kind: str              # normal | binary | skewed
+    kind: str              # normal | binary | skewed | skewed_clusters | binary_docs
     icc: float = 0.0       # ICC of the difference (binary: half-width of b_g, see icc_d)
     ties: float = 0.0      # binary: share of tied pairs
+    dominant: float = 0.0  # share of the questions in cluster 0 (0: equal sizes)
+    changing: int = 0      # binary_docs: documents whose questions change (the rest tie)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        if not self.dominant:
+            return np.full(self.clusters, self.n // self.clusters)
+        big = int(round(self.dominant * self.n))
+        rest = np.full(self.clusters - 1, (self.n - big) // (self.clusters - 1))
+        rest[: (self.n - big) % (self.clusters - 1)] += 1
+        return np.r_[big, rest]
 
     @property
     def labels(self) -> np.ndarray:
-        return np.repeat(np.arange(self.clusters), self.n // self.clusters)
+        return np.repeat(np.arange(self.clusters), self.sizes)
 
     @property
     def icc_d(self) -> float:
@@ -68,6 +79,14 @@ class Scenario:
     def differences(self, rng: np.random.Generator, reps: int, delta: float) -> np.ndarray:
         """R x n paired differences with population mean `delta`."""
         g, lab = self.clusters, self.labels
+        if self.kind == "binary_docs":
+            # `changing` random documents per study change; in them a question changes
+            # with prob q = (1 - ties) G / changing; up with prob 1/2 + shift, E d = delta
+            q = min(1.0, (1.0 - self.ties) * g / self.changing)
+            docs = np.argsort(rng.uniform(size=(reps, g)), axis=1) < self.changing
+            change = docs[:, lab] & (rng.uniform(size=(reps, self.n)) < q)
+            up = 0.5 + delta / (2 * (1 - self.ties))
+            return change * np.where(rng.uniform(size=(reps, self.n)) < up, 1.0, -1.0)
         if self.kind == "binary":
             # a pair changes with prob 1 - ties; it goes up with prob 1/2 + b_g + shift,
             # b_g ~ U(-w, w) the cluster's effect (w = self.icc), so E d = delta
@@ -77,6 +96,8 @@ class Scenario:
             sign = np.where(rng.uniform(size=(reps, self.n)) < up, 1.0, -1.0)
             return change * sign
         effect = rng.normal(0, math.sqrt(self.icc), size=(reps, g))[:, lab]
+        if self.kind == "skewed_clusters":  # the cluster effects, not the noise, are skewed
+            effect = (rng.exponential(1.0, size=(reps, g)) - 1.0)[:, lab] * math.sqrt(self.icc)
         if self.kind == "skewed":
             noise = (rng.exponential(1.0, size=(reps, self.n)) - 1.0) * math.sqrt(1 - self.icc)
         else:
@@ -85,6 +106,9 @@ class Scenario:
 
     def se(self) -> float:
         """Standard error of the mean difference (for delta = 2.5 SE)."""
+        if self.kind == "binary_docs" or self.dominant:  # by simulation, fixed seed
+            return float(self.differences(np.random.default_rng(99), 2000, 0.0)
+                         .mean(axis=1).std(ddof=1))
         m = self.n // self.clusters
         var = (1.0 - self.ties) if self.kind == "binary" else 0.01
         return math.sqrt(var * (1 + (m - 1) * self.icc_d) / self.n)
@@ -102,8 +126,23 @@ SCENARIOS = [
     Scenario("0/1, 85 % ties, 16 clusters x 20 (ICC .04)", 320, 16, "binary", icc=0.45, ties=0.85),
     Scenario("skewed, independent, n 30", 30, 30, "skewed"),
     Scenario("skewed, ICC 0.1, 40 clusters x 25", 1000, 40, "skewed", icc=0.1),
+    # the corners of issue 38's audit: one document with 40 % of the questions; 0/1
+    # changes in a few documents of many (97 % ties: coverage governed by k, the clusters
+    # that changed); skewed cluster effects
+    Scenario("dominant 40 %, ICC 0.1, 20 clusters", 200, 20, "normal", icc=0.1, dominant=0.4),
+    Scenario("dominant 40 %, ICC 0.1, 40 clusters", 400, 40, "normal", icc=0.1, dominant=0.4),
+    Scenario("0/1, 97 % ties, changes in 2 of 50 docs", 1000, 50, "binary_docs", ties=0.97,
+             changing=2),
+    Scenario("0/1, 97 % ties, changes in 5 of 50 docs", 1000, 50, "binary_docs", ties=0.97,
+             changing=5),
+    Scenario("0/1, 97 % ties, changes in 10 of 50 docs", 1000, 50, "binary_docs", ties=0.97,
+             changing=10),
+    Scenario("0/1, 97 % ties, changes in 20 of 50 docs", 1000, 50, "binary_docs", ties=0.97,
+             changing=20),
+    Scenario("skewed cluster effects, ICC 0.5, 16 clusters", 320, 16, "skewed_clusters",
+             icc=0.5),
 ]
-QUICK = (0, 3, 4, 7)
+QUICK = (0, 3, 4, 7, 11)
 METHODS = (("permutation", "inversion"), ("permutation", "bca"), ("t", "inversion"))
 CORRECTIONS = ("holm", "bonferroni", "bh", "by")
 FWER_SCENARIOS = ("independent, n 200", "ICC 0.5, 40 clusters x 10")
@@ -150,6 +189,7 @@ def method_rows(sc: Scenario, args) -> list[dict]:
                      "coverage": float(covered.mean()),
                      "power": float((b["p_value"] < ALPHA).mean()),
                      "agree": min(_agree(a), _agree(b)),
+                     "k": float(b["n_changed_clusters"].median()),  # type: ignore[arg-type]
                      "seconds": round(time.perf_counter() - t0, 1)})
     return rows
 
@@ -178,14 +218,14 @@ def correction_rows(sc: Scenario, args) -> list[dict]:
     return rows
 
 
-def _extra_rows(name: str, args) -> list[dict]:
+def _extra_rows(name: str, args, fn_name: str = "validity_rows") -> list[dict]:
     """Rows a module provides for its own procedure (sequential stopping, the gate)."""
     import importlib
     try:
         mod = importlib.import_module(f"benchmarks.{name}")
     except ImportError:
         return []
-    fn = getattr(mod, "validity_rows", None)
+    fn = getattr(mod, fn_name, None)
     return fn(args.reps, args.seed, quick=args.quick) if fn else []
 
 
@@ -229,10 +269,14 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict]]:
     fwer = [sc for sc in chosen if sc.name in FWER_SCENARIOS]  # one independent, one clustered
     out["corrections"] = [r for sc in fwer for r in correction_rows(sc, args)]
     print_table("Familywise error of 4 null variants per family", out["corrections"], args.markdown)
-    for name, title in (("sequential_validity", "Sequential stopping"),
-                        ("gate_validity", "Non-inferiority gate (ablate gate)")):
-        out[name] = _extra_rows(name, args)
-        print_table(title, out[name], args.markdown)
+    for name, fn, title in (
+            ("sequential_validity", "validity_rows", "Sequential stopping"),
+            ("gate_validity", "validity_rows", "Non-inferiority gate (ablate gate)"),
+            ("gate_validity", "binary_rows", "Non-inferiority gate on 0/1 metrics (margin 0.02, "
+             "3 gated metrics: target type_I <= 0.0167)")):
+        key = name if fn == "validity_rows" else f"{name}_{fn}"
+        out[key] = _extra_rows(name, args, fn)
+        print_table(title, out[key], args.markdown)
     print(f"\n(total {time.perf_counter() - t0:.0f} s)")
     return out
 

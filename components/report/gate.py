@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
 import polars as pl
 
 from ablate.components.errors import InputError
@@ -101,6 +102,19 @@ def _known_metric(metric: str, known: Sequence[str]) -> None:
                          f"{', …' if len(known) > 12 else ''})", field="--metric")
 
 
+def zero_one_metrics(table: pl.DataFrame, baseline: str, pairs: Sequence[tuple[str, str]]
+                     ) -> np.ndarray:
+    """Per (metric, variant) pair: whether every finite score of the pair's two variants is
+    0 or 1 (a 0/1 metric: the gate bounds it with the Tango score bound,
+    ablate.components.stats.binary_bound)."""
+    out = []
+    for metric, variant in pairs:
+        col = table.filter(pl.col("variant").is_in([baseline, variant]))[metric].cast(pl.Float64)
+        col = col.filter(col.is_finite())
+        out.append(bool(col.len()) and bool(col.is_in([0.0, 1.0]).all()))
+    return np.array(out, dtype=bool)
+
+
 def noninferiority_results(table: pl.DataFrame, baseline: str, pairs: list[tuple[str, str]],
                            max_drop: float, statistics: dict[str, Any], seed: int
                            ) -> list[GateResult]:
@@ -111,7 +125,7 @@ def noninferiority_results(table: pl.DataFrame, baseline: str, pairs: list[tuple
                                        cluster_col=cluster_column(statistics.get("cluster"), table.columns))
     r = non_inferiority(D, M, codes, max_drop, alpha=float(statistics.get("alpha", 0.05)),
                         m=len(pairs), resamples=int(statistics.get("resamples", 10_000)),
-                        seed=seed)
+                        seed=seed, binary=zero_one_metrics(table, baseline, pairs))
     return [GateResult(metric, variant, NONINF, r.verdict[j], sign * float(r.delta[j]),
                        int(r.n[j]), int(r.n_clusters[j]), float(r.lower[j]), float(r.upper[j]),
                        float(r.margin_n[j]), float(r.needed_n[j]), r.confidence)

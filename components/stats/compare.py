@@ -45,6 +45,7 @@ EXTRA_SCHEMA: dict[str, pl.DataType] = {
     "t_ci_high": pl.Float64(), "p_wilcoxon": pl.Float64(), "p_method": pl.String(),
     "ci_flag": pl.String(), "bootstrap_resamples": pl.Int64(), "alpha": pl.Float64(),
     "seed": pl.Int64(), "family": pl.String(), "clustered_by": pl.String(),
+    "n_changed_clusters": pl.Int64(),
 }
 OUTPUT_SCHEMA = {**STATS_SCHEMA, **EXTRA_SCHEMA}
 
@@ -169,6 +170,7 @@ def compare_joint(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str],
         "bootstrap_resamples": [r.bootstrap_resamples] * ncomp, "alpha": [float(alpha)] * ncomp,
         "seed": [int(seed)] * ncomp, "family": [family] * ncomp,
         "clustered_by": [cluster_col or "none"] * ncomp,
+        "n_changed_clusters": r.n_changed_clusters,
     }
     return (pl.DataFrame([pl.Series(k, data[k], dtype=t) for k, t in OUTPUT_SCHEMA.items()]),
             r.extra_p_adjusted, r.extra_family_size)

@@ -18,7 +18,12 @@ mask M, one cluster code per question and the family of each column:
    a few atoms, and BCa then excluded 0 beside p = 0.5);
 4. the MDE at the corrected level: the planning alpha of the family (the smallest raw p
    the correction can call significant, e.g. alpha / m for holm) and the cluster-robust
-   standard error, with G - 1 degrees of freedom.
+   (CR2) standard error, with its Bell-McCaffrey degrees of freedom. None (NaN) where the
+   sign-flip test cannot reject at that level at all with G clusters (its smallest p,
+   2 / 2^G, is above it): there is no effect it could detect;
+5. k, the clusters with any change (`n_changed_clusters`): below FEW_CHANGED the interval
+   is flagged `few_changed_clusters` (on 0/1 metrics with most pairs tied its coverage
+   is governed by k, not G; ablate.components.stats.clusters).
 """
 
 from __future__ import annotations
@@ -28,7 +33,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ablate.components.stats.bootstrap import bootstrap_ci
-from ablate.components.stats.clusters import cluster_se, cluster_sums, cluster_ttest, n_clusters
+from ablate.components.stats.clusters import (
+    FEW_CHANGED,
+    FLAG_FEW_CHANGED,
+    changed_clusters,
+    cluster_se,
+    cluster_sums,
+    cluster_ttest,
+    n_clusters,
+)
 from ablate.components.stats.correction import adjust_pvalues, resamples_needed, smallest_threshold
 from ablate.components.stats.inversion import inversion_interval
 from ablate.components.stats.paired_tests import TESTS
@@ -67,6 +80,8 @@ class Inference:
     # corrected p-values and family sizes, in the order given
     extra_p_adjusted: np.ndarray = field(default_factory=lambda: np.zeros(0))
     extra_family_size: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # k: per column, the clusters with any change (clusters.changed_clusters)
+    n_changed_clusters: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def _corrected(p: np.ndarray, fam_key: np.ndarray, correction: str
@@ -164,9 +179,16 @@ def infer(D: np.ndarray, M: np.ndarray, codes: np.ndarray, fam_key: np.ndarray, 
                 ci_flag[j] = "; ".join(x for x in (FLAG_FEW_UNTIED, f_flag[i]) if x)
     alpha_star = np.array([smallest_threshold(correction, max(int(s), 1), alpha)
                            for s in fam_size])
+    k = changed_clusters(D, M, codes)
+    for j in np.flatnonzero((k > 0) & (k < FEW_CHANGED)):
+        ci_flag[j] = "; ".join(x for x in (ci_flag[j], FLAG_FEW_CHANGED) if x)
+    mde = planning_mde(S, N, alpha_star)
+    if test == "permutation":  # no MDE where the sign-flip test cannot reject at all
+        g = n_clusters(N).astype(np.float64)
+        mde[2.0 / 2.0**g > alpha_star] = np.nan
     return Inference(n, n_clusters(N), mean, p, p_method, used, p_adj, significant, fam_size,
                      lo, hi, ci_used, ci_flag, 1.0 - level, t_stat, p_t, t_lo, t_hi,
-                     planning_mde(S, N, alpha_star), boot_b, extra_adj, extra_size)
+                     mde, boot_b, extra_adj, extra_size, k)
 
 
 def _t_at(S: np.ndarray, N: np.ndarray, level: np.ndarray):

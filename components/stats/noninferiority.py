@@ -21,6 +21,13 @@ alpha and the number m of gated comparisons:
   1 / sqrt(G); the t quantiles shrink too, so N is on the safe side), and at least enough
   clusters for the test to bound the mean.
 
+On a 0/1 metric (every used difference -1, 0 or +1) L is the lower of that bound and the
+cluster-aware Tango score bound (ablate.components.stats.binary_bound), which accounts for
+changes not yet seen: tied pairs alone never pin L to the observed mean, so 24 unchanged
+questions do not pass a margin of 0.02 (they rule out no drop below about 0.16). margin_n
+is then at least that bound's no-change floor z^2 / (n + z^2) (z the normal quantile of
+1 - alpha/m), and the questions needed at least z^2 (1 - D) / D.
+
 A margin of 0 can never be proven (an interval of a mean has width), so D must be > 0.
 """
 
@@ -34,6 +41,7 @@ import numpy as np
 import polars as pl
 
 from ablate.components.errors import InputError
+from ablate.components.stats.binary_bound import binary_columns, tango_lower
 from ablate.components.stats.clusters import cluster_se, cluster_sums, n_clusters
 from ablate.components.stats.compare import pair_matrices
 from ablate.components.stats.inversion import inversion_interval
@@ -90,12 +98,14 @@ def clusters_needed(level: float) -> int:
 
 def non_inferiority(D: np.ndarray, M: np.ndarray, codes: np.ndarray | None, margin: float, *,
                     alpha: float = 0.05, m: int | None = None, resamples: int = 10_000,
-                    seed: int = 0) -> NonInferiority:
+                    seed: int = 0, binary: np.ndarray | None = None) -> NonInferiority:
     """The module docstring's bound, margin and verdict for every column of D (questions x
     columns, positive is better; only used entries count). codes: one cluster code
     (0..G-1) per question, None for independent questions; m: gated comparisons (default:
     the columns of D); resamples: Monte-Carlo sign patterns when the clusters are too many
-    to enumerate (raised to MC_RESOLUTION / level)."""
+    to enumerate (raised to MC_RESOLUTION / level); binary: per column, whether the metric
+    is a 0/1 metric (its scores, not only its differences, are 0 or 1: the caller knows;
+    None: every column whose used differences are -1, 0 or +1, ties-only columns included)."""
     margin = check_margin(margin, field="margin")
     if not 0.0 < alpha < 0.5:
         raise InputError(f"alpha must be in (0, 0.5), got {alpha}", field="alpha")
@@ -117,7 +127,14 @@ def non_inferiority(D: np.ndarray, M: np.ndarray, codes: np.ndarray | None, marg
     with np.errstate(invalid="ignore"):
         factor = stdtrit(df, 1.0 - alpha / m) + stdtrit(df, POWER)
     margin_t = np.where(np.isfinite(se) & (df >= 1), factor * se, np.inf)
-    margin_n = np.where(np.isfinite(low), margin_t, np.inf)
+    binary = binary_columns(D, M) & (True if binary is None else np.asarray(binary, dtype=bool))
+    floor = np.zeros(ncol)
+    if binary.any():
+        t_low, t_floor = tango_lower(D[:, binary], M[:, binary], S[:, binary], N[:, binary],
+                                     alpha / m)
+        low[binary] = np.where(np.isfinite(low[binary]), np.fmin(low[binary], t_low), np.nan)
+        floor[binary] = np.nan_to_num(t_floor, nan=np.inf)
+    margin_n = np.where(np.isfinite(low), np.maximum(margin_t, floor), np.inf)
     g_min = clusters_needed(level)
     verdict, needed = [], np.full(ncol, np.nan)
     for j in range(ncol):
@@ -129,6 +146,9 @@ def non_inferiority(D: np.ndarray, M: np.ndarray, codes: np.ndarray | None, marg
             verdict.append(INCONCLUSIVE)
             if n[j] and g[j] >= 2 and np.isfinite(margin_t[j]):
                 want = n[j] * (margin_t[j] / margin) ** 2
+                if binary[j] and 0 < floor[j] < 1:  # the no-change floor z^2/(n + z^2) <= D
+                    f2 = n[j] * floor[j] / (1.0 - floor[j])
+                    want = max(want, f2 * (1.0 - margin) / margin)
                 if not np.isfinite(low[j]):
                     want = max(want, n[j] * g_min / g[j])
                 needed[j] = float(math.ceil(want - 1e-9))

@@ -30,17 +30,23 @@ correlated, so the two means are not independent. The estimator is linearised ex
 per question, u_i = lambda (f_i - mean_A f) + (N / n) 1[i in L] (r_i - mean_L r) with
 r = y - lambda f, and
 
-    SE^2 = G_L / (G_L - 1) * sum_g U_g^2 / N^2,   U_g = sum of u_i over cluster g,
+    SE^2 = sum_g w_g U_g^2 / N^2,   U_g = sum of u_i over cluster g,
 
-the CR1 cluster-robust variance of clusters.py (cluster_sums, cluster_se) applied to the
-u_i, with its small-sample factor taken at the labelled clusters (the rectifier term,
-which dominates, is estimated from G_L clusters). This keeps the covariance of the two
+the cluster-robust variance of clusters.py applied to the u_i with CR2-type weights
+taken at the labelled clusters (the rectifier term, which dominates, is estimated from
+G_L clusters): w_g = 1 / (1 - n_g / n), the inverse of 1 minus the cluster's share of
+the labels, where it has labels, G_L / (G_L - 1) where it has none. With equal labelled
+sizes (and on independent questions) every w_g is G_L / (G_L - 1), CR1's factor.
+(Until issue 38 the factor was G_L / (G_L - 1) for every cluster and the df G_L - 1: with
+one document holding 40 % of the questions the interval covered 0.82 instead of 0.95;
+with these weights and the df below, 0.94.) This keeps the covariance of the two
 terms (no independence assumption). With U_g = lambda A_g + B_g the tuned lambda is
 -sum A_g B_g / sum A_g^2, clipped to [0, 1] (lambda_-g: the same sums without cluster g).
 With the cross-fitted lambda the SE is classic PPI's on lambda_-g * f, each lambda_-g
 taken as fixed (it does not depend on cluster g's questions). theta / SE is referred to
-Student's t with G_L - 1 degrees of freedom (the smaller cluster count), two-sided p for
-H0: theta = 0.
+Student's t with the Bell-McCaffrey degrees of freedom of the labelled cluster sizes
+(G_L - 1 when they are equal, fewer when one document holds most labels; issue 38),
+two-sided p for H0: theta = 0.
 
 Undefined: no question with a defined f, no labelled question, or fewer than 2 labelled
 clusters: NaN standard error, p and interval with a `reason` (the estimate itself is
@@ -55,7 +61,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ablate.components.stats.clusters import cluster_se, cluster_sums
+from ablate.components.stats.clusters import bm_df, cluster_sums
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,7 @@ class PPIResult:
     clusters_all: int  # G_A
     clusters_labelled: int  # G_L
     lam: float  # the lambda used (given; cross-fitted: the question-weighted mean lambda_-g)
-    df: float  # G_L - 1
+    df: float  # Bell-McCaffrey df of the labelled cluster sizes (G_L - 1 when equal)
     alpha: float  # the interval is at 1 - alpha
     n_undefined: int = 0  # questions whose judge score is undefined
     labels_unused: int = 0  # labels on questions whose judge score is undefined
@@ -168,16 +174,30 @@ def _influence_sums(parts: Parts, lam: float) -> np.ndarray:
     return lam * parts.A + parts.B
 
 
-def ppi_se(parts: Parts, lam: float) -> float:
-    """The cluster-robust SE at lambda (module docstring): cluster_se on U_g with the CR1
-    factor of the labelled clusters. NaN below 2 labelled clusters."""
+def ppi_df(parts: Parts) -> float:
+    """The t referent's degrees of freedom: the Bell-McCaffrey df of the labelled cluster
+    sizes (G_L - 1 for equal sizes; clusters.bm_df)."""
+    return float(bm_df(parts.count_labelled[:, None].astype(np.float64))[0])
+
+
+def ppi_weights(parts: Parts) -> np.ndarray:
+    """Per cluster, the CR2-type weight of U_g^2 (module docstring): 1 / (1 - n_g / n) where
+    it has labels, G_L / (G_L - 1) where it has none (equal labelled sizes or independent
+    questions: G_L / (G_L - 1) everywhere, the CR1 factor)."""
     g_l = parts.clusters_labelled
-    if g_l < 2:
+    lab = parts.count_labelled.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(lab < parts.n, 1.0 / (1.0 - lab / parts.n), np.inf)
+    return np.where(lab > 0, w, g_l / (g_l - 1.0))
+
+
+def ppi_se(parts: Parts, lam: float) -> float:
+    """The cluster-robust SE at lambda (module docstring): sqrt(sum_g w_g U_g^2) / N with
+    ppi_weights. NaN below 2 labelled clusters."""
+    if parts.clusters_labelled < 2:
         return math.nan
-    U = _influence_sums(parts, lam)[:, None]
-    _, se, df = cluster_se(U, parts.count[:, None].astype(np.float64))
-    g_a = float(df[0]) + 1.0
-    return float(se[0]) * math.sqrt((g_l / (g_l - 1.0)) / (g_a / (g_a - 1.0)))
+    U = _influence_sums(parts, lam)
+    return float(math.sqrt(float((ppi_weights(parts) * U * U).sum())) / parts.N)
 
 
 def _t_quantile(df: float, alpha: float) -> float:
@@ -197,7 +217,8 @@ def _result(p: Parts, alpha: float, est: float, lam: float, se: float = math.nan
             ci: tuple[float, float] = (math.nan, math.nan), pval: float = math.nan,
             reason: str = "") -> PPIResult:
     return PPIResult(est, se, ci[0], ci[1], pval, p.N, p.n, p.clusters_all,
-                     p.clusters_labelled, lam, float(p.clusters_labelled - 1), alpha,
+                     p.clusters_labelled, lam,
+                     ppi_df(p) if p.clusters_labelled >= 2 else float(p.clusters_labelled - 1), alpha,
                      p.n_undefined, p.labels_unused, reason)
 
 
@@ -223,8 +244,7 @@ def ppi_result(parts: Parts, *, alpha: float = 0.05, lam: float | None = None) -
     ci = interval(_result(p, alpha, est, lam, se), alpha)
     if se > 0.0:
         from scipy.special import stdtr
-        return _result(p, alpha, est, lam, se, ci, float(2.0 * stdtr(p.clusters_labelled - 1.0,
-                                                                       -abs(est / se))))
+        return _result(p, alpha, est, lam, se, ci, float(2.0 * stdtr(ppi_df(p), -abs(est / se))))
     if est != 0.0:
         return _result(p, alpha, est, lam, se, ci, 0.0)
     return _result(p, alpha, est, lam, se, ci, reason="no variation: every value is equal")

@@ -25,10 +25,20 @@ def _fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
 
 
+def _fmt_end(x: float, r: dict) -> str:
+    """A CI endpoint: 0 where the bisection bracketed it at 0 and it lies within its
+    tolerance of 0 (1e-6 of the row's scale), never 5.00e-11."""
+    scale = max((abs(v) for v in (r.get("ci_low"), r.get("ci_high"), r.get("delta"))
+                 if isinstance(v, float) and math.isfinite(v)), default=0.0)
+    if isinstance(x, float) and math.isfinite(x) and x != 0 and abs(x) <= 1e-6 * scale:
+        return "0"
+    return _fmt(x, 3)
+
+
 def format_stats(df: pl.DataFrame) -> str:
     """A readable fixed-width text table of a compare_variants result, plus notes."""
     from ablate.components.stats.bootstrap import FLAG_BCA_UNDEFINED
-    from ablate.components.stats.clusters import FEW_CLUSTERS
+    from ablate.components.stats.clusters import FEW_CHANGED, FEW_CLUSTERS, FLAG_FEW_CHANGED
     from ablate.components.stats.inference import FLAG_FEW_UNTIED, MIN_UNTIED_FOR_BOOTSTRAP
     from ablate.components.stats.inversion import FLAG_UNBOUNDED
     clustered = df.height > 0 and df["clustered_by"][0] != "none"
@@ -39,7 +49,7 @@ def format_stats(df: pl.DataFrame) -> str:
         head.insert(3, "undef/miss")
     rows = [head]
     for r in df.iter_rows(named=True):
-        ci = f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]"
+        ci = f"[{_fmt_end(r['ci_low'], r)}, {_fmt_end(r['ci_high'], r)}]"
         n_g = f"{r['n_used']}" + (f"/{r['n_clusters']}" if clustered else "")
         rows.append([r["metric"], r["variant"], n_g, _fmt(r["delta"]), ci,
                      _fmt(r["p_value"], 3), _fmt(r["p_adjusted"], 3),
@@ -72,6 +82,12 @@ def format_stats(df: pl.DataFrame) -> str:
         if mc.height:
             lines.append(f"Monte-Carlo sign flips: {mc['resamples'][0]} resamples "
                          f"({mc.height} comparisons; the others are exact)")
+    for r in df.iter_rows(named=True):
+        if FLAG_FEW_CHANGED in str(r.get("ci_flag") or ""):
+            lines.append(f"warning: {r['metric']}/{r['variant']}: changes in only "
+                         f"{r['n_changed_clusters']} of {r['n_clusters']} clusters (k < "
+                         f"{FEW_CHANGED}): the interval may not cover, its coverage is governed "
+                         "by the clusters that changed")
     for r in df.filter(pl.col("missingness_flag")).iter_rows(named=True):
         lines.append(f"warning: {r['metric']}/{r['variant']}: unequal missingness vs "
                      f"baseline (undefined {r['n_undefined_variant']} vs "

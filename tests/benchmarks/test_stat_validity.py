@@ -41,4 +41,8 @@ def test_quick_validity_table(capsys):
     for r in out["gate_validity"]:
         assert r["type_I"] <= 0.05 + 4 * se and r["power"] > 0.5, r
         assert r["old_rule_type_I"] > 0.3, r  # what the old gate let through
+    # issue 38: 0/1 metrics at a true drop equal to the margin pass at most alpha / 3
+    assert out["gate_validity_binary_rows"], "the 0/1 gate rows are part of the table"
+    for r in out["gate_validity_binary_rows"]:
+        assert r["type_I"] <= 0.05 / 3 + 4 * math.sqrt(0.05 / 3 / 200), r
     assert "Tests and intervals" in capsys.readouterr().out

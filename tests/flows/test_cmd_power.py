@@ -48,12 +48,13 @@ def _diffs(sweep: Path, variant: str, metric: str, cluster: str = "cluster"
 def _cluster_plan(d: np.ndarray, labels: np.ndarray, mde: float, alpha: float,
                   power: float = 0.8) -> tuple[int, int, float]:
     """(needed questions, needed clusters, design effect), written out: the cluster-robust
-    SE (G / (G - 1) factor), the t test on G* clusters at sd sqrt(G) * SE (at a design
+    SE (CR2: each cluster's squared residual sum over 1 - N_g / n; G / (G - 1) for equal
+    sizes), the t test on G* clusters at sd sqrt(G) * SE (at a design
     effect of at least 1), G* times the mean used questions per cluster."""
     _, codes = np.unique(labels, return_inverse=True)
     g = codes.max() + 1
     S, N = np.bincount(codes, d), np.bincount(codes)
-    se = math.sqrt(g / (g - 1) * ((S - d.mean() * N) ** 2).sum()) / d.size
+    se = math.sqrt(((S - d.mean() * N) ** 2 / (1 - N / d.size)).sum()) / d.size
     deff = se**2 / (d.var(ddof=1) / d.size)
     clusters = n_for_dz(mde / (math.sqrt(g * max(deff, 1.0) * d.var(ddof=1) / d.size)),
                         alpha, power)

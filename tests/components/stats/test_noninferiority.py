@@ -107,13 +107,15 @@ def test_clusters_widen_the_bound_and_are_counted():
 
 def test_too_few_clusters_cannot_pass_and_say_how_many_are_needed():
     # 4 clusters: the sign-flip test's smallest p is 2/16 > 0.1 = 2 alpha / m
+    # (binary=False: a continuous metric; a 0/1 one is bounded by the Tango bound too)
     d = np.zeros((12, 1))
-    r = non_inferiority(d, _used(d), np.repeat(np.arange(4), 3), 0.05, m=1)
+    r = non_inferiority(d, _used(d), np.repeat(np.arange(4), 3), 0.05, m=1, binary=np.r_[False])
     assert r.verdict == [INCONCLUSIVE] and np.isnan(r.lower[0]) and math.isinf(r.margin_n[0])
     assert clusters_needed(0.1) == 5 and r.needed_n[0] == 15  # 5 clusters of 3
     # unchanged on 5 clusters: bounded, and it passes
     d5 = np.zeros((15, 1))
-    assert non_inferiority(d5, _used(d5), np.repeat(np.arange(5), 3), 0.05, m=1).verdict == [PASS]
+    assert non_inferiority(d5, _used(d5), np.repeat(np.arange(5), 3), 0.05, m=1,
+                           binary=np.r_[False]).verdict == [PASS]
 
 
 @pytest.mark.parametrize("margin, message", [
@@ -155,10 +157,13 @@ def test_at_the_nightly_size_the_old_rule_passes_a_drop_of_025_and_the_gate_does
     recall = new[0]
     assert recall.failed and recall.verdict in (FAIL, INCONCLUSIVE)
     assert -recall.lower > 0.25  # the drop the data cannot exclude is larger still
-    # an unchanged pipeline passes (every difference 0, on 11 and 16 clusters)
+    # an unchanged pipeline passes its continuous metrics (every difference 0, on 11 and
+    # 16 clusters); on the 0/1 recall@5, 24 tied questions cannot rule out a drop of 0.02
+    # (issue 38: changes not yet seen; they rule out about 0.16): inconclusive, not pass
     same = compare_to_reference(ref.per_query, ref.fingerprint, ref, GATED, settings, seed=13,
                                 max_drop=0.02)
-    assert [r.verdict for r in same] == [PASS] * 3 and same[0].n_clusters == 11
+    assert [r.verdict for r in same] == [INCONCLUSIVE, PASS, PASS] and same[0].n_clusters == 11
+    assert same[0].lower == pytest.approx(-0.159, abs=0.001)
 
 
 def test_monte_carlo_patterns_are_enough_for_the_corrected_level():

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from ablate.components.stats.clusters import cluster_se, cluster_sums
+from ablate.components.stats.clusters import bm_df, cluster_se, cluster_sums
 from ablate.components.stats.ppi import (
     interval,
     ppi_mean,
@@ -98,7 +98,9 @@ def test_lambda_zero_is_the_labelled_only_estimate_with_clusters_se():
     r = ppi_mean(f, y, cl, lam=0.0)
     assert r.estimate == pytest.approx(float(y[lab].mean()))
     assert r.se == pytest.approx(_se_of(np.nan_to_num(y), lab, cl), rel=1e-12)
-    assert r.df == len(set(cl[lab])) - 1
+    # the t referent: Bell-McCaffrey df of the labelled cluster sizes (G_L - 1 if equal)
+    sizes = np.unique(cl[lab], return_counts=True)[1].astype(float)[:, None]
+    assert r.df == pytest.approx(float(bm_df(sizes)[0])) and r.df <= len(set(cl[lab])) - 1
 
 
 def test_a_perfect_judge_gives_the_truth_mean_over_all_questions():
@@ -106,8 +108,15 @@ def test_a_perfect_judge_gives_the_truth_mean_over_all_questions():
     assert len(set(cl[np.isfinite(y)])) == 12  # every cluster has labels
     r = ppi_mean(truth, np.where(np.isfinite(y), truth, NAN), cl, lam=1.0)
     assert r.estimate == pytest.approx(truth.mean())
-    # the rectifier is 0: the SE is clusters.py's SE of the mean over all questions
-    assert r.se == pytest.approx(_se_of(truth, np.ones(truth.size, bool), cl), rel=1e-12)
+    # the rectifier is 0: the SE is the cluster-robust SE of the mean over all questions,
+    # each cluster's squared residual sum weighted 1 / (1 - n_g / n) (its labels' share)
+    codes = np.unique(cl, return_inverse=True)[1]
+    S, N = cluster_sums(truth[:, None], np.ones((truth.size, 1), bool), codes)
+    n_lab = np.bincount(codes[np.isfinite(y)], minlength=N.shape[0])
+    h = n_lab / n_lab.sum()
+    want = math.sqrt(((S[:, 0] - truth.mean() * N[:, 0]) ** 2 / (1 - h)).sum()) / truth.size
+    assert r.se == pytest.approx(want, rel=1e-12)
+    assert r.se == pytest.approx(_se_of(truth, np.ones(truth.size, bool), cl), rel=0.05)
     tuned = ppi_mean(truth, np.where(np.isfinite(y), truth, NAN), cl)
     assert tuned.lam > 0.9 and abs(tuned.estimate - truth.mean()) < tuned.se / 10
 

@@ -1,0 +1,72 @@
+"""What the verdicts cannot promise, said where they are read (issue 38): the table-wide
+familywise error beside the per-metric families, the symmetry assumption of the
+sign-flip test, comparisons whose changes sit in fewer than FEW_CHANGED clusters, and
+comparisons the test cannot decide at all with their G clusters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from ablate.components.stats.clusters import FEW_CHANGED, FLAG_FEW_CHANGED
+
+
+def error_rates_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
+    """The report header's error-rate line: per family and table-wide, and the test's
+    assumption."""
+    alpha = float(st.get("alpha", 0.05))
+    families = stats["metric"].n_unique() if stats.height and "metric" in stats.columns else 0
+    if st.get("family", "per_metric") == "per_metric" and families > 1:
+        fwer = (f"each metric's family holds its familywise error at {alpha:g}; over the "
+                f"whole table of {families} metric families it is at most "
+                f"{min(1.0, families * alpha):.2g} (up to {1 - (1 - alpha) ** families:.2g} "
+                "when the metrics are independent): read one metric at a time, or set "
+                "stats.family: all for one family")
+    else:
+        fwer = f"familywise error at most {alpha:g} over the table (one family)"
+    if st.get("test", "permutation") == "t":
+        assume = ("the cluster-robust t (CR2, Bell-McCaffrey df) assumes the mean of the "
+                  "cluster sums is close to normal")
+    else:
+        assume = ("p and the interval assume each cluster's difference is symmetric about "
+                  "the true shift (sign-flip); skewed cluster effects can raise the error "
+                  "rate above alpha (docs/statistics.md)")
+    return f"{fwer}; {assume}"
+
+
+def few_changed(key: pl.DataFrame) -> list[str]:
+    """A finding naming key comparisons whose changes sit in fewer than FEW_CHANGED
+    clusters (ci_flag few_changed_clusters)."""
+    if "ci_flag" not in key.columns or "n_changed_clusters" not in key.columns:
+        return []
+    rows = [r for r in key.sort("variant", "metric").iter_rows(named=True)
+            if FLAG_FEW_CHANGED in str(r.get("ci_flag") or "")]
+    if not rows:
+        return []
+    named = [f"{r['variant']} on {r['metric']} (k {r['n_changed_clusters']} of "
+             f"{r['n_clusters']})" for r in rows[:6]]
+    more = f" and {len(rows) - 6} more" if len(rows) > 6 else ""
+    return [f"Few changed clusters: the changes of {', '.join(named)}{more} sit in fewer than "
+            f"{FEW_CHANGED} clusters; with most pairs tied an interval's coverage is "
+            "governed by the clusters that changed (k), not by all clusters (G): below "
+            f"{FEW_CHANGED} it can fall well under its level (benchmarks/stat_validity.py), "
+            "so read these intervals as too narrow."]
+
+
+def cannot_reject(key: pl.DataFrame, st: dict[str, Any]) -> list[str]:
+    """A finding for key comparisons the sign-flip test cannot decide at all: with G
+    clusters its smallest p, 2 / 2^G, is above alpha, so there is no MDE and
+    'underpowered' would say too little."""
+    if st.get("test", "permutation") != "permutation" or "n_clusters" not in key.columns:
+        return []
+    alpha = float(st.get("alpha", 0.05))
+    g = key["n_clusters"].drop_nulls()
+    small = sorted({int(x) for x in g.to_list() if x >= 1 and 2.0 / 2.0**x > alpha})
+    if not small:
+        return []
+    worst = small[0]
+    return [f"Cannot reject at alpha {alpha:g} with {worst} clusters: the sign-flip test's "
+            f"smallest possible p is 2/2^{worst} = {2.0 / 2.0**worst:.3g}, so no difference "
+            "on those comparisons can be significant and no MDE is given; more documents "
+            "are needed."]
