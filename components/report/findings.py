@@ -28,7 +28,7 @@ from ablate.components.report.comparability import chunk_units_finding
 from ablate.components.report.intervals import ci_cell
 from ablate.components.report.judge import judge_warnings
 from ablate.components.report.numbers import fmt, fmt_p
-from ablate.components.report.stats_caveats import cannot_reject, few_changed
+from ablate.components.report.stats_caveats import cannot_reject, few_changed, off_level
 from ablate.components.stats.clusters import FEW_CLUSTERS
 from ablate.components.vocab import BASELINE, TIERS
 
@@ -243,7 +243,9 @@ def warnings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
     out = []
     key = stats.filter(pl.col("metric").is_in(list(key_metrics)))
     out += few_clusters(key)
-    out += few_changed(key) + cannot_reject(key, (manifest or {}).get("statistics") or {})
+    st = (manifest or {}).get("statistics") or {}
+    out += few_changed(key) + cannot_reject(key, st)
+    out += off_level((manifest or {}).get("self_test"), st)
     under = key.filter(~pl.col("significant") & pl.col("mde").is_not_nan()
                        & (pl.col("mde") > pl.col("delta").abs()))
     if under.height:

@@ -22,7 +22,7 @@ from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_s
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import plot_name
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected
-from ablate.components.report.stats_caveats import error_rates_text
+from ablate.components.report.stats_caveats import error_rates_text, self_test_text
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
 from ablate.components.vocab import BASELINE
 
@@ -144,6 +144,8 @@ def header_lines(manifest: dict[str, Any], stats: pl.DataFrame,
         f"id); correction {st.get('correction')} at alpha {st.get('alpha')}; family: "
         f"{family_def}; CI: {ci_text(st, stats)}",
         f"- **Error rates** {error_rates_text(st, stats)}",
+        *([f"- **Self-test** {text}"] if (text := self_test_text(manifest.get("self_test")))
+          else []),
         f"- **Unit of analysis** {unit_text(st, stats)}",
         f"- **Labels** a chunk is relevant when it covers ≥ {manifest.get('label_threshold')} of "
         f"a gold span; NDCG gain {manifest.get('ndcg_gain')}; tokenizer {manifest.get('tokenizer')}",

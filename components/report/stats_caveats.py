@@ -70,3 +70,43 @@ def cannot_reject(key: pl.DataFrame, st: dict[str, Any]) -> list[str]:
             f"smallest possible p is 2/2^{worst} = {2.0 / 2.0**worst:.3g}, so no difference "
             "on those comparisons can be significant and no MDE is given; more documents "
             "are needed."]
+
+
+def _family_text(f: dict[str, Any]) -> str:
+    name = "cluster t (CR2)" if f.get("family") == "t" else str(f.get("family"))
+    return (f"{name}: type-I {f['type_i']:.3f} ± {f['type_i_mc_se']:.3f} over {f['nulls']} "
+            f"nulls, {f.get('interval')} coverage {f['coverage']:.3f} ± "
+            f"{f['coverage_mc_se']:.3f} over {f['alternatives']}")
+
+
+def self_test_text(record: dict[str, Any] | None) -> str:
+    """The report header's self-test line (the manifest's `self_test`), '' without one."""
+    if not record:
+        return ""
+    if "error" in record:
+        return f"could not run ({record['error']})"
+    fams = record.get("families") or []
+    if not fams:
+        return "no comparison has changes in 2 or more clusters to simulate from"
+    alpha = float(record.get("alpha", 0.05))
+    return (f"on nulls made from this sweep's own differences ({len(record['comparisons'])} "
+            f"key comparisons, centred and sign-flipped by cluster; alpha {alpha:g}, "
+            f"target coverage {1 - alpha:g}): " + "; ".join(_family_text(f) for f in fams))
+
+
+def off_level(record: dict[str, Any] | None, st: dict[str, Any]) -> list[str]:
+    """A finding for each family the self-test found above its level on this data, naming
+    the verdicts that rest on it."""
+    out = []
+    for f in (record or {}).get("families") or []:
+        if not f.get("off_level"):
+            continue
+        if f.get("family") == st.get("test", "permutation"):
+            rest = "every p-value, significance mark and interval of this report uses it"
+        else:
+            rest = ("the MDE, `ablate power`, sequential looks and the gate's margin use "
+                    "the cluster t")
+        out.append(f"Self-test: on this sweep's own data the {_family_text(f)} rejects more "
+                   f"often than alpha {record.get('alpha', 0.05):g} ({rest}): read its "
+                   "verdicts near the threshold as weaker than they look.")
+    return out

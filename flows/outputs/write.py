@@ -37,6 +37,7 @@ from ablate.flows.outputs.analysis_code import analysis_version
 from ablate.flows.outputs.evidence import write_evidence
 from ablate.flows.outputs.judging import judge_manifest
 from ablate.flows.outputs.manifest import chunking_stats, design_record, manifest
+from ablate.flows.outputs.self_test import self_test_record
 from ablate.flows.outputs.timings import with_reused
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext, file_fingerprint
@@ -340,6 +341,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
                    "experiment_file": str(ctx.loaded.path),
                    "settings": ctx.spec.model_dump(mode="json")}
         if "stats" not in failed:
+            man["self_test"] = self_test_record(ctx, per_query, tested(per_query, ctx.spec.stats.cluster))
             stats.write_parquet(tmp / "stats.parquet", statistics=False)
             if factorial is not None:
                 factorial.write_parquet(tmp / FACTORIAL_FILE, statistics=False)

@@ -88,3 +88,18 @@ def test_export_writes_the_final_ranking(sweep, tmp_path):
     _, out = sweep
     names = {p.name for p in export_sweep(out, tmp_path / "trec")}
     assert {"baseline.reranked.run", "baseline.final.run"} <= names
+
+
+def test_the_sweep_self_tests_its_statistics_on_its_own_data(sweep):
+    """The manifest's self_test comes from this sweep's key comparisons (no model compute)
+    and the report header quotes it."""
+    _, out = sweep
+    st = json.loads((out / "manifest.json").read_text())["self_test"]
+    assert "error" not in st, st
+    stats = pl.read_parquet(out / "stats.parquet")
+    key = stats.filter(pl.col("metric").is_in(["final/recall_at_5", "reranked/ndcg_at_5"]))
+    assert set(st["comparisons"]) <= {f"{v} on {m}" for v, m in key.select("variant", "metric").rows()}
+    if st["comparisons"]:
+        assert {f["family"] for f in st["families"]} == {"permutation", "t"}
+    header = (out / "report.md").read_text().split("## Overview")[0]
+    assert "**Self-test**" in header
