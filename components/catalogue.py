@@ -22,7 +22,7 @@ def load() -> None:
         backends,  # noqa: F401
         ragas,  # noqa: F401
     )
-    from ablate.components.metrics import builtin, citation, consistency, index  # noqa: F401
+    from ablate.components.metrics import builtin, citation, consistency, index, trec  # noqa: F401
     from ablate.components.retrieval import (analyzer, analyzer_lucene, analyzers_zh,  # noqa: F401
                                              dense_backends, fusion, rerank, stages)
     from ablate.components.stats import correction, paired_tests  # noqa: F401
