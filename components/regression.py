@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import yaml
 from pydantic import ValidationError
@@ -150,8 +150,8 @@ def index_stats(tokens: Sequence[Sequence[str]]) -> dict[str, int]:
     return {"documents": len(tokens), "unique_terms": len(vocab), "total_terms": total}
 
 
-def run(reg: Regression, data: str | Path) -> Outcome:
-    """Index the collection, search every topic, score the judged ones."""
+def run(reg: Regression, data: str | Path, say: Callable[[str], None] | None = None) -> Outcome:
+    """Index the collection, search every topic, score the judged ones (`say`: progress)."""
     from ablate.components.retrieval.analyzer import get_analyzer
     from ablate.components.retrieval.bm25 import BM25Index
     data = Path(data)
@@ -163,6 +163,9 @@ def run(reg: Regression, data: str | Path) -> Outcome:
         raise InputError("name the analyzer (retrieval.analyzer), not auto", path=str(reg.path),
                          field="pipeline.retrieval.analyzer")
     analyzer = get_analyzer(r.analyzer, r.analyzer_options)
+    if say is not None:
+        say(f"indexing {len(docs)} documents, searching {len(topics)} topics "
+            f"({len(qrels)} judged) ...")
     tokens = [analyzer(d.contents) for d in docs]
     stats = index_stats(tokens)
     index = BM25Index([d.doc_id for d in docs], tokens, k1=r.bm25.k1, b=r.bm25.b,

@@ -24,8 +24,7 @@ def register(app: typer.Typer) -> None:
         from ablate.components import regression
         from ablate.components.export_trec import write_trec_run
         reg = regression.load(file)
-        typer.echo(f"indexing {data / reg.collection[0]} ...", err=True)
-        out = regression.run(reg, data)
+        out = regression.run(reg, data, say=lambda msg: typer.echo(msg, err=True))
         if run is not None:
             write_trec_run(run, regression.as_run(out.rankings), tag=f"ablate-{reg.name}")
             typer.echo(f"run written to {run}", err=True)
