@@ -36,7 +36,9 @@ class ChunkingConfig(_Frozen):
     """How documents are cut into chunks (character offsets kept exactly)."""
 
     method: str = "token_window"
-    """Chunker: `token_window` (windows of tokens) or `sentence` (whole sentences packed up to `size`)."""
+    """Chunker: `token_window` (windows of tokens), `sentence` (whole sentences packed up to
+    `size`) or `document` (each document whole, one chunk, no budget: TREC and BEIR
+    collections judged per document)."""
     size: int = Field(256, ge=8, le=8192)
     """Maximum tokens per chunk (the experiment tokenizer, MiniLM WordPiece, no special tokens)."""
     overlap: int = Field(32, ge=0)

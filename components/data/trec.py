@@ -29,6 +29,8 @@ _TAG = re.compile(r"<[A-Za-z/!?][^>]*>")  # a '<' followed by a space or '=' is 
 class TrecDoc:
     doc_id: str
     contents: str
+    path: str = ""
+    line: int | None = None
 
 
 def _files(path: Path, suffixes: tuple[str, ...]) -> list[Path]:
@@ -61,7 +63,7 @@ def read_json_collection(path: str | Path) -> Iterator[TrecDoc]:
                 if not rec["id"] or any(ch.isspace() for ch in rec["id"]):
                     raise InputError("an id must be non-empty without white space",
                                      path=str(f), line=n, field="id")
-                yield TrecDoc(rec["id"], rec["contents"])
+                yield TrecDoc(rec["id"], rec["contents"], str(f), n)
 
 
 def html_text(html: str) -> str:
@@ -79,7 +81,7 @@ def read_html_collection(path: str | Path) -> Iterator[TrecDoc]:
             raw = f.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text (byte {exc.start})", path=str(f)) from None
-        yield TrecDoc(f.name.rsplit(".", 1)[0], html_text(raw))
+        yield TrecDoc(f.name.rsplit(".", 1)[0], html_text(raw), str(f))
 
 
 def read_collection(path: str | Path, format: str = "auto") -> list[TrecDoc]:
@@ -97,7 +99,8 @@ def read_collection(path: str | Path, format: str = "auto") -> list[TrecDoc]:
     seen: set[str] = set()
     for d in docs:
         if d.doc_id in seen:
-            raise InputError(f"document id '{d.doc_id}' repeats", path=str(p), field="id")
+            raise InputError(f"document id '{d.doc_id}' repeats", path=d.path or str(p),
+                             line=d.line, field="id")
         seen.add(d.doc_id)
     if not docs:
         raise InputError("the collection holds no documents", path=str(p))
@@ -214,3 +217,55 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     if not out:
         raise InputError("the qrels file holds no judgments", path=str(p))
     return out
+
+
+# ---- a TREC test collection as an ablate data set ------------------------------------------
+
+def find_trec_files(folder: Path) -> tuple[Path, Path, Path] | None:
+    """(collection, topics, qrels) of a TREC folder: a `topics*` file, a `qrels*` file
+    and the documents in `corpus/` (or the one .json/.jsonl file beside them); None when
+    the folder is not laid out so."""
+    topics = sorted(p for p in folder.glob("topics*") if p.is_file())
+    qrels = sorted(p for p in folder.glob("qrels*") if p.is_file())
+    if len(topics) != 1 or len(qrels) != 1:
+        return None
+    if (folder / "corpus").is_dir():
+        return folder / "corpus", topics[0], qrels[0]
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".json", ".jsonl"))
+    return (files[0], topics[0], qrels[0]) if len(files) == 1 else None
+
+
+def load_trec(folder: Path):
+    """A TREC folder as (document, origin) and (question, origin) lists, as BEIR's: each
+    judged topic is a question whose relevant documents (relevance > 0) are whole-document
+    spans carrying their grade, alternatives of one evidence group; a judged topic without
+    relevant documents in the collection is unanswerable; topics without judgments are
+    left out."""
+    from ablate.components.data.validate import Origin
+    from ablate.components.records import Document, Question, Span
+    found = find_trec_files(folder)
+    if found is None:
+        raise InputError("a TREC folder holds one topics* file, one qrels* file and the "
+                         "documents in corpus/ (or one .json/.jsonl file)", path=str(folder))
+    coll, topics_path, qrels_path = found
+    docs = [(Document(doc_id=d.doc_id, text=d.contents), Origin(d.path, d.line))
+            for d in read_collection(coll)]
+    lengths = {d.doc_id: len(d.text) for d, _ in docs}
+    topics = read_topics(topics_path)
+    qrels = read_qrels(qrels_path)
+    questions = []
+    for qid, judged in qrels.items():
+        if qid not in topics:
+            raise InputError(f"topic '{qid}' is judged but not in {topics_path.name}",
+                             path=str(qrels_path))
+        # judgments of documents the collection lacks are left out (CACM's qrels name 55
+        # such ids, e.g. CACM-756 for CACM-0756; trec_eval counts them as relevant and
+        # never retrieved, which `ablate reproduce` follows, a sweep's metrics do not)
+        spans = sorted((Span(d, 0, lengths[d], float(g)) for d, g in judged.items()
+                        if g > 0 and d in lengths),
+                       key=lambda s: (-s.grade, s.doc_id))
+        text = " ".join(topics[qid].split())
+        questions.append((Question(qid=qid, question=text, answers=(), answerable=bool(spans),
+                                   evidence=(tuple(spans),) if spans else ()),
+                          Origin(str(topics_path))))
+    return docs, questions

@@ -97,3 +97,32 @@ def test_measures_equal_pytrec_eval_on_the_exported_run(tmp_path):
     for q in ours:
         for m in ("map", "P_30", "recall_1000"):
             assert ours[q][m] == pytest.approx(ref[q][m], abs=1e-12), (q, m)
+
+
+def test_trec_folder_is_a_data_set(tmp_path):
+    from ablate.components.data.load import detect_format, load_dataset
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "c.jsonl").write_text(
+        '{"id": "d1", "contents": "apple pie"}\n{"id": "d2", "contents": "cherry"}\n')
+    (tmp_path / "topics.txt").write_text("1\tapple\n2\tcherry\n3\tnot judged\n")
+    (tmp_path / "qrels.txt").write_text("1 0 d1 2\n1 0 d9 1\n2 0 d2 0\n")
+    assert detect_format(tmp_path) == "trec"
+    ds = load_dataset(tmp_path)
+    qs = {q.qid: q for q in ds.questions}
+    assert sorted(qs) == ["1", "2"]  # only judged topics
+    (span,), = qs["1"].evidence  # d9 is not in the collection: left out
+    assert (span.doc_id, span.start, span.end, span.grade) == ("d1", 0, 9, 2.0)
+    assert not qs["2"].answerable
+    (tmp_path / "qrels.txt").write_text("1 0 d1 2\n4 0 d2 1\n")
+    with pytest.raises(InputError, match="topic '4' is judged but not in topics.txt"):
+        load_dataset(tmp_path)
+
+
+def test_validate_cli_reports_the_bad_line(tmp_path, run_cli, capsys):
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "c.jsonl").write_text('{"id": "d1", "contents": "x"}\n{"id": "d1", "contents": "y"}\n')
+    (tmp_path / "topics.txt").write_text("1\tx\n")
+    (tmp_path / "qrels.txt").write_text("1 0 d1 1\n")
+    assert run_cli("validate", str(tmp_path)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("c.jsonl:2: field 'id': document id 'd1' repeats") and "\n" not in err
