@@ -23,7 +23,14 @@ def load() -> None:
         ragas,  # noqa: F401
     )
     from ablate.components.metrics import builtin, citation, consistency, index, trec  # noqa: F401
-    from ablate.components.retrieval import (analyzer, analyzer_lucene, analyzers_zh,  # noqa: F401
-                                             dense_backends, fusion, rerank, stages)
+    from ablate.components.retrieval import (  # noqa: F401
+        analyzer,
+        analyzer_lucene,
+        analyzers_zh,
+        dense_backends,
+        fusion,
+        rerank,
+        stages,
+    )
     from ablate.components.stats import correction, paired_tests  # noqa: F401
     registry.mark_builtins_loaded()

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, field_validator, model_serializer,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from ablate.components.perturbation import NAMES as PERTURBATION_NAMES
 

@@ -86,7 +86,7 @@ def _corpus_file(path: Path, fmt: str) -> Path:
     if fmt == "squad":
         return path
     if fmt == "trec":
-        found = find_trec_files(path)
-        return found[0] if found else path / "corpus"
+        trec_files = find_trec_files(path)
+        return trec_files[0] if trec_files else path / "corpus"
     found = find_file(path, "corpus")
     return found if found is not None else path / "corpus.jsonl"

@@ -16,6 +16,7 @@ token limit, emoji sequences, Hebrew quote rules, Katakana/ALetter boundaries.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from ablate.components.retrieval import porter_lucene
 from ablate.components.retrieval.analyzer import ANALYZERS, ENGLISH_STOP_WORDS, Analyzer
@@ -49,7 +50,7 @@ def _split(text: str) -> list[str]:
     return [strip_possessive(t) for t in standard_tokens(text)]
 
 
-def _lucene_porter():
+def _lucene_porter() -> Callable[[str], str]:
     memo: dict[str, str] = {}
 
     def stem(word: str) -> str:

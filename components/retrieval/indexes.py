@@ -76,7 +76,7 @@ def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig,
     if name == "auto":
         name = choose_analyzer([c.text for c in chunks])[0]
     analyzer = get_analyzer(name, cfg.analyzer_options)
-    key = (chunks_fingerprint(chunks), name, tuple(sorted(cfg.analyzer_options.items())),
+    key: tuple = (chunks_fingerprint(chunks), name, tuple(sorted(cfg.analyzer_options.items())),
            cfg.bm25.k1, cfg.bm25.b, cfg.bm25.epsilon)
     if cfg.bm25.variant != "okapi":  # okapi's keys (and index folders) as before variants
         key += (cfg.bm25.variant, cfg.bm25.delta)

@@ -3,7 +3,6 @@ measures, checked against pytrec_eval on an exported run."""
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
