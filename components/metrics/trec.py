@@ -12,7 +12,7 @@ P@k divides by k however many came back; a topic without judgments is not scored
 from __future__ import annotations
 
 import math
-from typing import Collection, Mapping, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from ablate.components.metrics.registry import QuestionView, metric
 
@@ -70,6 +70,10 @@ def mean(per_topic: Mapping[str, Mapping[str, float]], measure: str) -> float:
 
 
 # ---- in the metric registry: over the candidates, relevance from the labels ------------------
+# Only a sweep over a TREC data set (format trec) has these columns (its metrics params
+# say `trec`), so no other sweep gets three more compared metrics. Relevance there comes
+# from the labels (document mode: every chunk of a judged-relevant document, graded), so
+# qrels of documents the collection lacks do not count, unlike in trec_eval.
 
 def _relevant(view: QuestionView) -> set[str] | None:
     """Chunks labelled at least the label threshold in any evidence group (a TREC
@@ -80,8 +84,11 @@ def _relevant(view: QuestionView) -> set[str] | None:
     return {c for g in view.groups for c, v in g.items() if v >= t}
 
 
-def _trec_metric(name: str, fn, description: str) -> None:
+def _trec_metric(name: str, fn: Callable[[Sequence[str], set[str]], float],
+                 description: str) -> None:
     def compute(view: QuestionView) -> dict[str, float]:
+        if not view.params.get("trec"):  # columns of TREC collections only
+            return {}
         rel = _relevant(view)
         ranked = view.rankings.get("candidates", [])
         return {f"candidates/{name}": math.nan if rel is None else fn(ranked, rel)}

@@ -212,10 +212,18 @@ class BM25Index:
     def _search_float32(self, queries: Sequence[Sequence[str]], k: int) -> list[Ranking]:
         """Lucene's ranking: each document's score is its unrounded double sum of the
         terms' float32 weights cast to float32 (as Lucene sums its clauses' float scores
-        in a double and returns a float), ties by id; numpy blocks of queries."""
+        in a double and returns a float), ties by id: in the numba kernel for large batches
+        (as the other variants), else in numpy blocks of queries."""
         qi, term, count = self._pairs(queries)
         ids = self._ids
         out: list[Ranking] = []
+        if bm25_numba.worth(len(queries), self.n_docs):
+            m = self.matrix
+            qptr = np.searchsorted(qi, np.arange(len(queries) + 1))
+            pos_all, vals = bm25_numba.search(qptr, term, count, self._dense_slot, self._dense,
+                                              m.indptr, m.indices, m.data, self.n_docs, k,
+                                              None, f32=True)
+            return [list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos_all, vals)]
         block = max(1, self.BLOCK_BYTES // (8 * self.n_docs))
         buf = np.empty((min(block, len(queries)), self.n_docs), dtype=np.float64)
         for a in range(0, len(queries), block):

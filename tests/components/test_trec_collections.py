@@ -3,6 +3,7 @@ measures, checked against pytrec_eval on an exported run."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -125,3 +126,27 @@ def test_validate_cli_reports_the_bad_line(tmp_path, run_cli, capsys):
     assert run_cli("validate", str(tmp_path)) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("c.jsonl:2: field 'id': document id 'd1' repeats") and "\n" not in err
+
+
+def test_registered_measures_only_for_trec_collections():
+    from ablate.components import catalogue
+    from ablate.components.metrics.registry import METRICS, QuestionView
+    from ablate.components.records import Question
+    catalogue.load()
+    q = Question(qid="1", question="x", answers=(), answerable=True, evidence=())
+    ranked = ["d3", "d1", "d7", "d2"]
+    groups = [{"d1": 2.0, "d2": 1.0, "d9": 1.0, "d4": 0.25}]  # d4 below the threshold
+
+    def view(params):
+        return QuestionView(q, groups, {"candidates": ranked}, None, None, None,
+                            {"ks": [1], "label_threshold": 0.5, **params}, {})
+    m = METRICS.get("candidates/map").compute
+    assert m(view({})) == {}  # not a TREC collection: no column
+    assert m(view({"trec": True}))["candidates/map"] == pytest.approx((1 / 2 + 2 / 4) / 3)
+    p30 = METRICS.get("candidates/precision_at_30").compute(view({"trec": True}))
+    assert p30 == {"candidates/precision_at_30": 2 / 30}
+    r = METRICS.get("candidates/recall_at_1000").compute(view({"trec": True}))
+    assert r == {"candidates/recall_at_1000": 2 / 3}
+    unjudged = QuestionView(q, [], {"candidates": ranked}, None, None, None,
+                            {"ks": [1], "label_threshold": 0.5, "trec": True}, {})
+    assert math.isnan(m(unjudged)["candidates/map"])

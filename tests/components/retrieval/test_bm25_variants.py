@@ -124,3 +124,21 @@ def test_okapi_is_unchanged_and_keeps_its_config_dump():
     assert lucene.model_dump(mode="json")["retrieval"]["bm25"]["variant"] == "lucene"
     with pytest.raises(ValueError):
         PipelineConfig.model_validate({"retrieval": {"bm25": {"variant": "tfidf"}}})
+
+
+def test_lucene_numba_kernel_equals_numpy_path(monkeypatch):
+    from ablate.components.retrieval import bm25_numba
+    if not bm25_numba.ENABLED:
+        pytest.skip("numba not installed")
+    rnd = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(40)]
+    docs = [list(rnd.choice(words, size=int(rnd.integers(1, 60)))) for _ in range(300)]
+    ids = [f"d{i:03d}" for i in range(300)]
+    index = BM25Index(ids, docs, k1=0.9, b=0.4, variant="lucene")
+    queries = [list(rnd.choice(words, size=int(rnd.integers(1, 6)))) for _ in range(30)]
+    monkeypatch.setattr(bm25_numba, "MIN_WORK", 10**18)
+    monkeypatch.setattr(bm25_numba, "_kernel", None)
+    by_numpy = index.search_many(queries, 50)
+    monkeypatch.setattr(bm25_numba, "MIN_WORK", 0)
+    assert index.search_many(queries, 50) == by_numpy
+    assert all(s == f32(s) for r in by_numpy for _, s in r)
