@@ -31,7 +31,7 @@ from scipy import sparse
 from ablate.components.records import Ranking
 from ablate.components.retrieval import bm25_numba, bm25_variants
 from ablate.components.retrieval.bm25_stats import CollectionStats, term_ids
-from ablate.components.retrieval.topk import topk_by_position, topk_rows
+from ablate.components.retrieval.topk import topk_rows
 
 __all__ = ["BM25Index", "CollectionStats"]
 
@@ -230,9 +230,8 @@ class BM25Index:
             b = min(a + block, len(queries))
             lo, hi = np.searchsorted(qi, [a, b])
             scores = self._score_block(qi[lo:hi] - a, term[lo:hi], count[lo:hi], buf[:b - a])
-            for row in scores.astype(np.float32):
-                pos, vals = topk_by_position(row, k)
-                out.append(list(zip(ids[pos].tolist(), vals.astype(np.float64).tolist())))
+            pos, vals = topk_rows(scores, k, None, f32=True)
+            out.extend(list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos, vals))
         return out
 
     def _search_rounded(self, queries: Sequence[Sequence[str]], k: int) -> list[Ranking]:

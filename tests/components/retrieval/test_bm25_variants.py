@@ -136,9 +136,22 @@ def test_lucene_numba_kernel_equals_numpy_path(monkeypatch):
     ids = [f"d{i:03d}" for i in range(300)]
     index = BM25Index(ids, docs, k1=0.9, b=0.4, variant="lucene")
     queries = [list(rnd.choice(words, size=int(rnd.integers(1, 6)))) for _ in range(30)]
-    monkeypatch.setattr(bm25_numba, "MIN_WORK", 10**18)
-    monkeypatch.setattr(bm25_numba, "_kernel", None)
+    monkeypatch.setattr(bm25_numba, "ENABLED", False)
     by_numpy = index.search_many(queries, 50)
+    monkeypatch.setattr(bm25_numba, "ENABLED", True)
     monkeypatch.setattr(bm25_numba, "MIN_WORK", 0)
     assert index.search_many(queries, 50) == by_numpy
     assert all(s == f32(s) for r in by_numpy for _, s in r)
+
+
+def test_float32_topk_rows_equals_casting_every_score():
+    from ablate.components.retrieval.topk import topk_by_position, topk_rows
+    rnd = np.random.default_rng(5)
+    # values a float32 step apart and exact float32 ties: the threshold must keep them
+    base = rnd.choice(np.arange(1, 40, dtype=np.float64) / 7.0, size=(6, 500))
+    scores = base + rnd.integers(0, 3, size=base.shape) * 1e-8
+    for k in (1, 10, 50, 499):
+        pos, vals = topk_rows(scores, k, None, f32=True)
+        for r in range(scores.shape[0]):
+            want = topk_by_position(scores[r].astype(np.float32).astype(np.float64), k)
+            assert pos[r].tolist() == want[0].tolist() and vals[r].tolist() == want[1].tolist()
