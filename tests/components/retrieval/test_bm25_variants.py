@@ -155,3 +155,13 @@ def test_float32_topk_rows_equals_casting_every_score():
         for r in range(scores.shape[0]):
             want = topk_by_position(scores[r].astype(np.float32).astype(np.float64), k)
             assert pos[r].tolist() == want[0].tolist() and vals[r].tolist() == want[1].tolist()
+
+
+def test_lucene_index_on_disk_scores_as_lucene(tmp_path):
+    from ablate.components.retrieval import bm25_disk
+    docs = [["x", "y"], ["y", "x"], ["x"] * 45, ["y"] * 3, ["z"]]
+    index = BM25Index(["e", "d", "c", "b", "a"], docs, variant="lucene", k1=0.9, b=0.4)
+    bm25_disk.save(index, tmp_path / "ix")
+    back = bm25_disk.load(tmp_path / "ix")
+    assert back is not None and back.variant == "lucene"
+    assert back.search_many([["x", "y"], ["x"]], 4) == index.search_many([["x", "y"], ["x"]], 4)
