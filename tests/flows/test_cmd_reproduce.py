@@ -94,3 +94,21 @@ def test_shipped_cacm_regression_loads():
     assert reg.metrics == {"map": 0.3123, "P_30": 0.1942}
     assert reg.index == {"documents": 3204, "unique_terms": 14363, "total_terms": 320968}
     assert reg.cfg.retrieval.bm25.variant == "lucene" and reg.cfg.retrieval.bm25.k1 == 0.9
+
+
+def test_manifest_index_statistics_for_trec_collections_only():
+    from types import SimpleNamespace
+
+    from ablate.components.config import PipelineConfig
+    from ablate.components.records import Document
+    from ablate.flows.outputs.index_stats import trec_index_stats
+    docs = tuple(Document(k, v) for k, v in DOCS.items())
+    cfgs = [PipelineConfig.model_validate({"retrieval": {"paths": ["bm25"], "analyzer": a}})
+            for a in ("lucene_english", "default", "lucene_english")]
+    ctx = SimpleNamespace(dataset=SimpleNamespace(source="trec:/x", documents=docs),
+                          variants=[SimpleNamespace(config=c) for c in cfgs])
+    assert trec_index_stats(ctx) == {
+        "default": {"documents": 4, "unique_terms": 5, "total_terms": 7},  # apples != apple
+        "lucene_english": {"documents": 4, "unique_terms": 4, "total_terms": 7}}
+    ctx.dataset.source = "beir:/x"
+    assert trec_index_stats(ctx) is None
