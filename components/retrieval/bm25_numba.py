@@ -101,9 +101,10 @@ def _score(q, qptr, term, count, slot, dense, indptr, indices, data, scores, row
                 scores[indices[e]] += data[e] * c
 
 
-def _top(scores, k, scale, step, sub, heap, cand, cval, pos, val):
+def _top(scores, k, scale, f32, step, sub, heap, cand, cval, pos, val):
     """topk_by_position(scores, k, decimals) into pos/val (k <= scores.size); sub, heap,
-    cand, cval are scratch buffers from _buffers."""
+    cand, cval are scratch buffers from _buffers. f32: each score as float32 (cast where
+    it is read, so no extra pass over the scores)."""
     n = scores.size
     # candidates: >= the k-th largest of a strided subsample (at most the true k-th) less
     # one rounding step: every item whose rounded score can be in the top-k (scale 0:
@@ -111,13 +112,14 @@ def _top(scores, k, scale, step, sub, heap, cand, cval, pos, val):
     thr = -np.inf
     if k < n:
         for i in range(sub.size):  # ceil(n / step) >= k items, step <= n // k
-            sub[i] = scores[i * step]
+            sub[i] = np.float32(scores[i * step]) if f32 else scores[i * step]
         thr = _kth_largest(sub, k, heap) - (1.0 / scale if scale > 0.0 else 0.0)
     m = 0
     for d in range(n):
-        if scores[d] >= thr:
+        x = np.float64(np.float32(scores[d])) if f32 else scores[d]
+        if x >= thr:
             cand[m] = d
-            cval[m] = scores[d]
+            cval[m] = x
             m += 1
     # rounded values above the k-th rounded value, best first (inserted after equal values,
     # so positions ascend within ties), then the values equal to it by position
@@ -159,16 +161,13 @@ def _search(qptr, term, count, slot, dense, indptr, indices, data, n, k, scale, 
     step, sub, heap, cand, cval = _buffers(n, k)
     for q in range(qptr.size - 1):
         _score(q, qptr, term, count, slot, dense, indptr, indices, data, scores, rows, mult)
-        if f32:
-            for d in range(n):
-                scores[d] = np.float32(scores[d])
-        _top(scores, k, scale, step, sub, heap, cand, cval, pos[q], val[q])
+        _top(scores, k, scale, f32, step, sub, heap, cand, cval, pos[q], val[q])
 
 
 def _rows(scores, k, scale, pos, val):
     step, sub, heap, cand, cval = _buffers(scores.shape[1], k)
     for r in range(scores.shape[0]):
-        _top(scores[r], k, scale, step, sub, heap, cand, cval, pos[r], val[r])
+        _top(scores[r], k, scale, False, step, sub, heap, cand, cval, pos[r], val[r])
 
 
 def _compiled():
