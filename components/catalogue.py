@@ -22,7 +22,15 @@ def load() -> None:
         backends,  # noqa: F401
         ragas,  # noqa: F401
     )
-    from ablate.components.metrics import builtin, citation, consistency, index  # noqa: F401
-    from ablate.components.retrieval import analyzer, analyzers_zh, dense_backends, fusion, rerank, stages  # noqa: F401
+    from ablate.components.metrics import builtin, citation, consistency, index, trec  # noqa: F401
+    from ablate.components.retrieval import (  # noqa: F401
+        analyzer,
+        analyzer_lucene,
+        analyzers_zh,
+        dense_backends,
+        fusion,
+        rerank,
+        stages,
+    )
     from ablate.components.stats import correction, paired_tests  # noqa: F401
     registry.mark_builtins_loaded()

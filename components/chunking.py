@@ -13,6 +13,9 @@ to check it). chunk_id is
   packed greedily up to `size`; the next chunk repeats the
   trailing whole sentences of the previous one that fit in `overlap`. A sentence longer
   than `size` is cut into token windows.
+- document: each document whole, one chunk (its first to its last token), whatever its
+  length: no budget (`size` and `overlap` are not read), for retrieval-only studies of
+  a test collection whose judgments are per document (TREC, BEIR).
 """
 
 from __future__ import annotations
@@ -100,6 +103,11 @@ def sentence(text: str, offsets: Offsets, cfg: ChunkingConfig) -> list[tuple[int
     return out
 
 
+@CHUNKERS.register("document")
+def document(text: str, offsets: Offsets, cfg: ChunkingConfig) -> list[tuple[int, int]]:
+    return [(0, len(offsets))] if offsets else []
+
+
 DOC_BLOCK = 4096  # documents tokenised together (their offsets are held for one block only)
 
 
@@ -138,7 +146,8 @@ def _chunk_block(docs: Sequence[Document], splitter: Splitter, cfg: ChunkingConf
         counts[k] = c
     chunks = []
     for (doc, s, e, n), c in zip(pieces, counts):
-        if c > cfg.size:  # re-tokenisation differs at this cut: shrink until it fits
+        # re-tokenisation differs at this cut: shrink until it fits (a document is whole)
+        if c > cfg.size and splitter is not document:
             offs = tokenizer.offsets(doc.text[s:e])
             k = min(n, len(offs), cfg.size)
             while k > 1 and tokenizer.count(doc.text[s:s + offs[k - 1][1]]) > cfg.size:

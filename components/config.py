@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from ablate.components.perturbation import NAMES as PERTURBATION_NAMES
 
@@ -35,7 +35,9 @@ class ChunkingConfig(_Frozen):
     """How documents are cut into chunks (character offsets kept exactly)."""
 
     method: str = "token_window"
-    """Chunker: `token_window` (windows of tokens) or `sentence` (whole sentences packed up to `size`)."""
+    """Chunker: `token_window` (windows of tokens), `sentence` (whole sentences packed up to
+    `size`) or `document` (each document whole, one chunk, no budget: TREC and BEIR
+    collections judged per document)."""
     size: int = Field(256, ge=8, le=8192)
     """Maximum tokens per chunk (the experiment tokenizer, MiniLM WordPiece, no special tokens)."""
     overlap: int = Field(32, ge=0)
@@ -49,14 +51,34 @@ class ChunkingConfig(_Frozen):
 
 
 class BM25Config(_Frozen):
-    """Okapi BM25 parameters (rank-bm25's BM25Okapi)."""
+    """BM25 formula and parameters (docs/bm25-variants.md)."""
 
     k1: float = Field(1.5, ge=0)
     """Term-frequency saturation."""
     b: float = Field(0.75, ge=0, le=1)
     """Length normalisation."""
     epsilon: float = Field(0.25, ge=0)
-    """Floor for negative idf, as a fraction of the mean idf."""
+    """`okapi`: floor for negative idf, as a fraction of the mean idf."""
+    variant: Literal["okapi", "lucene", "bm25plus", "bm25l"] = "okapi"
+    """`okapi` (rank-bm25's BM25Okapi, the default), `lucene` (Lucene 8+'s
+    BM25Similarity, as Elasticsearch/OpenSearch/Solr score: its idf, one-byte lengths,
+    float32), `bm25plus` (BM25+) or `bm25l` (BM25L)."""
+    delta: float | None = Field(None, ge=0)
+    """`bm25plus`/`bm25l`: the lower bound added to the saturated tf (unset: 1.0 for
+    bm25plus, 0.5 for bm25l); the other variants ignore it."""
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_variant(self, handler: Any) -> Any:
+        """`variant: okapi` and an unset `delta` are left out of the dump, so the stage
+        keys (which hash the dumped `retrieval.bm25`) of configs from before variants
+        existed stay as they were."""
+        data = handler(self)
+        if isinstance(data, dict):
+            if data.get("variant") == "okapi":
+                data.pop("variant")
+            if data.get("delta") is None:
+                data.pop("delta", None)
+        return data
 
 
 class AnnConfig(_Frozen):

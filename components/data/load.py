@@ -14,11 +14,12 @@ from ablate.components.data.beir import load_beir
 from ablate.components.data.fingerprint import fingerprint
 from ablate.components.data.jsonl import find_file, load_jsonl
 from ablate.components.data.squad import load_squad
+from ablate.components.data.trec import find_trec_files, load_trec
 from ablate.components.data.validate import Origin, check_documents, check_questions, problems
 from ablate.components.errors import InputError
 from ablate.components.records import Dataset, Document, Question
 
-FORMATS = ("auto", "jsonl", "squad", "beir")
+FORMATS = ("auto", "jsonl", "squad", "beir", "trec")
 
 
 def detect_format(path: Path) -> str:
@@ -34,8 +35,11 @@ def detect_format(path: Path) -> str:
             return "jsonl"
         if find_file(path, "corpus") and find_file(path, "queries") and (path / "qrels").is_dir():
             return "beir"
-        raise InputError("folder holds neither corpus.jsonl + questions.jsonl nor a BEIR "
-                         "layout (corpus.jsonl, queries.jsonl, qrels/)", path=str(path))
+        if find_trec_files(path) is not None:
+            return "trec"
+        raise InputError("folder holds neither corpus.jsonl + questions.jsonl, a BEIR "
+                         "layout (corpus.jsonl, queries.jsonl, qrels/) nor a TREC one "
+                         "(topics*, qrels*, corpus/)", path=str(path))
     raise InputError("no such file or folder", path=str(path))
 
 
@@ -59,6 +63,10 @@ def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test
         if not path.is_file():
             raise InputError("the squad format needs a .json file", path=str(path))
         doc_stream, q_stream = load_squad(path)
+    elif fmt == "trec":
+        if not path.is_dir():
+            raise InputError("the trec format needs a folder", path=str(path))
+        doc_stream, q_stream = load_trec(path)
     else:
         if not path.is_dir():
             raise InputError("the beir format needs a folder", path=str(path))
@@ -77,5 +85,8 @@ def _corpus_file(path: Path, fmt: str) -> Path:
     """The file the documents come from, for error messages."""
     if fmt == "squad":
         return path
+    if fmt == "trec":
+        trec_files = find_trec_files(path)
+        return trec_files[0] if trec_files else path / "corpus"
     found = find_file(path, "corpus")
     return found if found is not None else path / "corpus.jsonl"

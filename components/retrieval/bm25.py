@@ -29,8 +29,8 @@ import numpy as np
 from scipy import sparse
 
 from ablate.components.records import Ranking
-from ablate.components.retrieval import bm25_numba
-from ablate.components.retrieval.bm25_stats import CollectionStats, okapi_idf, term_ids
+from ablate.components.retrieval import bm25_numba, bm25_variants
+from ablate.components.retrieval.bm25_stats import CollectionStats, term_ids
 from ablate.components.retrieval.topk import topk_rows
 
 __all__ = ["BM25Index", "CollectionStats"]
@@ -52,31 +52,38 @@ class BM25Index:
 
     def __init__(self, ids: Sequence[str], docs: Iterable[Sequence[str]],
                  k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25,
-                 collection: CollectionStats | None = None) -> None:
+                 collection: CollectionStats | None = None, variant: str = "okapi",
+                 delta: float | None = None) -> None:
         """`docs`: the analysed documents in the order of `ids`, read once (an iterator
         such as `map(analyzer, texts)` keeps only TOKEN_BLOCK term ids per block in Python
         objects). `collection`: the statistics of a larger collection these documents are
         a part of (a shard's): idf and avgdl then come from it, so each document scores
-        what it would in one index of the whole collection."""
-        self._build(ids, *term_ids(docs, len(ids)), k1, b, epsilon, collection)
+        what it would in one index of the whole collection. `variant`: the BM25 formula
+        (bm25_variants: okapi, lucene, bm25plus, bm25l); `delta` that of bm25plus/bm25l
+        (None: the variant's default)."""
+        self._build(ids, *term_ids(docs, len(ids)), k1, b, epsilon, collection, variant, delta)
 
     @classmethod
     def of_term_ids(cls, ids: Sequence[str], terms: np.ndarray, lens: np.ndarray,
                     words: Sequence[str], k1: float = 1.5, b: float = 0.75,
-                    epsilon: float = 0.25, collection: CollectionStats | None = None) -> BM25Index:
+                    epsilon: float = 0.25, collection: CollectionStats | None = None,
+                    variant: str = "okapi", delta: float | None = None) -> BM25Index:
         """The index of documents already analysed into term ids (bm25_stats.term_ids'
         output: every token's term id in reading order, each document's length, the
         terms by id), without turning them back into words."""
         index = cls.__new__(cls)
-        index._build(ids, terms, lens, words, k1, b, epsilon, collection)
+        index._build(ids, terms, lens, words, k1, b, epsilon, collection, variant, delta)
         return index
 
     def _build(self, ids: Sequence[str], terms: np.ndarray, doc_len_in: np.ndarray,
                words: Sequence[str], k1: float, b: float, epsilon: float,
-               collection: CollectionStats | None) -> None:
+               collection: CollectionStats | None, variant: str = "okapi",
+               delta: float | None = None) -> None:
         if len(set(ids)) != len(ids):
             raise ValueError("document ids repeat")
         self.k1, self.b, self.epsilon = float(k1), float(b), float(epsilon)
+        self.variant = bm25_variants.check(variant)
+        self.delta = bm25_variants.delta_of(variant, delta)
         if doc_len_in.size != len(ids):
             raise ValueError(f"{len(ids)} ids for {doc_len_in.size} documents")
         order = sorted(range(len(ids)), key=ids.__getitem__)
@@ -112,15 +119,14 @@ class BM25Index:
         del uniq
         df = np.bincount(term, minlength=n_terms).astype(np.float64)
         if collection is None:
-            self.avgdl = float(doc_len.sum()) / n if n and doc_len.sum() > 0 else 1.0
-            self.idf = okapi_idf(df, n, self.epsilon)
+            self.avgdl = bm25_variants.avgdl(self.variant, float(doc_len.sum()), n)
+            self.idf = bm25_variants.idf(self.variant, df, n, self.epsilon)
         else:
-            self.avgdl = collection.avgdl()
-            self.idf = collection.idf(self.vocab, self.epsilon)
-        tf = tf.astype(np.float64)
-        norm = self.k1 * (1.0 - self.b + self.b * doc_len[doc] / self.avgdl)
-        weight = self.idf[term] * tf * (self.k1 + 1.0) / (tf + norm)
-        del tf, norm
+            self.avgdl = collection.avgdl(self.variant)
+            self.idf = collection.idf(self.vocab, self.epsilon, self.variant)
+        weight = bm25_variants.weights(self.variant, self.idf[term], tf, doc_len[doc],
+                                       self.avgdl, self.k1, self.b, self.delta)
+        del tf
         # (term x doc) CSR: row t holds the documents containing t and their weights; the
         # pairs are sorted by (term, doc) already, so the arrays are built directly
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
@@ -184,8 +190,12 @@ class BM25Index:
         return self._score_block(*self._pairs([query]), np.empty((1, self.n_docs)))[0]
 
     def scores(self, query: Sequence[str]) -> np.ndarray:
-        """BM25 score of every document (in `self.ids` order), rounded to SCORE_DECIMALS."""
-        return np.round(self.raw_scores(query), SCORE_DECIMALS)
+        """BM25 score of every document (in `self.ids` order), rounded to SCORE_DECIMALS
+        (lucene: to float32, as Lucene casts its double sum of the terms' float scores)."""
+        raw = self.raw_scores(query)
+        if self.variant == "lucene":
+            return raw.astype(np.float32).astype(np.float64)
+        return np.round(raw, SCORE_DECIMALS)
 
     def search(self, query: Sequence[str], k: int) -> Ranking:
         """Top-k (id, score), best first, ties by id; exactly min(k, n_docs) entries."""
@@ -195,6 +205,36 @@ class BM25Index:
         """`search` of each query (the same rankings), scored a block of queries at a time."""
         if not self.n_docs or k <= 0:
             return [[] for _ in queries]
+        if self.variant == "lucene":
+            return self._search_float32(queries, k)
+        return self._search_rounded(queries, k)
+
+    def _search_float32(self, queries: Sequence[Sequence[str]], k: int) -> list[Ranking]:
+        """Lucene's ranking: each document's score is its unrounded double sum of the
+        terms' float32 weights cast to float32 (as Lucene sums its clauses' float scores
+        in a double and returns a float), ties by id: in the numba kernel for large batches
+        (as the other variants), else in numpy blocks of queries."""
+        qi, term, count = self._pairs(queries)
+        ids = self._ids
+        out: list[Ranking] = []
+        if bm25_numba.worth(len(queries), self.n_docs):
+            m = self.matrix
+            qptr = np.searchsorted(qi, np.arange(len(queries) + 1))
+            pos_all, vals = bm25_numba.search(qptr, term, count, self._dense_slot, self._dense,
+                                              m.indptr, m.indices, m.data, self.n_docs, k,
+                                              None, f32=True)
+            return [list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos_all, vals)]
+        block = max(1, self.BLOCK_BYTES // (8 * self.n_docs))
+        buf = np.empty((min(block, len(queries)), self.n_docs), dtype=np.float64)
+        for a in range(0, len(queries), block):
+            b = min(a + block, len(queries))
+            lo, hi = np.searchsorted(qi, [a, b])
+            scores = self._score_block(qi[lo:hi] - a, term[lo:hi], count[lo:hi], buf[:b - a])
+            pos, vals = topk_rows(scores, k, None, f32=True)
+            out.extend(list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos, vals))
+        return out
+
+    def _search_rounded(self, queries: Sequence[Sequence[str]], k: int) -> list[Ranking]:
         qi, term, count = self._pairs(queries)
         ids = self._ids
         out: list[Ranking] = []
@@ -230,3 +270,4 @@ class BM25Index:
         if not hasattr(self, "_pos"):
             self._pos = {d: i for i, d in enumerate(self.ids)}
         return np.fromiter((self._pos[d] for d in ids), dtype=np.int64, count=len(ids))
+

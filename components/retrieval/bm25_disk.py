@@ -90,6 +90,7 @@ def save(index: BM25Index, folder: Path) -> None:
         (tmp / "terms.json").write_text(json.dumps(terms, ensure_ascii=False), encoding="utf-8")
         (tmp / "meta.json").write_text(json.dumps({
             "format": FORMAT, "k1": index.k1, "b": index.b, "epsilon": index.epsilon,
+            "variant": index.variant, "delta": index.delta,
             "avgdl": index.avgdl, "n_docs": index.n_docs, "shape": list(m.shape)}))
         sums = {name: _sha256(tmp / name) for name in FILES}
         (tmp / DONE).write_text(json.dumps({"format": FORMAT, "sha256": sums}))
@@ -138,6 +139,7 @@ def load(folder: Path) -> BM25Index | None:
         return None
     index = BM25Index.__new__(BM25Index)
     index.k1, index.b, index.epsilon = meta["k1"], meta["b"], meta["epsilon"]
+    index.variant, index.delta = meta.get("variant", "okapi"), meta.get("delta", 0.0)
     index.avgdl, index.n_docs = meta["avgdl"], meta["n_docs"]
     index.ids = ids
     index.vocab = {t: i for i, t in enumerate(terms)}

@@ -101,29 +101,34 @@ def _score(q, qptr, term, count, slot, dense, indptr, indices, data, scores, row
                 scores[indices[e]] += data[e] * c
 
 
-def _top(scores, k, scale, step, sub, heap, cand, cval, pos, val):
+def _top(scores, k, scale, f32, step, sub, heap, cand, cval, pos, val):
     """topk_by_position(scores, k, decimals) into pos/val (k <= scores.size); sub, heap,
-    cand, cval are scratch buffers from _buffers."""
+    cand, cval are scratch buffers from _buffers. f32: each score as float32 (cast where
+    it is read, so no extra pass over the scores)."""
     n = scores.size
     # candidates: >= the k-th largest of a strided subsample (at most the true k-th) less
-    # one rounding step: every item whose rounded score can be in the top-k
+    # one rounding step: every item whose rounded score can be in the top-k (scale 0:
+    # no rounding, the scores are compared as they are)
     thr = -np.inf
     if k < n:
         for i in range(sub.size):  # ceil(n / step) >= k items, step <= n // k
-            sub[i] = scores[i * step]
-        thr = _kth_largest(sub, k, heap) - 1.0 / scale
+            sub[i] = np.float32(scores[i * step]) if f32 else scores[i * step]
+        thr = _kth_largest(sub, k, heap) - (1.0 / scale if scale > 0.0 else 0.0)
     m = 0
     for d in range(n):
-        if scores[d] >= thr:
+        x = np.float64(np.float32(scores[d])) if f32 else scores[d]
+        if x >= thr:
             cand[m] = d
-            cval[m] = scores[d]
+            cval[m] = x
             m += 1
     # rounded values above the k-th rounded value, best first (inserted after equal values,
     # so positions ascend within ties), then the values equal to it by position
-    rk = np.rint(_kth_largest(cval[:m], k, heap) * scale) / scale
+    rk = _kth_largest(cval[:m], k, heap)
+    if scale > 0.0:
+        rk = np.rint(rk * scale) / scale
     i = 0
     for j in range(m):
-        r = np.rint(cval[j] * scale) / scale
+        r = np.rint(cval[j] * scale) / scale if scale > 0.0 else cval[j]
         if r > rk:
             at = i
             while at > 0 and val[at - 1] < r:
@@ -134,7 +139,7 @@ def _top(scores, k, scale, step, sub, heap, cand, cval, pos, val):
     for j in range(m):
         if i == k:
             break
-        r = np.rint(cval[j] * scale) / scale
+        r = np.rint(cval[j] * scale) / scale if scale > 0.0 else cval[j]
         if r == rk:
             val[i], pos[i] = r, cand[j]
             i += 1
@@ -147,21 +152,22 @@ def _buffers(n, k):
             np.empty(n, dtype=np.int64), np.empty(n, dtype=np.float64))
 
 
-def _search(qptr, term, count, slot, dense, indptr, indices, data, n, k, scale, pos, val):
-    """Each query's top-k positions and rounded scores into pos/val (queries x k, k <= n)."""
+def _search(qptr, term, count, slot, dense, indptr, indices, data, n, k, scale, f32, pos, val):
+    """Each query's top-k positions and rounded scores into pos/val (queries x k, k <= n);
+    f32: each score is first cast to float32 (Lucene's float total of a double sum)."""
     scores = np.empty(n, dtype=np.float64)
     rows = np.empty(term.size + 1, dtype=np.int64)
     mult = np.empty(term.size + 1, dtype=np.float64)
     step, sub, heap, cand, cval = _buffers(n, k)
     for q in range(qptr.size - 1):
         _score(q, qptr, term, count, slot, dense, indptr, indices, data, scores, rows, mult)
-        _top(scores, k, scale, step, sub, heap, cand, cval, pos[q], val[q])
+        _top(scores, k, scale, f32, step, sub, heap, cand, cval, pos[q], val[q])
 
 
 def _rows(scores, k, scale, pos, val):
     step, sub, heap, cand, cval = _buffers(scores.shape[1], k)
     for r in range(scores.shape[0]):
-        _top(scores[r], k, scale, step, sub, heap, cand, cval, pos[r], val[r])
+        _top(scores[r], k, scale, False, step, sub, heap, cand, cval, pos[r], val[r])
 
 
 def _compiled():
@@ -180,14 +186,15 @@ def _compiled():
 
 def search(qptr: np.ndarray, term: np.ndarray, count: np.ndarray, slot: np.ndarray,
            dense: np.ndarray, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
-           n: int, k: int, decimals: int) -> tuple[np.ndarray, np.ndarray]:
-    """(positions, rounded scores), each queries x min(k, n), best first, ties by position."""
+           n: int, k: int, decimals: int | None, f32: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, rounded scores), each queries x min(k, n), best first, ties by position
+    (decimals None: not rounded; f32: the scores cast to float32 first)."""
     k = min(int(k), n)
     pos = np.zeros((qptr.size - 1, k), dtype=np.int64)
     val = np.zeros((qptr.size - 1, k), dtype=np.float64)
     if k > 0:
         _compiled()(qptr, term, count, slot, dense, indptr, indices, data, n, k,
-                10.0 ** decimals, pos, val)
+                    0.0 if decimals is None else 10.0 ** decimals, bool(f32), pos, val)
     return pos, val
 
 

@@ -10,12 +10,16 @@ index of the whole corpus would (components/retrieval/shards.py).
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+
+from ablate.components.retrieval import bm25_variants
+from ablate.components.retrieval.bm25_variants import okapi_idf
+
+__all__ = ["CollectionStats", "okapi_idf", "term_ids"]
 
 TOKEN_BLOCK = 1 << 20  # term ids held in a Python list before they move to numpy
 
@@ -37,16 +41,6 @@ def term_ids(docs: Iterable[Sequence[str]], n_hint: int = 0) -> tuple[np.ndarray
     parts.append(np.asarray(pending, dtype=np.int64))
     terms = np.concatenate(parts) if len(parts) > 1 else parts[0]
     return terms, np.asarray(lens, dtype=np.int64), list(vocab)
-
-
-def okapi_idf(df: np.ndarray, n: int, epsilon: float) -> np.ndarray:
-    """rank-bm25's BM25Okapi idf, with its floor for negative idf: epsilon times the mean
-    idf over the vocabulary (summed exactly, so it does not depend on the terms' order)."""
-    if df.size == 0:
-        return df.astype(np.float64)
-    idf = np.log(n - df + 0.5) - np.log(df + 0.5)
-    eps = epsilon * (math.fsum(idf.tolist()) / idf.size)
-    return np.where(idf < 0, eps, idf)
 
 
 @dataclass(frozen=True)
@@ -74,15 +68,16 @@ class CollectionStats:
             df.update(p.df)
         return cls(sum(p.n_docs for p in parts), sum(p.total_len for p in parts), dict(df))
 
-    def avgdl(self) -> float:
+    def avgdl(self, variant: str = "okapi") -> float:
         """Mean document length (1.0 for an empty or all-empty collection, as BM25Index)."""
-        return self.total_len / self.n_docs if self.n_docs and self.total_len > 0 else 1.0
+        return bm25_variants.avgdl(variant, self.total_len, self.n_docs)
 
-    def idf(self, vocab: Mapping[str, int], epsilon: float) -> np.ndarray:
-        """Okapi idf of the terms of `vocab` (term -> row), computed over the collection."""
+    def idf(self, vocab: Mapping[str, int], epsilon: float, variant: str = "okapi") -> np.ndarray:
+        """The idf of the terms of `vocab` (term -> row) under `variant`, computed over
+        the collection (okapi's epsilon floor over the whole collection's vocabulary)."""
         names = list(self.df)
-        all_idf = okapi_idf(np.asarray([self.df[t] for t in names], dtype=np.float64),
-                            self.n_docs, epsilon)
+        all_idf = bm25_variants.idf(variant, np.asarray([self.df[t] for t in names],
+                                                        dtype=np.float64), self.n_docs, epsilon)
         at = {t: i for i, t in enumerate(names)}
         out = np.zeros(len(vocab), dtype=np.float64)
         for t, row in vocab.items():

@@ -76,13 +76,16 @@ def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig,
     if name == "auto":
         name = choose_analyzer([c.text for c in chunks])[0]
     analyzer = get_analyzer(name, cfg.analyzer_options)
-    key = (chunks_fingerprint(chunks), name, tuple(sorted(cfg.analyzer_options.items())),
+    key: tuple = (chunks_fingerprint(chunks), name, tuple(sorted(cfg.analyzer_options.items())),
            cfg.bm25.k1, cfg.bm25.b, cfg.bm25.epsilon)
+    if cfg.bm25.variant != "okapi":  # okapi's keys (and index folders) as before variants
+        key += (cfg.bm25.variant, cfg.bm25.delta)
 
     def build() -> BM25Index:
         # analysed one chunk at a time as the index reads them: no list of all tokens
         return BM25Index([c.chunk_id for c in chunks], map(analyzer, (c.text for c in chunks)),
-                         k1=cfg.bm25.k1, b=cfg.bm25.b, epsilon=cfg.bm25.epsilon)
+                         k1=cfg.bm25.k1, b=cfg.bm25.b, epsilon=cfg.bm25.epsilon,
+                         variant=cfg.bm25.variant, delta=cfg.bm25.delta)
 
     def make() -> BM25Index:
         if folder is None:

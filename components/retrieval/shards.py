@@ -106,8 +106,9 @@ class AnalysedShard:
                                {w: int(n) for w, n in zip(self.words, df.tolist()) if n})
 
     def index(self, collection: CollectionStats, k1: float, b: float,
-              epsilon: float) -> BM25Index:
+              epsilon: float, variant: str = "okapi", delta: float | None = None) -> BM25Index:
         """The shard's BM25 index, scoring with the whole collection's statistics (built
         from the term ids as they are)."""
         return BM25Index.of_term_ids(self.ids, self.terms, self.lens, self.words, k1=k1, b=b,
-                                     epsilon=epsilon, collection=collection)
+                                     epsilon=epsilon, collection=collection, variant=variant,
+                                     delta=delta)

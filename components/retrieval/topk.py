@@ -51,9 +51,13 @@ def merge_topk(scores: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.nd
             np.take_along_axis(positions, order, axis=1))
 
 
-def topk_rows(scores: np.ndarray, k: int, decimals: int) -> tuple[np.ndarray, np.ndarray]:
+def topk_rows(scores: np.ndarray, k: int, decimals: int | None,
+              f32: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Row-wise `topk_by_position(row, k, decimals)` of a (rows x n) matrix, vectorised:
-    (positions, rounded values), each rows x min(k, n), best first, ties by position.
+    (positions, rounded values), each rows x min(k, n), best first, ties by position
+    (decimals None: the values as they are; f32: the values cast to float32, which only
+    the candidates are, the threshold lowered by a float32 step so every value that
+    casts to the k-th one's float passes).
 
     A row's candidates are the items >= its threshold: the k-th largest of a strided
     subsample (at most the row's true k-th largest, so every item whose rounded value
@@ -71,7 +75,11 @@ def topk_rows(scores: np.ndarray, k: int, decimals: int) -> tuple[np.ndarray, np
     if k < n:
         step = max(1, min(n // k, int(np.sqrt(n / (8.0 * k)))))
         sub = scores[:, ::step]
-        thr = np.partition(sub, sub.shape[1] - k, axis=1)[:, sub.shape[1] - k] - 10.0 ** -decimals
+        thr = np.partition(sub, sub.shape[1] - k, axis=1)[:, sub.shape[1] - k]
+        if decimals is not None:
+            thr = thr - 10.0 ** -decimals
+        if f32:
+            thr = thr - np.abs(thr) * 2.0 ** -22
         flat = np.flatnonzero(scores >= thr[:, None])
         cap = max(8 * k * step, 512)
     else:
@@ -81,10 +89,15 @@ def topk_rows(scores: np.ndarray, k: int, decimals: int) -> tuple[np.ndarray, np
     heavy = counts > cap
     if heavy.any():
         for r in np.flatnonzero(heavy).tolist():
-            pos[r], vals[r] = topk_by_position(scores[r], k, decimals)
+            row_r = scores[r].astype(np.float32).astype(np.float64) if f32 else scores[r]
+            pos[r], vals[r] = topk_by_position(row_r, k, decimals)
         keep = ~heavy[row]
         flat, row, counts = flat[keep], row[keep], np.where(heavy, 0, counts)
-    v = np.round(scores.reshape(-1)[flat], decimals)
+    v = scores.reshape(-1)[flat]
+    if f32:
+        v = v.astype(np.float32).astype(np.float64)
+    if decimals is not None:
+        v = np.round(v, decimals)
     order = np.lexsort((-v, row))  # stable: equal (row, value) stay in position order
     rank = np.arange(flat.size) - np.repeat(np.cumsum(counts) - counts, counts)
     take = order[rank < k]

@@ -21,8 +21,8 @@ from ablate.components.errors import InputError
 
 
 def validate(
-    path: Path = typer.Argument(..., help="Data set: native folder, SQuAD .json or BEIR folder."),
-    format: str = typer.Option("auto", "--format", help="auto | jsonl | squad | beir"),
+    path: Path = typer.Argument(..., help="Data set: native folder, SQuAD .json, BEIR or TREC folder."),
+    format: str = typer.Option("auto", "--format", help="auto | jsonl | squad | beir | trec"),
     beir_split: str = typer.Option("test", "--beir-split", help="BEIR qrels split."),
 ) -> None:
     """Validate a data set: prints an OK summary, or one line per error and exits 2."""

@@ -17,6 +17,7 @@ from ablate.components.cjk import script_counts
 from ablate.components.metrics.answer import resolve_normalizer
 from ablate.components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from ablate.components.retrieval.dense import DenseEncoder
+from ablate.flows.outputs.index_stats import trec_index_stats
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext
 
@@ -78,6 +79,7 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
                       "per_variant": ({v.name: len(ctx.questions_of(v.name)) for v in ctx.variants
                                        if not v.is_baseline} if ctx.variant_questions else {})},
         "analyzer": ctx.analyzer_choice,
+        "index_statistics": trec_index_stats(ctx),  # TREC collections only (else None)
         "language": language_facts(ctx),
         "answer_normalizer": normalizer_counts(ctx),
         "label_threshold": ctx.spec.metrics.label_threshold, "label_mode": ctx.label_mode,

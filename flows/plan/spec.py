@@ -60,10 +60,11 @@ class DatasetSpec(_Spec):
     """The data set: corpus and questions (see docs/data-format.md)."""
 
     path: str
-    """Native folder (corpus.jsonl + questions.jsonl), SQuAD v2 .json file or BEIR folder;
-    relative to the experiment file. No path of an experiment file expands environment
-    variables: `$VAR` or `${VAR}` in one is an error (write the path out)."""
-    format: Literal["auto", "jsonl", "squad", "beir"] = "auto"
+    """Native folder (corpus.jsonl + questions.jsonl), SQuAD v2 .json file, BEIR folder or
+    TREC folder (topics*, qrels*, corpus/); relative to the experiment file. No path of an
+    experiment file expands environment variables: `$VAR` or `${VAR}` in one is an error
+    (write the path out)."""
+    format: Literal["auto", "jsonl", "squad", "beir", "trec"] = "auto"
     """How to read `path`; `auto` detects it from the files present."""
     beir_split: str = "test"
     """BEIR only: which qrels file (`qrels/<split>.tsv`) gives the questions."""

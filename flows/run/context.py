@@ -158,14 +158,17 @@ class RunContext:
 
     @property
     def label_mode(self) -> str:
-        """metrics.labels, else `document` for BEIR (document-level qrels), else `span`."""
+        """metrics.labels, else `document` for BEIR and TREC (document-level qrels), else `span`."""
         given = self.spec.metrics.labels
-        return given or ("document" if self.dataset.source.startswith("beir:") else "span")
+        return given or ("document" if self.dataset.source.startswith(("beir:", "trec:"))
+                         else "span")
 
     def metrics_params(self) -> dict[str, Any]:
         m = self.spec.metrics
+        # a TREC collection also gets trec_eval's measures (components/metrics/trec.py)
+        trec = {"trec": True} if self.dataset.source.startswith("trec:") else {}
         return {"ks": list(m.ks), "gain": m.gain, "label_threshold": m.label_threshold,
-                "correct_f1": m.correct_f1, "answer_normalizer": m.answer_normalizer}
+                "correct_f1": m.correct_f1, "answer_normalizer": m.answer_normalizer, **trec}
 
 
 def build_context(spec_path: str | Path, options: RunOptions) -> RunContext:

@@ -145,7 +145,7 @@ def bm25_stats(path: str, lo: int, hi: int, analyzer: str, options: dict
 
 
 def bm25_search(path: str, lo: int, hi: int, analyzer: str, options: dict,
-                collection: CollectionStats, bm25: tuple[float, float, float],
+                collection: CollectionStats, bm25: tuple[Any, ...],
                 queries: list[list[str]], k: int) -> tuple[list[Ranking], float]:
     """Phase 2: the shard's index with the collection's statistics; every query's top k
     and the seconds the search took."""
@@ -331,7 +331,7 @@ def _bm25(client: Client, texts: Path, bounds: list[tuple[int, int]], cfg: Any,
     b = cfg.retrieval.bm25
     second = client.gather([
         client.submit(bm25_search, str(texts), lo, hi, name, options, collection,
-                      (b.k1, b.b, b.epsilon), queries, cfg.retrieval.depth, pure=False,
+                      (b.k1, b.b, b.epsilon, b.variant, b.delta), queries, cfg.retrieval.depth, pure=False,
                       workers=[where] if where else None, allow_other_workers=True)
         for (lo, hi), (_, where) in zip(bounds, first)])
     return ([r for r, _ in second], max((s for _, s in second), default=0.0),

@@ -100,7 +100,7 @@ def test_word_boundaries():
 
 
 def test_registry_names_and_unknown(tok):
-    assert CHUNKERS.names() == ["sentence", "token_window"]
+    assert CHUNKERS.names() == ["document", "sentence", "token_window"]
     with pytest.raises(InputError, match="unknown chunker 'para'"):
         chunk_documents(DOCS, ChunkingConfig(method="para"), tok)
 
@@ -123,3 +123,12 @@ def test_sentence_chunks_end_at_chinese_sentence_ends(tok):
     for c in chunks:
         assert c.text == ZH_TEXT[c.start:c.end] and c.n_tokens <= longest
         assert c.start in starts and c.end in ends
+
+
+def test_document_chunker_keeps_each_document_whole(tok):
+    long_text = " ".join(f"word{i}" for i in range(400))  # far beyond size
+    docs = [Document("a", "  Short text.  "), Document("b", long_text), Document("c", "   ")]
+    cfg = ChunkingConfig(method="document", size=16, overlap=0)
+    chunks = chunk_documents(docs, cfg, tok)
+    assert [(c.doc_id, c.start, c.end) for c in chunks] == [("a", 2, 13), ("b", 0, len(long_text))]
+    assert chunks[1].text == long_text and chunks[1].n_tokens > 16
