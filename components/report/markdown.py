@@ -13,6 +13,7 @@ import polars as pl
 
 from ablate.components.report.comparability import chunk_units_note, repeated, rerank_changes_nothing
 from ablate.components.report.factorial import factorial_section
+from ablate.components.report.worth import worth_section
 from ablate.components.report.findings import findings, judge
 from ablate.components.report.intervals import ci_cell, ci_text, disagrees
 from ablate.components.report.judge import judge_section, metric_note
@@ -161,9 +162,11 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
                     per_query: pl.DataFrame, key_metrics: Sequence[str],
                     no_effect: Sequence[str] = (), plot_files: Sequence[str] = (),
                     timings: pl.DataFrame | None = None,
-                    factorial: pl.DataFrame | None = None) -> str:
+                    factorial: pl.DataFrame | None = None,
+                    worth: pl.DataFrame | None = None) -> str:
     """The report; `plot_files` are names under plots/ to show (see plots.all_plots);
-    `factorial`: a factorial design's effects (factorial.parquet)."""
+    `factorial`: a factorial design's effects (factorial.parquet); `worth`: its
+    factors' Shapley values (worth.parquet)."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = present_key(key_metrics, metrics)
     same_stage = rerank_changes_nothing(variants, per_query)
@@ -189,6 +192,9 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     design = factorial_section(manifest, variants, factorial, key, plot_files)
     if design:
         lines += [""] + design
+    worth_lines = worth_section(worth, key, plot_files)
+    if worth_lines:
+        lines += [""] + worth_lines
     for variable, points in by_var.items():
         lines += ["", f"## {variable}", ""]
         if plot_name(variable) in plot_files:

@@ -169,3 +169,19 @@ def worth_effects(table: pl.DataFrame, design: Design, *, metrics: Sequence[str]
         frames.append(pl.DataFrame([pl.Series(c, data[c], dtype=t)
                                     for c, t in WORTH_SCHEMA.items()]))
     return pl.concat(frames) if frames else pl.DataFrame(schema=WORTH_SCHEMA)
+
+
+def worth_run_metrics(worth: pl.DataFrame | None) -> dict[str, float]:
+    """The parent run's metrics: `worth/<factor>/<metric>` and its `/ci_low`, `/ci_high`
+    per Shapley value; a pair's interaction index as `worth/<a>:<b>/<metric>` (MLflow
+    metric names allow letters, digits, _ - . : / and spaces)."""
+    out: dict[str, float] = {}
+    if worth is None:
+        return out
+    for r in worth.iter_rows(named=True):
+        factor = r["factor"].replace(" × ", ":")
+        base = f"worth/{factor}/{r['metric']}"
+        out[base] = r["value"]
+        out[f"{base}/ci_low"] = r["ci_low"]
+        out[f"{base}/ci_high"] = r["ci_high"]
+    return out
