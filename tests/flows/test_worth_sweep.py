@@ -79,3 +79,14 @@ def test_the_mlflow_parent_carries_the_worth_metrics(sweep, tmp_path):
     assert metrics["worth/chunking.size/answer/f1"] == pytest.approx(row["value"])
     assert metrics["worth/chunking.size/answer/f1/ci_low"] == pytest.approx(row["ci_low"])
     assert metrics["worth/chunking.size/answer/f1/ci_high"] == pytest.approx(row["ci_high"])
+
+
+def test_check_prints_the_stages_the_cells_need(sweep):
+    from ablate.flows.cli.check import plan_lines
+    ctx, out = sweep
+    lines = plan_lines(ctx, out.parent)
+    i = next(i for i, x in enumerate(lines) if x.startswith("design:"))
+    # 2 chunkings x 2 budgets: 2 chunk, 2 label, 2 retrieve, 2 rerank stages, 4 assemble ...
+    assert lines[i + 1].startswith("           the cells need ")
+    assert "chunk 2" in lines[i + 1] and "assemble 4" in lines[i + 1]
+    assert "(" in lines[i + 1] and "cached)" in lines[i + 1]
