@@ -42,7 +42,13 @@ from scipy.special import ndtr
 
 from ablate.components.stats.bootstrap import bootstrap_ci
 from ablate.components.stats.worth import (
-    all_cells, interaction_indices, permutation_plan, plan_cells, sampled_shapley, shapley_values)
+    all_cells,
+    interaction_indices,
+    permutation_plan,
+    plan_cells,
+    sampled_shapley,
+    shapley_values,
+)
 from ablate.components.stats.worth_table import worth_contrasts, worth_inference
 
 ALPHA = 0.05

@@ -13,7 +13,6 @@ import polars as pl
 
 from ablate.components.report.comparability import chunk_units_note, repeated, rerank_changes_nothing
 from ablate.components.report.factorial import factorial_section
-from ablate.components.report.worth import worth_section
 from ablate.components.report.findings import findings, judge
 from ablate.components.report.intervals import ci_cell, ci_text, disagrees
 from ablate.components.report.judge import judge_section, metric_note
@@ -23,6 +22,7 @@ from ablate.components.report.overview import FOREST, glossary_lines, head, over
 from ablate.components.report.plots import plot_name
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
+from ablate.components.report.worth import worth_section
 from ablate.components.vocab import BASELINE
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",

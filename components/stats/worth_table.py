@@ -35,7 +35,12 @@ from ablate.components.stats.factorial import Design
 from ablate.components.stats.inference import infer
 from ablate.components.stats.table_prep import prepare_wide
 from ablate.components.stats.worth import (
-    MAX_EXACT_FACTORS, factor_pairs, full_minus_empty_weights, interaction_weights, shapley_weights)
+    MAX_EXACT_FACTORS,
+    factor_pairs,
+    full_minus_empty_weights,
+    interaction_weights,
+    shapley_weights,
+)
 
 WORTH_FILE = "worth.parquet"
 SHAPLEY, INTERACTION = "shapley", "interaction"

@@ -13,8 +13,15 @@ import pytest
 from ablate.components.errors import InputError
 from ablate.components.stats.factorial import Design
 from ablate.components.stats.worth import (
-    all_cells, factor_pairs, interaction_indices, permutation_plan, permutation_weights,
-    plan_cells, sampled_shapley, shapley_values)
+    all_cells,
+    factor_pairs,
+    interaction_indices,
+    permutation_plan,
+    permutation_weights,
+    plan_cells,
+    sampled_shapley,
+    shapley_values,
+)
 from ablate.components.stats.worth_table import WORTH_SCHEMA, worth_applies, worth_effects
 
 
