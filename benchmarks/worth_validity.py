@@ -15,18 +15,19 @@ Per scenario, R replicates give for the Shapley values (sv_*) and interaction in
 (ii_*):
 - bias: the mean error of the estimates, averaged over the factors (pairs); max_bias the
   largest in absolute value;
-- cover: the share of 95% cluster-bootstrap (BCa) intervals that hold the true value,
-  over every factor (pair) and replicate (target 0.95);
+- cover: the share of 95% intervals that hold the true value, over every factor (pair)
+  and replicate (target 0.95), for the interval `--ci` (t: cluster-robust t with G - 1
+  df, worth.parquet's default; bca: the cluster bootstrap);
 - family_cover: the share of replicates in which all of the family's intervals at the
   Bonferroni level 1 - 0.05/m, the ones worth.parquet reports, hold their true values
   together (target at least 0.95);
-- fwer: among the values that are truly 0, the share of replicates with at least one
-  called significant by the Holm-corrected sign-flip test (target at most 0.05; blank
-  when no true value is 0).
+- fwer: among the Shapley values (sv_) or interaction indices (ii_) that are truly 0,
+  the share of replicates with at least one called significant by the Holm-corrected
+  sign-flip test (target at most 0.05; blank when none is truly 0).
 Then the permutation-sampling estimate of a 10-factor game against its exact values:
 the error over seeds against the approximation error it reports.
 
-    python -m benchmarks.worth_validity [--reps 500] [--quick] [--markdown] [--seed 0]
+    python -m benchmarks.worth_validity [--reps 500] [--ci t|bca] [--quick] [--markdown] [--seed 0]
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from ablate.components.stats.bootstrap import bootstrap_ci
+from ablate.components.stats.clusters import cluster_sums, cluster_ttest
 from ablate.components.stats.worth import (
     all_cells,
     interaction_indices,
@@ -109,8 +111,8 @@ def draw(sc: Scenario, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray
     return ((y > 0).astype(float) if sc.binary else y), codes
 
 
-def scenario_row(sc: Scenario, reps: int, seed: int, resamples: int) -> dict:
-    rng = np.random.default_rng([seed, sc.k, sc.clusters, sc.per, int(sc.binary)])
+def scenario_row(sc: Scenario, reps: int, seed: int, resamples: int, ci: str = "t") -> dict:
+    rng = np.random.default_rng([seed, SCENARIOS.index(sc)])
     cells = all_cells(sc.k)
     sv_true, ii_true = true_values(sc)
     truth = np.concatenate([sv_true, ii_true])
@@ -119,27 +121,34 @@ def scenario_row(sc: Scenario, reps: int, seed: int, resamples: int) -> dict:
     cover = np.zeros((reps, truth.size), dtype=bool)
     fam = np.zeros((reps, 2), dtype=bool)
     null = np.abs(truth) < 1e-12
-    false_call = np.zeros(reps, dtype=bool)
+    false_call = np.zeros((reps, 2), dtype=bool)
     for r in range(reps):
         Y, codes = draw(sc, rng)
-        res = worth_inference(Y, cells, codes, clustered=True, alpha=ALPHA,
+        res = worth_inference(Y, cells, codes, clustered=True, alpha=ALPHA, ci_method=ci,
                               resamples=resamples, bootstrap_resamples=resamples, seed=r)
         err[r] = res.value - truth
         inside = (res.ci_low <= truth) & (truth <= res.ci_high)
         fam[r] = inside[:k].all(), inside[k:].all()
         C, _ = worth_contrasts(Y, cells)
-        lo, hi, _, _ = bootstrap_ci(C, np.ones_like(C, dtype=bool), clusters=codes,
-                                    alpha=ALPHA, resamples=resamples, seed=r)
+        M = np.ones_like(C, dtype=bool)
+        if ci == "t":
+            S, N = cluster_sums(C, M, codes)
+            _, _, lo, hi = cluster_ttest(S, N, ALPHA)
+        else:
+            lo, hi, _, _ = bootstrap_ci(C, M, clusters=codes, alpha=ALPHA, resamples=resamples,
+                                        seed=r, method=ci)
         cover[r] = (lo <= truth) & (truth <= hi)
-        false_call[r] = bool((np.nan_to_num(res.p_adjusted, nan=1.0)[null] <= ALPHA).any())
+        called = (np.nan_to_num(res.p_adjusted, nan=1.0) <= ALPHA) & null
+        false_call[r] = called[:k].any(), called[k:].any()
     bias = err.mean(axis=0)
-    row = {"scenario": sc.name, "G": sc.clusters, "n": sc.clusters * sc.per}
+    row = {"scenario": sc.name, "ci": ci, "G": sc.clusters, "n": sc.clusters * sc.per}
     for tag, sl in (("sv", slice(0, k)), ("ii", slice(k, None))):
         row[f"{tag}_bias"] = float(bias[sl].mean())
         row[f"{tag}_max_bias"] = float(bias[sl][np.argmax(np.abs(bias[sl]))])
         row[f"{tag}_cover"] = float(cover[:, sl].mean())
         row[f"{tag}_family_cover"] = float(fam[:, 0 if tag == "sv" else 1].mean())
-    row["fwer"] = float(false_call.mean()) if null.any() else ""
+        j = 0 if tag == "sv" else 1
+        row[f"{tag}_fwer"] = float(false_call[:, j].mean()) if null[sl].any() else ""
     return row
 
 
@@ -182,6 +191,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict]]:
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ci", default="t", help="t (default), bca or percentile")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
@@ -189,13 +199,13 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict]]:
         args.reps = min(args.reps, 300)
     chosen = [SCENARIOS[i] for i in QUICK] if args.quick else SCENARIOS
     print(f"# worth_validity: alpha {ALPHA}, {args.reps} replicates per scenario, "
-          f"{args.resamples} resamples, seed {args.seed}")
+          f"{args.resamples} resamples, intervals {args.ci}, seed {args.seed}")
     from benchmarks.stat_validity import print_table  # the project root is on sys.path
     t0 = time.perf_counter()
     rows = []
     for i, sc in enumerate(chosen, 1):
         t = time.perf_counter()
-        rows.append(scenario_row(sc, args.reps, args.seed, args.resamples))
+        rows.append(scenario_row(sc, args.reps, args.seed, args.resamples, args.ci))
         print(f"[{i}/{len(chosen)}] {sc.name}: {time.perf_counter() - t:.1f} s", file=sys.stderr)
     print_table("Shapley values (sv) and interaction indices (ii): bias and coverage of the "
                 "cluster intervals", rows, args.markdown)

@@ -82,7 +82,8 @@ def worth_section(worth: pl.DataFrame | None, key: Sequence[str],
              "cell minus the baseline. A pair's **interaction index** is the average "
              "difference of differences: positive when the two changes are worth more "
              "together, negative when they overlap. Per question, over the questions with a "
-             "score in every cell; intervals are cluster bootstrap intervals at the Bonferroni "
+             "score in every cell; intervals (cluster-robust t, or the cluster bootstrap with "
+             "stats.ci_method bca or percentile) are at the Bonferroni "
              f"level {first['ci_level']:.4g} over each metric's factors (or pairs), adjusted "
              f"p from the {first['test']} test with {first['correction']} over the same "
              "family; * marks an adjusted p at most alpha.", ""]

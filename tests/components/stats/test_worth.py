@@ -195,3 +195,13 @@ def test_only_two_level_full_designs_apply():
     with pytest.raises(InputError, match="two-level"):
         worth_effects(pl.DataFrame({"variant": ["x"], "qid": ["q"], "m/s": [1.0]}),
                       Design(tuple("ABCD"), (("0", "1"),) * 4, "half", {}), metrics=["m/s"])
+
+
+def test_the_cluster_bootstrap_is_an_option():
+    df, design = clustered_table(2, [0.1, 0.1], seed=4)
+    t = worth_effects(df, design, metrics=["m/score"], cluster_col="cluster", **FAST)
+    b = worth_effects(df, design, metrics=["m/score"], cluster_col="cluster", ci_method="bca",
+                      **FAST)
+    assert set(t["ci_method"]) == {"cluster-t-bonferroni"}
+    assert set(b["ci_method"]) == {"cluster-bca-bonferroni"}
+    assert t["value"].equals(b["value"]) and not t["ci_low"].equals(b["ci_low"])
