@@ -20,6 +20,7 @@ from ablate.components.report.overview import FOREST, forest_plot
 from ablate.components.report.plots import all_plots
 from ablate.components.report.relevance import unaffected
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
+from ablate.components.report.worth import worth_plot
 from ablate.components.vocab import BASELINE
 
 
@@ -40,9 +41,10 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
             variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()})
         images.update({f"plots/{k}": v for k, v in interaction_plots(
             res.manifest, res.variants, res.per_query, res.factorial, key).items()})
+        images.update({f"plots/{k}": v for k, v in worth_plot(res.worth, key).items()})
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
                          res.no_effect, plot_files=[Path(p).name for p in images],
-                         timings=res.timings, factorial=res.factorial,
+                         timings=res.timings, factorial=res.factorial, worth=res.worth,
                          drilldown=drilldown_section(res.per_query, res.stats, res.variants, key,
                                                      res.evidence))
     title = f"ablate: {res.manifest.get('experiment')}"

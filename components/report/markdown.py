@@ -24,6 +24,7 @@ from ablate.components.report.plots import plot_name
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected
 from ablate.components.report.stats_caveats import error_rates_text, self_test_text
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
+from ablate.components.report.worth import worth_section
 from ablate.components.vocab import BASELINE
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
@@ -186,10 +187,12 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
                     no_effect: Sequence[str] = (), plot_files: Sequence[str] = (),
                     timings: pl.DataFrame | None = None,
                     factorial: pl.DataFrame | None = None,
-                    drilldown: Sequence[str] = ()) -> str:
+                    drilldown: Sequence[str] = (),
+                    worth: pl.DataFrame | None = None) -> str:
     """The report; `plot_files` are names under plots/ to show (see plots.all_plots);
     `factorial`: a factorial design's effects (factorial.parquet); `drilldown`: the
-    questions behind the verdicts (drilldown.drilldown_section), before the buckets."""
+    questions behind the verdicts (drilldown.drilldown_section), before the buckets;
+    `worth`: its factors' Shapley values (worth.parquet)."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = present_key(key_metrics, metrics)
     same_stage = rerank_changes_nothing(variants, per_query)
@@ -215,6 +218,9 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     design = factorial_section(manifest, variants, factorial, key, plot_files)
     if design:
         lines += [""] + design
+    worth_lines = worth_section(worth, key, plot_files)
+    if worth_lines:
+        lines += [""] + worth_lines
     for variable, points in by_var.items():
         lines += ["", f"## {variable}", ""]
         if plot_name(variable) in plot_files:

@@ -20,6 +20,7 @@ from ablate.components.vocab import BASELINE
 
 REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
 FACTORIAL_FILE = "factorial.parquet"  # a factorial design's effects (ablate.components.stats.factorial)
+WORTH_FILE = "worth.parquet"  # Shapley values of a two-level design (ablate.components.stats.worth_table)
 DEFAULT_KEY = ("final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em")
 
 
@@ -33,6 +34,7 @@ class SweepResults:
     no_effect: tuple[str, ...] = field(default=())
     factorial: pl.DataFrame | None = None  # a factorial design's effects, when it has one
     evidence: Evidence | None = None  # questions and final contexts kept for the drill-down
+    worth: pl.DataFrame | None = None  # its Shapley values, when its factors are two-level
 
     @property
     def metrics(self) -> list[str]:
@@ -79,13 +81,15 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
     remember_directions(man.get("metric_directions") or {})  # plugins' metrics
     timings = sweep_dir / "timings.parquet"
     factorial = sweep_dir / FACTORIAL_FILE
+    worth = sweep_dir / WORTH_FILE
     return SweepResults(manifest=man, variants=variants,
                         per_query=pl.read_parquet(sweep_dir / "per_query.parquet"),
                         stats=pl.read_parquet(sweep_dir / "stats.parquet"),
                         timings=pl.read_parquet(timings) if timings.is_file() else None,
                         no_effect=tuple(man.get("no_effect") or ()),
                         factorial=pl.read_parquet(factorial) if factorial.is_file() else None,
-                        evidence=load_evidence(sweep_dir))
+                        evidence=load_evidence(sweep_dir),
+                        worth=pl.read_parquet(worth) if worth.is_file() else None)
 
 
 def base_value(config: dict[str, Any], variable: str) -> object:

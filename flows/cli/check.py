@@ -34,6 +34,17 @@ def cluster_text(choice: str, questions) -> str:
     return f"in {len(labels)} clusters ({how}{few})"
 
 
+def design_stage_text(ctx) -> str:
+    """'the cells need 12 unique stages (cached: 3): chunk 2, label 2, ...', the stages the
+    design's cells run, shared between cells through the cache as sweeps' are."""
+    keys = {k for v in ctx.variants if v.cell is not None
+            for k in ctx.plan.by_variant[v.name].values()}
+    kinds = Counter(ctx.plan.nodes[k].stage for k in keys)
+    cached = sum(ctx.store.has(ctx.plan.nodes[k].stage, k, use=False) for k in keys)
+    return (f"the cells need {len(keys)} unique stages ({cached} cached): "
+            + ", ".join(f"{stage} {n}" for stage, n in kinds.items()))
+
+
 def plan_lines(ctx, out_root: Path) -> list[str]:
     """The plan of a run context, as the lines `ablate check` prints."""
     from ablate.flows.plan.estimate import duration, estimate, rates, read_manifests
@@ -66,6 +77,7 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
         cells = sum(v.cell is not None for v in ctx.variants)
         lines.append(f"design:    {design.kind} {shape} ({design.fraction}) over "
                      f"{', '.join(design.variables)}: {cells} cells, the baseline one of them")
+        lines.append("           " + design_stage_text(ctx))
     lines.append(f"variants:  {len(ctx.variants)}")
     for v in ctx.variants:
         line = ctx.loaded.line_of(v.loc) if v.loc else None

@@ -27,7 +27,7 @@ from ablate.components.metrics.consistency import with_consistency
 from ablate.components.metrics.registry import compared, is_timing, metric_directions
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.evidence import load_evidence
-from ablate.components.report.sweep_data import FACTORIAL_FILE, SweepResults
+from ablate.components.report.sweep_data import FACTORIAL_FILE, WORTH_FILE, SweepResults
 from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.compare import compare_joint
 from ablate.components.stats.factorial import design_from_records, factorial_effects
@@ -39,6 +39,7 @@ from ablate.flows.outputs.judging import judge_manifest
 from ablate.flows.outputs.manifest import chunking_stats, design_record, manifest
 from ablate.flows.outputs.self_test import self_test_record
 from ablate.flows.outputs.timings import with_reused
+from ablate.flows.outputs.worth import compute_worth, worth_expected
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext, file_fingerprint
 from ablate.flows.run.frames import frame_answers
@@ -219,6 +220,8 @@ def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
         return None
     if ctx.spec.design is not None and not (folder / FACTORIAL_FILE).is_file():
         return None
+    if worth_expected(ctx) and not (folder / WORTH_FILE).is_file():
+        return None
     keys = {r.get("name"): r.get("stage_keys") for r in records if isinstance(r, dict)}
     return folder if keys == ctx.plan.by_variant else None
 
@@ -320,6 +323,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
     tmp.mkdir(parents=True)
     pool = ThreadPoolExecutor(1)
     failed: dict[str, Exception] = {}
+    worth = None
     try:
         # the chunkings' word-piece counts (~1 s of tokenizing, which runs without the GIL)
         # are made beside the statistics
@@ -331,6 +335,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         timings.write_parquet(tmp / "timings.parquet", statistics=False)
         try:
             stats, factorial = _statistics(ctx, per_query, variants, sequential)
+            worth = compute_worth(ctx, per_query, variants, tested(per_query, "none")[0])
         except Exception as exc:  # noqa: BLE001 - the folder lands without them
             failed["stats"] = exc
         try:
@@ -345,11 +350,14 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
             stats.write_parquet(tmp / "stats.parquet", statistics=False)
             if factorial is not None:
                 factorial.write_parquet(tmp / FACTORIAL_FILE, statistics=False)
+            if worth is not None:
+                worth.write_parquet(tmp / WORTH_FILE, statistics=False)
         if not failed:
             try:
                 write_evidence(ctx, tmp)  # questions and contexts for the drill-down
                 results = SweepResults(man, variants, per_query, stats, timings,
-                                       tuple(man["no_effect"]), factorial, load_evidence(tmp))
+                                       tuple(man["no_effect"]), factorial,
+                                       evidence=load_evidence(tmp), worth=worth)
                 from ablate.components.report.build import build_report, write_files  # matplotlib
                 write_files(tmp, build_report(results, ctx.spec.metrics.key))
             except Exception as exc:  # noqa: BLE001 - `ablate report` rebuilds it

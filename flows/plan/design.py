@@ -21,7 +21,23 @@ from ablate.flows.plan.spec import DesignSpec, LoadedSpec
 from ablate.flows.plan.variant import Variant, unknown_variable
 
 MIN_VARIABLES, MAX_VARIABLES = 2, 4
+MAX_TWO_LEVEL_VARIABLES = 8  # a full design of two-level variables (a worth analysis): 256 cells
 MIN_LEVELS, MAX_LEVELS = 2, 3
+
+
+def _budget_error(cells: int, max_cells: int) -> str:
+    """'the design has 256 cells, more than design.max_cells (64): a 1/4 fraction (64
+    cells) of it would fit; ...' (a share of the cells when their number is not 2^k)."""
+    if cells & (cells - 1) == 0:  # 2^k cells: the largest 2^-p fraction that fits
+        den = 1
+        while cells // den > max_cells:
+            den *= 2
+        share = f"a 1/{den} fraction ({cells // den} cells)"
+    else:
+        share = f"{max_cells / cells:.0%}"
+    return (f"the design has {cells} cells, more than design.max_cells ({max_cells}): "
+            f"{share} of it would fit; raise "
+            "design.max_cells or drop variables")
 
 
 def design_labels(loaded: LoadedSpec) -> dict[str, list[str]]:
@@ -34,9 +50,11 @@ def design_labels(loaded: LoadedSpec) -> dict[str, list[str]]:
 def _check_shape(loaded: LoadedSpec, design: DesignSpec, base: dict[str, Any]) -> None:
     where = ("design", "variables")
     names = list(design.variables)
-    if not MIN_VARIABLES <= len(names) <= MAX_VARIABLES:
+    two_level = design.fraction == "full" and all(len(v) == 2 for v in design.variables.values())
+    if not MIN_VARIABLES <= len(names) <= (MAX_TWO_LEVEL_VARIABLES if two_level else MAX_VARIABLES):
         raise loaded.error(f"a factorial design takes {MIN_VARIABLES} to {MAX_VARIABLES} "
-                           f"variables, got {len(names)}", where)
+                           f"variables, got {len(names)} (up to {MAX_TWO_LEVEL_VARIABLES} in a "
+                           "full design of two-level variables)", where)
     for var, values in design.variables.items():
         if not has_dotted(base, var):
             raise loaded.error(unknown_variable(base, var), where + (var,))
@@ -52,6 +70,9 @@ def _check_shape(loaded: LoadedSpec, design: DesignSpec, base: dict[str, Any]) -
         raise loaded.error("the half fraction is the resolution-IV 2^(4-1) design (D = ABC) "
                            f"of 4 two-level variables; this design is {shape} (use "
                            "fraction: full)", ("design", "fraction"))
+    cells = len(design_cells([len(v) for v in design.variables.values()], design.fraction))
+    if cells > design.max_cells:
+        raise loaded.error(_budget_error(cells, design.max_cells), where)
 
 
 def _reading_order(cell: tuple[int, ...]) -> tuple:

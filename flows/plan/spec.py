@@ -222,18 +222,23 @@ class VariantSpec(_Spec):
 class DesignSpec(_Spec):
     """A factorial design: every combination of the variables' levels is one variant (a
     cell), run on the experiment's questions; main effects and two-way interactions are
-    estimated per question and tested (see docs/statistics.md)."""
+    estimated per question and tested, and in a full design of two-level variables what
+    each is worth: Shapley values and interaction indices (see docs/statistics.md)."""
 
     kind: Literal[DESIGN_KINDS]  # type: ignore[valid-type]
     """`factorial` (the only kind so far)."""
     variables: dict[str, list[Any]]
-    """2 to 4 pipeline fields (written as sweep variables) and their 2 or 3 levels each,
+    """2 to 4 pipeline fields (up to 8 when every one has 2 levels and the design is
+    full; written as sweep variables) and their 2 or 3 levels each,
     the first level being the baseline's value, e.g. `{chunking.size: [200, 100],
     rerank.weights: [{fusion: 1.0}, {semantic: 1.0}]}`."""
     fraction: Literal[FRACTIONS] = "full"  # type: ignore[valid-type]
     """`full`: every combination of levels; `half`: for 4 two-level variables, the
     resolution-IV 2^(4-1) fraction with D = ABC (8 cells instead of 16; main effects are
     clear of two-way interactions, two-way interactions are aliased in pairs)."""
+    max_cells: int = Field(64, ge=4, le=256)
+    """The budget: a design with more cells is refused before any compute, saying what
+    fraction of it would fit (a full design of 8 two-level variables has 256)."""
 
 
 class RunnerSpec(_Spec):

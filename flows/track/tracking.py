@@ -39,6 +39,7 @@ from ablate.components.report.comparability import not_comparable
 from ablate.components.report.drilldown import question_table
 from ablate.components.report.findings import findings
 from ablate.components.report.sweep_data import SweepResults, load_sweep, report_stats
+from ablate.components.stats.worth_table import worth_run_metrics
 from ablate.components.vocab import BASELINE
 from ablate.flows.track.mlflow_links import runs_page
 from ablate.flows.track.mlflow_store import store_lock
@@ -62,8 +63,8 @@ COMPARISON_TABLE = "comparison.json"
 QUESTIONS_TABLE = "questions.json"  # a child's per-question table (MLflow's table view)
 SOURCE_TAGS = {"git_sha": "mlflow.source.git.commit", "experiment_file": "mlflow.source.name"}
 PARENT_FILES = ("report.md", "report.html", "report-appendix.md", "report-appendix.html",
-                "report.tex", "summary.txt", "stats.parquet",
-                "factorial.parquet", "manifest.json", "variants.json", "timings.parquet")
+                "report.tex", "summary.txt", "stats.parquet", "factorial.parquet", "worth.parquet",
+                "manifest.json", "variants.json", "timings.parquet")
 
 
 def batches(params: list[Param], metrics: list[Metric], tags: list[RunTag]
@@ -270,7 +271,8 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
                  "n_variants": len(res.variants), "n_questions": man["questions"]["total"],
                  "key_metrics": ",".join(res.key_metrics()),
                  **{f"stats.{k}": v for k, v in man["statistics"].items()}, **jparams},
-         metrics={"wall_seconds": man.get("wall_seconds"), **jmetrics}, tags=tags, ts=ts)
+         metrics={"wall_seconds": man.get("wall_seconds"), **jmetrics,
+                  **worth_run_metrics(res.worth)}, tags=tags, ts=ts)
     data_in = dataset_input(man)
     _log_input(client, pid, data_in)
     children = _log_children(client, exp_id, pid, res, ts, data_in)

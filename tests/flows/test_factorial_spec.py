@@ -122,11 +122,36 @@ def test_design_errors_name_line_and_field(tmp_path, change, line, field, words)
     assert "\n" not in err.one_line()
 
 
-def test_five_variables_are_too_many(tmp_path):
+def test_five_variables_are_too_many_with_three_levels(tmp_path):
     text = BASE + "".join(f"    {v}: [{a}, {b}]\n" for v, a, b in [
-        ("fusion.rrf_k", 60, 10), ("context.budget", 512, 256), ("retrieval.depth", 50, 20)])
+        ("fusion.rrf_k", 60, 10), ("context.budget", 512, 256)]) + \
+        "    retrieval.depth: [50, 20, 30]\n"
     err = error_of(tmp_path, text)
     assert "2 to 4 variables, got 5" in err.message and err.field == "design.variables"
+
+
+SIX_MORE = [("fusion.rrf_k", 60, 10), ("context.budget", 512, 256), ("retrieval.depth", 50, 20),
+            ("chunking.overlap", 8, 4), ("rerank.depth", 20, 10), ("fusion.method", "rrf", "convex")]
+
+
+def test_six_two_level_variables_fit_the_default_budget(tmp_path):
+    text = BASE + "".join(f"    {v}: [{a}, {b}]\n" for v, a, b in SIX_MORE[:4])
+    vs = variants_of(tmp_path, text)
+    assert sum(v.cell is not None for v in vs) == 64
+
+
+def test_a_design_over_the_budget_says_what_fraction_would_fit(tmp_path):
+    text = BASE + "".join(f"    {v}: [{a}, {b}]\n" for v, a, b in SIX_MORE[:6])
+    err = error_of(tmp_path, text)
+    assert err.field == "design.variables" and "\n" not in err.one_line()
+    assert ("the design has 256 cells, more than design.max_cells (64): a 1/4 fraction "
+            "(64 cells) of it would fit") in err.message
+    three = error_of(tmp_path, BASE.replace("[64, 128]", "[64, 128, 256]")
+                     .replace("  kind: factorial\n", "  kind: factorial\n  max_cells: 4\n"))
+    assert "6 cells, more than design.max_cells (4): 67% of it would fit" in three.message
+    text = BASE.replace("  kind: factorial\n", "  kind: factorial\n  max_cells: 256\n")
+    assert sum(v.cell is not None for v in variants_of(
+        tmp_path, text + "".join(f"    {v}: [{a}, {b}]\n" for v, a, b in SIX_MORE))) == 256
 
 
 def test_nested_variables_are_an_error(tmp_path):

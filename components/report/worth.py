@@ -1,0 +1,108 @@
+"""The report's "Worth: what each part is worth" section, for a sweep whose factorial
+design has two-level factors only (worth.parquet, ablate.components.stats.worth_table):
+one plot with a panel per key metric and one bar per factor (its Shapley value with the
+interval), the numbers per key metric, and a small table of the pairs' interaction
+indices."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+
+from ablate.components.report.numbers import finite, fmt_ci, fmt_p, fmt_signed  # noqa: E402
+from ablate.components.report.plots import _png, tick_labels  # noqa: E402
+
+SECTION = "Worth: what each part is worth"
+PLOT = "worth.png"
+
+
+def _rows(worth: pl.DataFrame, metric: str, kind: str) -> list[dict]:
+    return worth.filter((pl.col("metric") == metric) & (pl.col("kind") == kind)).to_dicts()
+
+
+def worth_plot(worth: pl.DataFrame | None, key: Sequence[str]) -> dict[str, bytes]:
+    """{PLOT: png}: per key metric a panel of horizontal bars (Shapley value per factor,
+    its interval as an error bar); {} without worth rows for the key metrics."""
+    metrics = [m for m in key if worth is not None and _rows(worth, m, "shapley")]
+    if worth is None or not metrics:
+        return {}
+    factors = [r["factor"] for r in _rows(worth, metrics[0], "shapley")]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.2 * len(metrics) + 1.6,
+                                                       0.5 * len(factors) + 1.4),
+                             sharey=True, squeeze=False)
+    y = np.arange(len(factors))[::-1]
+    for ax, metric in zip(axes[0], metrics):
+        rows = {r["factor"]: r for r in _rows(worth, metric, "shapley")}
+        vals = np.array([rows[f]["value"] if f in rows else np.nan for f in factors], float)
+        lo = np.array([rows[f]["ci_low"] if f in rows else np.nan for f in factors], float)
+        hi = np.array([rows[f]["ci_high"] if f in rows else np.nan for f in factors], float)
+        sig = [bool(rows.get(f, {}).get("significant")) for f in factors]
+        colors = ["#0969da" if s else "#8c959f" for s in sig]
+        ax.barh(y, np.nan_to_num(vals), color=colors, height=0.6)
+        err = np.vstack([np.nan_to_num(vals - lo), np.nan_to_num(hi - vals)]).clip(min=0)
+        ax.errorbar(np.nan_to_num(vals), y, xerr=err, fmt="none", ecolor="#24292f", capsize=3)
+        ax.axvline(0, color="#24292f", linewidth=0.8)
+        ax.set_title(metric, fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[0][0].set_yticks(y, tick_labels(factors, 22))
+    fig.suptitle("Shapley value per factor (bar) with its family-corrected interval", fontsize=9)
+    fig.tight_layout()
+    return {PLOT: _png(fig)}
+
+
+def _value_table(rows: list[dict], first: str) -> list[str]:
+    out = [f"| {first} | value | interval | adj. p |", "|---|---:|---|---:|"]
+    for r in rows:
+        mark = " *" if r["significant"] else ""
+        out.append(f"| {r['factor']} ({r['level']}) | {fmt_signed(r['value'])}{mark} | "
+                   f"{fmt_ci(r['ci_low'], r['ci_high'], r['value'])} | {fmt_p(r['p_adjusted'])} |")
+    return out
+
+
+def worth_section(worth: pl.DataFrame | None, key: Sequence[str],
+                  plot_files: Sequence[str] = ()) -> list[str]:
+    """The section's Markdown lines ([] without worth rows)."""
+    if worth is None or not worth.height:
+        return []
+    metrics = [m for m in key if _rows(worth, m, "shapley")]
+    if not metrics:
+        return []
+    first = worth.row(0, named=True)
+    lines = [f"## {SECTION}", "",
+             "Each factor's **Shapley value** is its change's effect averaged over every order "
+             "in which the design's changes can be made, so a part that only matters "
+             "together with another (or overlaps with it) is given its fair share rather than "
+             "its effect on the baseline alone; a metric's values add up to the all-changes "
+             "cell minus the baseline. A pair's **interaction index** is the average "
+             "difference of differences: positive when the two changes are worth more "
+             "together, negative when they overlap. Per question, over the questions with a "
+             "score in every cell; intervals (cluster-robust t, or the cluster bootstrap with "
+             "stats.ci_method bca or percentile) are at the Bonferroni "
+             f"level {first['ci_level']:.4g} over each metric's factors (or pairs), adjusted "
+             f"p from the {first['test']} test with {first['correction']} over the same "
+             "family; * marks an adjusted p at most alpha.", ""]
+    if PLOT in plot_files:
+        lines += [f"![Shapley value of each factor per key metric with its interval]"
+                  f"(plots/{PLOT})", ""]
+    for metric in metrics:
+        sv = _rows(worth, metric, "shapley")
+        total = sv[0]["full_minus_empty"]
+        lines += [f"### {metric}", "",
+                  f"All changes together: {fmt_signed(total)} (n {sv[0]['n']} questions, "
+                  f"{sv[0]['n_clusters']} clusters), shared out as below.", ""]
+        lines += _value_table(sv, "factor (changed to)") + [""]
+        ii = _rows(worth, metric, "interaction")
+        if ii:
+            sig = [r for r in ii if r["significant"] and finite(r["value"])]
+            lines += [("Interacting pairs: " + "; ".join(
+                f"{r['factor']} ({'together worth more' if r['value'] > 0 else 'overlap'}, "
+                f"{fmt_signed(r['value'])})" for r in sig) if sig else
+                "No pair interacts significantly after correction."), ""]
+            lines += _value_table(ii, "pair") + [""]
+    return lines
