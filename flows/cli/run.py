@@ -24,6 +24,7 @@ def _resume(experiment: Path) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
+        cli: typer.Context,
         experiment: Path = typer.Argument(..., help="Experiment YAML file."),
         out: Optional[str] = typer.Option(None, help="Output root (default: the spec's `out`)."),
         tier: Optional[str] = typer.Option(None, help=" | ".join(TIERS)),
@@ -48,6 +49,8 @@ def register(app: typer.Typer) -> None:
         from ablate.flows.run.context import RunOptions, get_context
 
         root = env.prepare()
+        from ablate.flows.run import interrupt
+        cli.call_on_close(interrupt.install(_resume(experiment)))  # Ctrl-C/SIGTERM stop at once
         prefect_server = server.Background()  # starts or finds it while the data load
         if tier is not None and tier not in TIERS:
             raise InputError(f"unknown tier '{tier}' ({', '.join(TIERS)})", field="--tier")
@@ -77,6 +80,7 @@ def register(app: typer.Typer) -> None:
         with console.quiet(not verbose), Watch(info.pid if info else None,
                                                      _resume(experiment)) as watch:
             from ablate.flows.sweep import run_sweep
+            interrupt.keep_prefect_out()
             try:
                 result = run_sweep(str(experiment), workers=workers, out=out, tier=tier,
                                    split=split, cache_dir=cache_dir,
