@@ -58,8 +58,8 @@ def mute_prefect_api() -> None:
     async def drop(self: Any, *items: Any) -> None:
         return None
 
-    EventsWorker._handle = drop  # type: ignore[method-assign]
-    APILogWorker._handle_batch = drop  # type: ignore[method-assign]
+    EventsWorker._handle = drop  # type: ignore[method-assign,assignment]
+    APILogWorker._handle_batch = drop  # type: ignore[method-assign,assignment]
     _no_retries()
     # the item in flight when the server died fails once more, on this logger
     logging.getLogger("prefect._internal.concurrency").disabled = True
@@ -80,8 +80,8 @@ def _no_retries() -> None:
                          send_kwargs: Any, *rest: Any, **kw: Any) -> Any:
         return await send(request, *send_args, **send_kwargs)
 
-    PrefectHttpxSyncClient._send_with_retry = once  # type: ignore[method-assign]
-    PrefectHttpxAsyncClient._send_with_retry = once_async  # type: ignore[method-assign]
+    PrefectHttpxSyncClient._send_with_retry = once  # type: ignore[method-assign,assignment]
+    PrefectHttpxAsyncClient._send_with_retry = once_async  # type: ignore[method-assign,assignment]
 
 
 class Watch:

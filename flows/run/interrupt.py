@@ -56,7 +56,7 @@ def keep_prefect_out() -> None:
     (after install(); imports prefect)."""
     from prefect.utilities import engine
     if "resume" in _state and hasattr(engine, "_prefect_sigterm_handler"):
-        engine._prefect_sigterm_handler = _stop
+        engine._prefect_sigterm_handler = _stop  # type: ignore[assignment]
 
 
 def message(signum: int) -> str:
