@@ -12,7 +12,9 @@ loads the data set and plans the sweep, so even the first start overlaps that wo
 - A user's own PREFECT_API_URL always wins (their server, their UI).
 - ABLATE_PREFECT_SERVER=ephemeral keeps Prefect's per-process temporary server (the test
   suite uses it, so tests never leave a server running).
-- `ablate server status` / `ablate server stop` show and stop the machine server.
+- `ablate server status` / `ablate server stop` show and stop the machine server; each run
+  that uses it holds a lease (`users/<pid>`, removed at exit), and `stop` refuses while
+  another live process holds one (`--force` stops it anyway).
 
 The server is Prefect's own (`python -m uvicorn --factory
 prefect.server.api.server:create_app`, the command Prefect uses for its temporary one),
@@ -208,6 +210,29 @@ def _terminate(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def users() -> list[int]:
+    """The pids of other live processes using this server (leases taken by join())."""
+    folder = state_dir() / "users"
+    out = []
+    for lease in folder.glob("*") if folder.is_dir() else []:
+        pid = int(lease.name) if lease.name.isdigit() else 0
+        if pid and pid != os.getpid() and _alive(pid):
+            out.append(pid)
+        elif pid != os.getpid():
+            lease.unlink(missing_ok=True)  # its process is gone
+    return sorted(out)
+
+
+def _lease() -> None:
+    """Record that this process uses the server until it exits (`ablate server stop`
+    refuses to stop a server in use)."""
+    import atexit
+    lease = state_dir() / "users" / str(os.getpid())
+    lease.parent.mkdir(parents=True, exist_ok=True)
+    lease.touch()
+    atexit.register(lease.unlink, missing_ok=True)
+
+
 def stop() -> ServerInfo | None:
     """Stop the machine server; the info of the one stopped, else None."""
     with _locked():
@@ -249,5 +274,6 @@ class Background:
         if self.error is not None:
             raise self.error
         assert self.info is not None
+        _lease()
         os.environ["PREFECT_API_URL"] = self.info.api_url
         return self.info

@@ -77,3 +77,20 @@ def test_a_server_slow_to_answer_is_waited_for_not_replaced(state, monkeypatch):
     monkeypatch.setattr(server, "_healthy", slow)
     again, started = server.ensure()
     assert not started and again == first and server._alive(first.pid)
+
+
+def test_stop_refuses_while_another_process_uses_the_server(state, run_cli, capsys):
+    import subprocess as sp
+    first, _ = server.ensure()
+    user = sp.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lease = server.state_dir() / "users" / str(user.pid)  # as its Background.join() does
+        lease.parent.mkdir(parents=True, exist_ok=True)
+        lease.touch()
+        assert run_cli("server", "stop") == 1
+        assert f"in use by pid {user.pid}" in capsys.readouterr().err
+        assert server._alive(first.pid)
+        assert run_cli("server", "stop", "--force") == 0 and not server._alive(first.pid)
+    finally:
+        user.kill()
+        user.wait()
