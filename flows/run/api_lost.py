@@ -26,7 +26,7 @@ from ablate.components.errors import RunFailed
 
 _kept: dict[str, Any] = {}
 _muted = {"on": False}
-POLL_S = 0.25
+POLL_S = 0.05  # a read of /proc/<pid>/cmdline
 
 
 def keep(result: dict[str, Any]) -> dict[str, Any]:
@@ -40,8 +40,17 @@ class _AfterLoss(logging.Filter):
     """On Prefect's console handlers once the API is gone: no line of Prefect's own (what
     it could not publish or send); the CLI says it once."""
 
+    def __init__(self, watch: "Watch") -> None:
+        super().__init__()
+        self.watch = watch
+
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (_muted["on"] and record.name.startswith("prefect"))
+        if not record.name.startswith("prefect"):
+            return True
+        if not _muted["on"] and record.levelno >= logging.WARNING and self.watch._gone():
+            self.watch.lost = True  # seen here before the watch thread's next look
+            mute_prefect_api()
+        return not _muted["on"]
 
 
 def mute_prefect_api() -> None:
@@ -53,8 +62,6 @@ def mute_prefect_api() -> None:
     from prefect.events.worker import EventsWorker
     from prefect.logging.handlers import APILogWorker
 
-    from ablate.flows.run.console import _console_handlers
-
     async def drop(self: Any, *items: Any) -> None:
         return None
 
@@ -63,8 +70,6 @@ def mute_prefect_api() -> None:
     _no_retries()
     # the item in flight when the server died fails once more, on this logger
     logging.getLogger("prefect._internal.concurrency").disabled = True
-    for handler in _console_handlers():
-        handler.addFilter(_AfterLoss())
 
 
 def _no_retries() -> None:
@@ -94,6 +99,11 @@ class Watch:
         _kept.clear()
         self._thread: threading.Thread | None = None
         if pid is not None:
+            from ablate.flows.run.console import _console_handlers
+            self._filter = _AfterLoss(self)
+            self._handlers = _console_handlers()
+            for handler in self._handlers:
+                handler.addFilter(self._filter)
             self._thread = threading.Thread(target=self._run, name="prefect-api-watch",
                                             daemon=True)
             self._thread.start()
@@ -114,6 +124,8 @@ class Watch:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
+        for handler in getattr(self, "_handlers", []):
+            handler.removeFilter(self._filter)
 
     def recover(self, exc: BaseException) -> dict[str, Any]:
         """The flow's result when `exc` came from losing the API after the flow returned;
