@@ -63,6 +63,24 @@ def load_definitions(path: str | Path = PREFECT_YAML) -> list[DeploymentDef]:
     return out
 
 
+def own_definition(experiment: str, crons: list[str], name: str | None = None,
+                   timezone: str | None = None, gate_reference: str | None = None,
+                   gate_max_drop: float | None = None,
+                   gate_metrics: list[str] | None = None) -> DeploymentDef:
+    """A deployment of one's own experiment file, served from one's own folder (no
+    prefect.yaml): named for the file unless told, on `crons` (none: run by hand), gated
+    only against the user's own `gate_reference` (docs/scheduling.md)."""
+    params: dict[str, Any] = {"experiment": experiment}
+    if gate_reference:
+        params.update(gate_reference=gate_reference, gate_max_drop=gate_max_drop)
+        if gate_metrics:
+            params["gate_metrics"] = list(gate_metrics)
+        _check_gate({"parameters": params}, Path(experiment), "--gate-max-drop")
+    return DeploymentDef(name=name or Path(experiment).stem, crons=tuple(crons),
+                         timezone=timezone, parameters=params, tags=("ablate",),
+                         description=f"ablate sweep of {experiment}")
+
+
 def _check_gate(dep: dict[str, Any], path: Path, where: str) -> None:
     """A gated deployment's allowed drop (ablate.components.stats.noninferiority)."""
     from ablate.components.stats.noninferiority import check_margin
@@ -102,10 +120,12 @@ def runner_deployments(defs: list[DeploymentDef], overrides: dict[str, Any] | No
 
 
 def serve(names: list[str] | None = None, overrides: dict[str, Any] | None = None,
-          limit: int | None = None, path: str | Path = PREFECT_YAML) -> None:
-    """Serve the selected deployments (all by default) until interrupted."""
+          limit: int | None = None, path: str | Path = PREFECT_YAML,
+          defs: list[DeploymentDef] | None = None) -> None:
+    """Serve the selected deployments of prefect.yaml (all by default), or `defs`, until
+    interrupted."""
     from prefect import serve as prefect_serve
-    defs = load_definitions(path)
+    defs = load_definitions(path) if defs is None else defs
     if names:
         unknown = sorted(set(names) - {d.name for d in defs})
         if unknown:

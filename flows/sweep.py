@@ -38,7 +38,7 @@ from ablate.flows import env
 from ablate.flows.outputs.write import outputs_in_place, write_outputs
 from ablate.flows.plan.out_paths import check_out
 from ablate.flows.plan.producible import refusal
-from ablate.flows.run import console
+from ablate.flows.run import api_lost, console
 from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.run.failures import exit_called, stage_failure
 from ablate.flows.run.sharded import check_scheduler
@@ -373,7 +373,7 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
         metrics = list(gate_metrics or ctx.spec.metrics.key)
         result["gate"] = gate_task(sweep_dir, gate_reference, metrics, float(gate_max_drop or 0.0),
                                    tracking_uri)
-    return result
+    return api_lost.keep(result)  # the result, even when Prefect cannot record the run's end
 
 
 def run_sweep(experiment: str, workers: int | None = None, **kwargs: Any) -> dict[str, Any]:

@@ -13,9 +13,18 @@ from ablate.flows import env
 from ablate.flows.run import console
 
 
+def _resume(experiment: Path) -> str:
+    """The command that resumes this run: the command line it was started with (else the
+    plain `ablate run EXPERIMENT`, when called in-process)."""
+    import sys
+    started = Path(sys.argv[0]).name == "ablate" or sys.argv[0].endswith("cli/main.py")
+    return shlex.join(["ablate", *sys.argv[1:]] if started else ["ablate", "run", str(experiment)])
+
+
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
+        cli: typer.Context,
         experiment: Path = typer.Argument(..., help="Experiment YAML file."),
         out: Optional[str] = typer.Option(None, help="Output root (default: the spec's `out`)."),
         tier: Optional[str] = typer.Option(None, help=" | ".join(TIERS)),
@@ -40,6 +49,8 @@ def register(app: typer.Typer) -> None:
         from ablate.flows.run.context import RunOptions, get_context
 
         root = env.prepare()
+        from ablate.flows.run import interrupt
+        cli.call_on_close(interrupt.install(_resume(experiment)))  # Ctrl-C/SIGTERM stop at once
         prefect_server = server.Background()  # starts or finds it while the data load
         if tier is not None and tier not in TIERS:
             raise InputError(f"unknown tier '{tier}' ({', '.join(TIERS)})", field="--tier")
@@ -67,11 +78,20 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"Prefect server {info.api_url}: {how}")
         if not verbose:
             console.quiet_shutdown()
-        with console.quiet(not verbose):
+        from ablate.flows.run.api_lost import Watch
+        with console.quiet(not verbose), Watch(info.pid if info else None,
+                                                     _resume(experiment)) as watch:
             from ablate.flows.sweep import run_sweep
-            result = run_sweep(str(experiment), workers=workers, out=out, tier=tier, split=split,
-                               cache_dir=cache_dir, tracking_uri=None if no_mlflow else uri,
-                               artifact_root=env.default_artifact_root(root), mlflow=not no_mlflow)
+            interrupt.keep_prefect_out()
+            try:
+                result = run_sweep(str(experiment), workers=workers, out=out, tier=tier,
+                                   split=split, cache_dir=cache_dir,
+                                   tracking_uri=None if no_mlflow else uri,
+                                   artifact_root=env.default_artifact_root(root),
+                                   mlflow=not no_mlflow)
+            except Exception as exc:  # noqa: BLE001 - recover() re-raises all but a lost API
+                result = watch.recover(exc)
+                typer.echo(watch.warning(), err=True)
         sweep_dir = Path(result["sweep_dir"])
         if console.hidden_warnings():
             typer.echo(f"({console.hidden_warnings()} Python warnings from libraries hidden; "

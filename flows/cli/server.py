@@ -8,7 +8,9 @@ import typer
 
 def register(app: typer.Typer) -> None:
     @app.command("server")
-    def server_cmd(action: str = typer.Argument("status", help="status | stop")) -> None:
+    def server_cmd(action: str = typer.Argument("status", help="status | stop"),
+                   force: bool = typer.Option(False, "--force",
+                                              help="Stop it even while runs use it.")) -> None:
         """Show or stop the Prefect server `ablate run` keeps for this machine."""
         from ablate.components.errors import InputError
         from ablate.flows.run import server
@@ -16,6 +18,12 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"unknown action '{action}' (status, stop)", field="action")
         info = server.read_info()
         if action == "stop":
+            using = server.users()
+            if using and not force:
+                from ablate.components.errors import RunFailed
+                raise RunFailed(f"the Prefect server is in use by pid {', '.join(map(str, using))} "
+                                "(`ablate run` / `ablate serve`); not stopped",
+                                hint="ablate server stop --force")
             stopped = server.stop()
             typer.echo(f"stopped the Prefect server (pid {stopped.pid}, port {stopped.port})"
                        if stopped else "no Prefect server was running")

@@ -12,17 +12,24 @@ loads the data set and plans the sweep, so even the first start overlaps that wo
 - A user's own PREFECT_API_URL always wins (their server, their UI).
 - ABLATE_PREFECT_SERVER=ephemeral keeps Prefect's per-process temporary server (the test
   suite uses it, so tests never leave a server running).
-- `ablate server status` / `ablate server stop` show and stop the machine server.
+- `ablate server status` / `ablate server stop` show and stop the machine server; each run
+  that uses it holds a lease (`users/<pid>`, removed at exit), and `stop` refuses while
+  another live process holds one (`--force` stops it anyway).
 
 The server is Prefect's own (`python -m uvicorn --factory
 prefect.server.api.server:create_app`, the command Prefect uses for its temporary one),
-bound to 127.0.0.1, UI off. A server of another Prefect version or Python is not reused:
-it is stopped and a new one started. No prefect import here: this only manages a process.
+bound to 127.0.0.1, UI off. Each interpreter (each project's venv) and Prefect version has
+its own server and state folder (`prefect-server/<prefect version>-<hash of sys.executable>/`),
+so two projects on one machine never share, replace or stop each other's server. A server
+process that is alive is never replaced because it is slow to answer (a machine under load):
+ensure() waits for it, and only a server whose process is gone is started anew. No prefect
+import here: this only manages a process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import signal
@@ -45,7 +52,10 @@ START_TIMEOUT_S = 180.0
 
 
 def state_dir() -> Path:
-    return machine_state_dir("prefect-server")
+    """This interpreter's and Prefect version's own server folder."""
+    version, python = _identity()
+    key = hashlib.sha256(python.encode()).hexdigest()[:12]
+    return machine_state_dir("prefect-server") / f"{version}-{key}"
 
 
 @dataclass(frozen=True)
@@ -61,7 +71,8 @@ class ServerInfo:
 
 
 def _identity() -> tuple[str, str]:
-    return metadata.version("prefect"), sys.executable
+    # sys.executable as the venv names it: venvs' interpreters link to one base Python
+    return metadata.version("prefect"), os.path.abspath(sys.executable)
 
 
 def wanted() -> bool:
@@ -133,26 +144,49 @@ def _spawn(port: int) -> int:
 _KEEP = ("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS",)
 
 
+def _is_server(pid: int) -> bool:
+    """Whether `pid` is alive and is a Prefect API server (not a process that reused the
+    number of a server that died; where /proc is missing, alive is taken as enough)."""
+    if not _alive(pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return not Path("/proc/self").exists()
+    return b"prefect.server.api.server" in cmdline
+
+
+def _wait_healthy(info: ServerInfo, timeout: float) -> bool:
+    """Whether the server answers before `timeout` s pass or its process ends."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _healthy(info, timeout=min(10.0, max(1.0, deadline - time.monotonic()))):
+            return True
+        if not _alive(info.pid):
+            return False
+        time.sleep(0.1)
+    return False
+
+
 def ensure(timeout: float = START_TIMEOUT_S) -> tuple[ServerInfo, bool]:
-    """The machine server, started when none is healthy; (info, started now)."""
+    """This interpreter's machine server, started when none is running; (info, started
+    now). A running one is waited for however slow it is to answer (up to `timeout`),
+    never stopped: another run may be using it."""
     version, python = _identity()
     with _locked():
         info = read_info()
-        if info is not None and (info.prefect, info.python) == (version, python) \
-                and _alive(info.pid) and _healthy(info):
-            return info, False
-        if info is not None and _alive(info.pid):
-            _terminate(info.pid)  # another version, or not answering: replace it
+        if info is not None and _is_server(info.pid):
+            if _wait_healthy(info, timeout):
+                return info, False
+            raise RuntimeError(
+                f"the Prefect server (pid {info.pid}, port {info.port}) is running but did not "
+                f"answer within {timeout:.0f} s; `ablate server stop` stops it "
+                f"(log {state_dir() / 'server.log'})")
         port = _free_port()
         info = ServerInfo(_spawn(port), port, version, python)
         (state_dir() / "server.json").write_text(json.dumps(info.__dict__) + "\n")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if _healthy(info, timeout=1.0):
-                return info, True
-            if not _alive(info.pid):
-                break
-            time.sleep(0.1)
+        if _wait_healthy(info, timeout):
+            return info, True
         _terminate(info.pid)
         tail = (state_dir() / "server.log").read_text(errors="replace")[-600:]
         raise RuntimeError(f"the Prefect server did not start within {timeout:.0f} s; "
@@ -176,13 +210,37 @@ def _terminate(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def users() -> list[int]:
+    """The pids of other live processes using this server (leases taken by join())."""
+    folder = state_dir() / "users"
+    out = []
+    for lease in folder.glob("*") if folder.is_dir() else []:
+        pid = int(lease.name) if lease.name.isdigit() else 0
+        if pid and pid != os.getpid() and _alive(pid):
+            out.append(pid)
+        elif pid != os.getpid():
+            lease.unlink(missing_ok=True)  # its process is gone
+    return sorted(out)
+
+
+def _lease() -> None:
+    """Record that this process uses the server until it exits (`ablate server stop`
+    refuses to stop a server in use)."""
+    import atexit
+    lease = state_dir() / "users" / str(os.getpid())
+    lease.parent.mkdir(parents=True, exist_ok=True)
+    lease.touch()
+    atexit.register(lease.unlink, missing_ok=True)
+
+
 def stop() -> ServerInfo | None:
     """Stop the machine server; the info of the one stopped, else None."""
     with _locked():
         info = read_info()
         if info is None:
             return None
-        _terminate(info.pid)
+        if _is_server(info.pid):  # not a process that reused a dead server's number
+            _terminate(info.pid)
         (state_dir() / "server.json").unlink(missing_ok=True)
         return info if not _alive(info.pid) else None
 
@@ -216,5 +274,6 @@ class Background:
         if self.error is not None:
             raise self.error
         assert self.info is not None
+        _lease()
         os.environ["PREFECT_API_URL"] = self.info.api_url
         return self.info

@@ -16,7 +16,7 @@ def state(tmp_path, monkeypatch):
     monkeypatch.setenv("ABLATE_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     monkeypatch.setenv(server.MODE_ENV, "machine")
-    yield tmp_path / "state" / "prefect-server"
+    yield server.state_dir()
     server.stop()
 
 
@@ -24,6 +24,7 @@ def test_started_once_then_reused_then_stopped(state, monkeypatch, tmp_path):
     first, started = server.ensure()
     assert started and server._healthy(first)
     assert (state / "home").is_dir()  # its own PREFECT_HOME, not the project's
+    assert state.parent == tmp_path / "state" / "prefect-server"
     monkeypatch.chdir(tmp_path)  # another folder: the same server
     again, started_again = server.ensure()
     assert not started_again and again == first
