@@ -154,6 +154,30 @@ def _reply(tok: Any, new: list[int], stop: list[str]) -> tuple[str, int]:
     return text, len(new)
 
 
+def decode_threads(most: int | None = None, cores: int | None = None,
+                   load: float | None = None, running: int | None = None) -> int:
+    """torch's intra-op threads for the next batch, at most `most` (torch's own setting):
+    the cores other processes leave idle
+    (the 1-minute load average less this process's `running` decode threads), at least
+    one. On a busy machine more threads than idle cores wait on each other at every
+    operation (measured under load 17 on 2 cores: a batch of 3 took 136 s on 2 threads,
+    11 s on 1). The thread count never changes an answer (test_llama_local.py::
+    test_torch_thread_count_does_not_change_answers), so it is no part of any key;
+    ABLATE_TORCH_THREADS fixes it."""
+    fixed = os.environ.get("ABLATE_TORCH_THREADS", "").strip()
+    if fixed.isdigit() and int(fixed) > 0:
+        return int(fixed)
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if running is None:
+        import torch
+        running = torch.get_num_threads()
+    others = max(0.0, load - running)
+    return max(1, min(most or cores, cores, int(cores - others + 0.5)))
+
+
 class WindowError(ValueError):
     """A prompt plus answer longer than the window; `index`: which conversation."""
 
@@ -193,6 +217,19 @@ def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tok
     order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
     kwargs = _kwargs(tok, max_new_tokens, temperature, stop)
     pad = tok.eos_token_id
+    threads = torch.get_num_threads()
+    try:
+        _decode(model, tok, lock, prompts, order, size, pad, kwargs, temperature, seed, stop,
+                out, done, threads)
+    finally:
+        torch.set_num_threads(threads)
+    return [o for o in out if o is not None]
+
+
+def _decode(model: Any, tok: Any, lock: threading.Lock, prompts: list[list[int]],
+            order: list[int], size: int, pad: int, kwargs: dict[str, Any], temperature: float,
+            seed: int, stop: list[str], out: list[Any], done: Any, most: int) -> None:
+    import torch
     for lo in range(0, len(order), size):
         batch = order[lo:lo + size]
         width = max(len(prompts[i]) for i in batch)
@@ -200,6 +237,7 @@ def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tok
         mask = torch.tensor([[0] * (width - len(prompts[i])) + [1] * len(prompts[i])
                              for i in batch])
         with lock, torch.inference_mode():
+            torch.set_num_threads(decode_threads(most))
             if temperature > 0:
                 torch.manual_seed(seed)
             gen = model.generate(ids, attention_mask=mask, **kwargs)
@@ -208,4 +246,3 @@ def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tok
             out[i] = (text, len(prompts[i]), n_out)
         if done is not None:
             done(batch)
-    return [o for o in out if o is not None]
