@@ -1,5 +1,6 @@
-"""Local generator backends side by side: `torch` (transformers + PyTorch) against
-`llama_cpp` (llama-cpp-python), the bundled SmolLM2-135M-Instruct GGUF on both.
+"""Local generator backends side by side: `torch` (transformers + PyTorch) one question at
+a time and in batches of --batch-size (generator.batch_size), against `llama_cpp`
+(llama-cpp-python), the bundled SmolLM2-135M-Instruct GGUF on all.
 
 Questions: --questions answerable questions of each bundled data set (SQuAD 2.0 dev half,
 English; DRCD dev, Chinese), in regression-tier order; the context of each is its gold
@@ -12,11 +13,15 @@ once per machine, so a first run prints that cost too), then answers every quest
 through the project's generator with no cache; --rounds such processes per backend,
 alternating backends, the best kept, to damp noise from other load. Prints per backend:
 load seconds, seconds per question, generated tokens per second; per language the
-seconds per question and the ratio torch / llama_cpp; the mean prompt tokens per language;
-how often the two backends' answers are identical; and their exact match / token F1
-against the gold answers (the answer normaliser picked per question, as in the product).
+seconds per question and the ratios torch one at a time / batched and torch / llama_cpp;
+the mean prompt tokens per language; per language how many batched answers are identical
+to the one-at-a-time ones, token for token (the claim that generator.batch_size cannot
+change an answer, so it is no part of the stage key), and how often the backends agree;
+and their exact match / token F1 against the gold answers (the answer normaliser picked
+per question, as in the product). `--no-llama` leaves llama_cpp out.
 
-    python benchmarks/generation.py [--questions 20] [--rounds 2] [--max-new-tokens 32]
+    python benchmarks/generation.py [--questions 50] [--rounds 1] [--max-new-tokens 32]
+                                    [--batch-size 8] [--no-llama]
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from ablate.components.records import PackedContext, Passage  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "experiments/data"
 SETS = {"en": DATA / "squad2-dev-half/dev-v2.0.json", "zh": DATA / "drcd-dev/DRCD_dev.json"}
-BACKENDS = ("torch", "llama_cpp")
+BATCHED = "torch-batched"
 
 
 def items(path: Path, n: int, window: int) -> list:
@@ -68,8 +73,10 @@ def window(lang: str, args: argparse.Namespace) -> int:
 def child(backend: str, args: argparse.Namespace) -> None:
     """One backend in this process: load, then one timed round; JSON on stdout."""
     work = [it for lang, p in SETS.items() for it in items(p, args.questions, window(lang, args))]
-    gen = make_generator(GeneratorConfig(name="smollm2", backend=backend,
-                                         max_new_tokens=args.max_new_tokens), PromptConfig())
+    batch = args.batch_size if backend == BATCHED else 1
+    gen = make_generator(GeneratorConfig(name="smollm2", backend=backend.split("-")[0],
+                                         max_new_tokens=args.max_new_tokens, batch_size=batch),
+                         PromptConfig())
     t0 = time.perf_counter()
     gen.generate_many(work[:1])  # loads the model (and makes torch's copy once)
     load_s = time.perf_counter() - t0
@@ -77,6 +84,7 @@ def child(backend: str, args: argparse.Namespace) -> None:
     answers = gen.generate_many(work)
     print(json.dumps({"load_s": load_s, "seconds": time.perf_counter() - t0,
                       "texts": [a.text for a in answers],
+                      "out_tokens": [a.tokens_out for a in answers],
                       "tokens": sum(a.tokens_out for a in answers),
                       "prompt_tokens": [a.tokens_in for a in answers],
                       "latency": [a.latency_s for a in answers]}))
@@ -84,51 +92,68 @@ def child(backend: str, args: argparse.Namespace) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--questions", type=int, default=20, help="per language")
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--questions", type=int, default=50, help="per language")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--no-llama", action="store_true")
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--window", type=int, default=1200, help="context characters")
-    ap.add_argument("--child", choices=BACKENDS, help=argparse.SUPPRESS)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         return child(args.child, args)
+    backends = ("torch", BATCHED) + (() if args.no_llama else ("llama_cpp",))
     work = {lang: items(p, args.questions, window(lang, args)) for lang, p in SETS.items()}
     best: dict[str, dict] = {}
     for _ in range(args.rounds):
-        for b in BACKENDS:
+        for b in backends:
             out = subprocess.run([sys.executable, __file__, "--child", b, "--questions",
                                   str(args.questions), "--max-new-tokens",
-                                  str(args.max_new_tokens), "--window", str(args.window)],
+                                  str(args.max_new_tokens), "--window", str(args.window),
+                                  "--batch-size", str(args.batch_size)],
                                  check=True, capture_output=True, text=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             if b not in best or r["seconds"] < best[b]["seconds"]:
                 best[b] = r
     n = sum(len(v) for v in work.values())
     print(f"{n} questions ({args.questions} English, {args.questions} Chinese), "
-          f"max_new_tokens {args.max_new_tokens}, best of {args.rounds} rounds, "
-          f"{os.cpu_count()} cores")
-    print(f"{'backend':<10} {'load s':>7} {'s/question':>11} {'tokens/s':>9}")
-    for b in BACKENDS:
+          f"max_new_tokens {args.max_new_tokens}, batch size {args.batch_size}, "
+          f"best of {args.rounds} rounds, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"{'backend':<14} {'load s':>7} {'s/question':>11} {'tokens/s':>9}")
+    for b in backends:
         r = best[b]
-        print(f"{b:<10} {r['load_s']:7.1f} {r['seconds'] / n:11.3f} {r['tokens'] / r['seconds']:9.1f}")
+        print(f"{b:<14} {r['load_s']:7.1f} {r['seconds'] / n:11.3f} {r['tokens'] / r['seconds']:9.1f}")
     half = len(work["en"])
     for lang, sl in (("English", slice(0, half)), ("Chinese", slice(half, n))):
-        per = {b: sum(best[b]["latency"][sl]) / len(best[b]["latency"][sl]) for b in BACKENDS}
-        print(f"{lang}: s/question torch {per['torch']:.3f}, llama_cpp {per['llama_cpp']:.3f}, "
-              f"ratio {per['torch'] / per['llama_cpp']:.2f}x")
-    print(f"time ratio torch / llama_cpp: {best['torch']['seconds'] / best['llama_cpp']['seconds']:.2f}x")
+        per = {b: sum(best[b]["latency"][sl]) / len(best[b]["latency"][sl]) for b in backends}
+        line = (f"{lang}: s/question torch {per['torch']:.3f}, batched {per[BATCHED]:.3f}, "
+                f"one at a time / batched {per['torch'] / per[BATCHED]:.2f}x")
+        if "llama_cpp" in per:
+            line += (f"; llama_cpp {per['llama_cpp']:.3f}, "
+                     f"torch / llama_cpp {per['torch'] / per['llama_cpp']:.2f}x")
+        print(line)
+        same = sum(a == b and x == y for a, b, x, y in zip(
+            best["torch"]["texts"][sl], best[BATCHED]["texts"][sl],
+            best["torch"]["out_tokens"][sl], best[BATCHED]["out_tokens"][sl]))
+        print(f"{lang}: batched answers identical to one at a time: {same}/{len(best['torch']['texts'][sl])}")
+    print(f"time ratio torch one at a time / batched: "
+          f"{best['torch']['seconds'] / best[BATCHED]['seconds']:.2f}x")
+    if "llama_cpp" in best:
+        print(f"time ratio torch / llama_cpp: "
+              f"{best['torch']['seconds'] / best['llama_cpp']['seconds']:.2f}x")
+        same = sum(a == b for a, b in zip(best["torch"]["texts"], best["llama_cpp"]["texts"]))
+        print(f"identical answers torch / llama_cpp: {same}/{n}")
     prompts = best["torch"]["prompt_tokens"]
     print(f"prompt tokens, mean: English {sum(prompts[:half]) / half:.0f}, "
           f"Chinese {sum(prompts[half:]) / max(1, len(prompts) - half):.0f}")
-    same = sum(a == b for a, b in zip(best["torch"]["texts"], best["llama_cpp"]["texts"]))
-    print(f"identical answers: {same}/{n}")
     offset = 0
     for lang, its in work.items():
-        for b in BACKENDS:
+        for b in backends:
             texts = best[b]["texts"][offset:offset + len(its)]
             em = sum(exact_match(t, q.answers) for (q, _), t in zip(its, texts))
             f1 = sum(token_f1(t, q.answers) for (q, _), t in zip(its, texts))
-            print(f"{lang} {b:<10} EM {em / len(its):.3f}  F1 {f1 / len(its):.3f}")
+            print(f"{lang} {b:<14} EM {em / len(its):.3f}  F1 {f1 / len(its):.3f}")
         offset += len(its)
 
 

@@ -80,8 +80,22 @@ class BaseGenerator:
                       system: str, user: str) -> Answer:
         raise NotImplementedError
 
+    @property
+    def progress_label(self) -> str:
+        """How progress lines name it: its registered name (`generate smollm2`), with the
+        engine that runs it where it has a choice (`generate smollm2 (torch)`)."""
+        decl = getattr(type(self), "declaration", None)
+        name = decl.name if decl is not None else type(self).__name__
+        engine = self.engine
+        return f"generate {name}" + (f" ({engine})" if engine else "")
+
+    @property
+    def engine(self) -> str | None:
+        """The backend that runs the model, for progress lines (None: no choice of one)."""
+        return None
+
     def _generate_batch(self, jobs: Sequence[Job]) -> list[Answer]:
-        progress = Progress(f"generate {type(self).__name__}", len(jobs))
+        progress = Progress(self.progress_label, len(jobs))
         out = []
         for job in jobs:
             out.append(self._timed(*job))

@@ -27,16 +27,19 @@ line naming the extra.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from ablate.components.digest import model_identity
 from ablate.components.errors import InputError
-from ablate.components.generation.base import GENERATORS, BaseGenerator
+from ablate.components.generation.base import GENERATORS, BaseGenerator, Job
 from ablate.components.models import smollm2_gguf_path
+from ablate.components.progress import Progress
 from ablate.components.records import Answer, PackedContext, Question
 from ablate.components.registry import installed_version
 
@@ -90,6 +93,19 @@ def _no_extra_buffer_types() -> Iterator[None]:
         lib.llama_model_default_params = defaults
 
 
+def _messages(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _window_error(question: Question, e: ValueError) -> Exception:
+    """The one-line error of a prompt that does not fit the model window (other errors as
+    they are)."""
+    if "context window" in str(e):
+        return InputError(f"prompt for question {question.qid} does not fit the "
+                          f"model window ({N_CTX} tokens): {e}", field="context.budget")
+    return e
+
+
 def _llama_version() -> str:
     return installed_version("llama_cpp_python")
 
@@ -106,6 +122,8 @@ def resolve_gguf(model: str | None) -> Path:
 
 _LLM_READS = ("generator.backend", "generator.model", "generator.max_new_tokens",
               "generator.temperature", "generator.seed", "prompt")
+# a speed setting: answers do not depend on the batches (tests/components/generation/test_torch_batch.py)
+_LLM_SETTINGS = ("generator.batch_size",)
 
 
 # another GGUF file's contents are keyed, not only its name (rewritten weights: new answers)
@@ -118,7 +136,7 @@ _REQUIRES_WHEN = ("generator.backend", "llama_cpp")
 
 
 @GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True,
-                     files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
+                     settings=_LLM_SETTINGS, files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
                      requires_when=_REQUIRES_WHEN)
 class LlamaLocalGenerator(BaseGenerator):
     """A local GGUF chat model with its own chat template, greedy and seeded."""
@@ -143,20 +161,49 @@ class LlamaLocalGenerator(BaseGenerator):
     def model_key(self) -> str:
         return f"gguf:{model_identity(self.path)}"
 
+    @property
+    def engine(self) -> str:
+        return self.cfg.backend
+
     def _generate_one(self, question: Question, context: PackedContext | None,
                       system: str, user: str) -> Answer:
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         try:
-            raw, n_in, n_out = self._chat(messages)
+            raw, n_in, n_out = self._chat(_messages(system, user))
         except ValueError as e:
-            if "context window" in str(e):
-                raise InputError(f"prompt for question {question.qid} does not fit the "
-                                 f"model window ({N_CTX} tokens): {e}",
-                                 field="context.budget") from None
-            raise
+            raise _window_error(question, e) from None
+        return self._answer(raw, context, n_in, n_out)
+
+    def _answer(self, raw: str, context: PackedContext | None, n_in: int, n_out: int) -> Answer:
         text, cited = self.answer_of(raw, context)
         return Answer(text=text, refused=self.refused(text), tokens_in=n_in, tokens_out=n_out,
                       citations=cited)
+
+    def _generate_batch(self, jobs: Sequence[Job]) -> list[Answer]:
+        """On torch, the prompts decoded `generator.batch_size` at a time (greedy; one at a
+        time when sampling): a prompt too long for the window stops the stage before any
+        compute; each answer's latency is its batch's wall time shared among the batch."""
+        if self.cfg.backend != "torch":
+            return super()._generate_batch(jobs)
+        from ablate.components.generation import torch_gguf
+        c = self.cfg
+        progress = Progress(self.progress_label, len(jobs))
+        latency = [0.0] * len(jobs)
+        clock = [time.perf_counter()]
+
+        def done(batch: list[int]) -> None:
+            now = time.perf_counter()
+            for i in batch:
+                latency[i] = (now - clock[0]) / len(batch)
+            clock[0] = now
+            progress.step(len(batch))
+        try:
+            replies = torch_gguf.chat_many(self.path, [_messages(s, u) for _, _, s, u in jobs],
+                                           c.max_new_tokens, c.temperature, c.seed, STOP,
+                                           N_CTX, c.batch_size, done)
+        except torch_gguf.WindowError as e:
+            raise _window_error(jobs[e.index][0], e) from None
+        return [dataclasses.replace(self._answer(raw, ctx, n_in, n_out), latency_s=lat)
+                for (_, ctx, _, _), (raw, n_in, n_out), lat in zip(jobs, replies, latency, strict=True)]
 
     def _chat(self, messages: list[dict[str, str]]) -> tuple[str, int, int]:
         """(reply, prompt tokens, generated tokens) from the configured backend."""
@@ -176,7 +223,7 @@ class LlamaLocalGenerator(BaseGenerator):
 
 
 @GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True,
-                     files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
+                     settings=_LLM_SETTINGS, files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
                      requires_when=_REQUIRES_WHEN)
 class ClosedBookGenerator(LlamaLocalGenerator):
     """The same model with no context (closed-book prompt): answers from memory."""

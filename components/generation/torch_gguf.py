@@ -125,19 +125,13 @@ def unload() -> None:
     release_freed_memory()
 
 
-def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int, temperature: float,
-         seed: int, stop: list[str], n_ctx: int) -> tuple[str, int, int]:
-    """(reply text cut at the first stop text, prompt tokens, generated tokens).
-    A prompt plus answer longer than `n_ctx` tokens raises ValueError ("context window")."""
-    import torch
-    model, tok, lock = load(path)
-    enc = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                  return_dict=True)
-    ids = enc["input_ids"]
-    n_in = int(ids.shape[1])
-    if n_in + max_new_tokens > n_ctx:
-        raise ValueError(f"Requested tokens ({n_in + max_new_tokens}) exceed context window "
-                         f"of {n_ctx}")
+def _encode(tok: Any, messages: list[dict[str, str]]) -> list[int]:
+    ids = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+                                  return_dict=True)["input_ids"]
+    return [int(i) for i in (ids[0] if ids and isinstance(ids[0], list) else ids)]
+
+
+def _kwargs(tok: Any, max_new_tokens: int, temperature: float, stop: list[str]) -> dict[str, Any]:
     sampling = temperature > 0
     kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=sampling,
                                   stop_strings=stop, tokenizer=tok,
@@ -146,14 +140,109 @@ def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int, temper
         kwargs.update(temperature=temperature, top_k=0, top_p=1.0)
     else:
         kwargs.update(temperature=None, top_k=None, top_p=None)
-    with lock, torch.inference_mode():
-        if sampling:
-            torch.manual_seed(seed)
-        out = model.generate(ids, attention_mask=enc["attention_mask"], **kwargs)
-    new = out[0, n_in:]
-    if new.shape[0] and int(new[-1]) == tok.eos_token_id:  # the end-of-turn token: not text
-        new = new[:-1]
+    return kwargs
+
+
+def _reply(tok: Any, new: list[int], stop: list[str]) -> tuple[str, int]:
+    """(text cut at the first stop text, tokens generated) of one sequence's new tokens: up
+    to its first end-of-turn token (in a batch, a finished sequence is padded with it)."""
+    if tok.eos_token_id in new:
+        new = new[:new.index(tok.eos_token_id)]
     text = tok.decode(new, skip_special_tokens=True)
     for s in stop:
         text = text.split(s, 1)[0]
-    return text, n_in, int(new.shape[0])
+    return text, len(new)
+
+
+def decode_threads(most: int | None = None, cores: int | None = None,
+                   load: float | None = None, running: int | None = None) -> int:
+    """torch's intra-op threads for the next batch, at most `most` (torch's own setting):
+    the cores other processes leave idle
+    (the 1-minute load average less this process's `running` decode threads), at least
+    one. On a busy machine more threads than idle cores wait on each other at every
+    operation (measured under load 17 on 2 cores: a batch of 3 took 136 s on 2 threads,
+    11 s on 1). The thread count never changes an answer (test_llama_local.py::
+    test_torch_thread_count_does_not_change_answers), so it is no part of any key;
+    ABLATE_TORCH_THREADS fixes it."""
+    fixed = os.environ.get("ABLATE_TORCH_THREADS", "").strip()
+    if fixed.isdigit() and int(fixed) > 0:
+        return int(fixed)
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    if running is None:
+        import torch
+        running = torch.get_num_threads()
+    others = max(0.0, load - running)
+    return max(1, min(most or cores, cores, int(cores - others + 0.5)))
+
+
+class WindowError(ValueError):
+    """A prompt plus answer longer than the window; `index`: which conversation."""
+
+    def __init__(self, index: int, n_in: int, max_new_tokens: int, n_ctx: int) -> None:
+        super().__init__(f"Requested tokens ({n_in + max_new_tokens}) exceed context window "
+                         f"of {n_ctx}")
+        self.index = index
+
+
+def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int, temperature: float,
+         seed: int, stop: list[str], n_ctx: int) -> tuple[str, int, int]:
+    """(reply text cut at the first stop text, prompt tokens, generated tokens).
+    A prompt plus answer longer than `n_ctx` tokens raises ValueError ("context window")."""
+    return chat_many(path, [messages], max_new_tokens, temperature, seed, stop, n_ctx, 1)[0]
+
+
+def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tokens: int,
+              temperature: float, seed: int, stop: list[str], n_ctx: int, batch_size: int,
+              done: Any = None) -> list[tuple[str, int, int]]:
+    """One reply per conversation, in order, as `chat` gives it; a prompt that does not
+    fit `n_ctx` raises WindowError (naming it) before anything is decoded.
+
+    Greedy decoding runs `batch_size` conversations at a time, left-padded (with the
+    end-of-turn token) and attention-masked, each batch made of prompts of similar length
+    (sorted by token count, so little padding); sampling runs one at a time, each seeded
+    with `seed` as `chat` is. `done(indices)` is called after each batch with the
+    conversations it answered (progress; a stop request is honoured between batches by
+    raising from it)."""
+    import torch
+    model, tok, lock = load(path)
+    prompts = [_encode(tok, m) for m in conversations]
+    for i, ids in enumerate(prompts):
+        if len(ids) + max_new_tokens > n_ctx:
+            raise WindowError(i, len(ids), max_new_tokens, n_ctx)
+    out: list[tuple[str, int, int] | None] = [None] * len(prompts)
+    size = 1 if temperature > 0 else max(1, batch_size)
+    order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
+    kwargs = _kwargs(tok, max_new_tokens, temperature, stop)
+    pad = tok.eos_token_id
+    threads = torch.get_num_threads()
+    try:
+        _decode(model, tok, lock, prompts, order, size, pad, kwargs, temperature, seed, stop,
+                out, done, threads)
+    finally:
+        torch.set_num_threads(threads)
+    return [o for o in out if o is not None]
+
+
+def _decode(model: Any, tok: Any, lock: threading.Lock, prompts: list[list[int]],
+            order: list[int], size: int, pad: int, kwargs: dict[str, Any], temperature: float,
+            seed: int, stop: list[str], out: list[Any], done: Any, most: int) -> None:
+    import torch
+    for lo in range(0, len(order), size):
+        batch = order[lo:lo + size]
+        width = max(len(prompts[i]) for i in batch)
+        ids = torch.tensor([[pad] * (width - len(prompts[i])) + prompts[i] for i in batch])
+        mask = torch.tensor([[0] * (width - len(prompts[i])) + [1] * len(prompts[i])
+                             for i in batch])
+        with lock, torch.inference_mode():
+            torch.set_num_threads(decode_threads(most))
+            if temperature > 0:
+                torch.manual_seed(seed)
+            gen = model.generate(ids, attention_mask=mask, **kwargs)
+        for row, i in enumerate(batch):
+            text, n_out = _reply(tok, [int(t) for t in gen[row, width:]], stop)
+            out[i] = (text, len(prompts[i]), n_out)
+        if done is not None:
+            done(batch)

@@ -88,14 +88,16 @@ def test_llama_thread_count_does_not_change_answers(normans_ctx, question, monke
     assert answers[1] == answers[2]
 
 
-def test_torch_thread_count_does_not_change_answers(normans_ctx, question):
-    """torch's thread count is not in the identity either: 1 and 2 threads, same answers."""
+def test_torch_thread_count_does_not_change_answers(normans_ctx, question, monkeypatch):
+    """torch's thread count is not in the identity either: 1 and 2 threads, same answers
+    (fixed through ABLATE_TORCH_THREADS, else the decoder picks it by the machine's load)."""
     import torch
     items = _items(normans_ctx, question)
     before = torch.get_num_threads()
     answers = {}
     try:
         for threads in (1, 2):
+            monkeypatch.setenv("ABLATE_TORCH_THREADS", str(threads))
             torch.set_num_threads(threads)
             answers[threads] = [a.text for a in _gen(backend="torch").generate_many(items)]
     finally:
