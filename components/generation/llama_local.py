@@ -65,7 +65,7 @@ def load_llama(path: Path, n_ctx: int = N_CTX, seed: int = 0) -> tuple[Any, thre
                 raise InputError("llama-cpp-python is not installed; install it portably: "
                                  "bash scripts/install.sh --llama-cpp",
                                  field="generator.backend") from None
-            with _no_extra_buffer_types():
+            with extra_buffer_types(False):
                 llm = Llama(model_path=key[0], n_ctx=n_ctx, n_threads=N_THREADS,
                             n_threads_batch=N_THREADS, seed=seed, verbose=False)
             _MODELS[key] = (llm, threading.Lock())
@@ -73,18 +73,19 @@ def load_llama(path: Path, n_ctx: int = N_CTX, seed: int = 0) -> tuple[Any, thre
 
 
 @contextmanager
-def _no_extra_buffer_types() -> Iterator[None]:
-    """Models loaded inside get `use_extra_bufts = False`: no extra buffer types (weight
-    repacking, AMX tiles), the path that segfaults on AVX-512/AMX CPUs (llama.cpp #20824);
-    the answers are the same (tests/components/generation/test_llama_build.py). Llama()
-    takes no such argument (it swallows unknown keywords), so the default parameters it
-    starts from are wrapped while it loads (under _LOAD_LOCK)."""
+def extra_buffer_types(on: bool) -> Iterator[None]:
+    """Models loaded inside get `use_extra_bufts = on`; the loader turns them off: no extra
+    buffer types (weight repacking, AMX tiles), the path that segfaults on AVX-512/AMX CPUs
+    (llama.cpp #20824). test_llama_build.py loads SmolLM2 both ways and checks each load's
+    `model_params` and that the answers are the same. Llama() takes no such argument (it
+    swallows unknown keywords), so the default parameters it starts from are wrapped while
+    it loads (the loader holds _LOAD_LOCK)."""
     from llama_cpp import llama_cpp as lib
     defaults = lib.llama_model_default_params
 
     def params():  # type: ignore[no-untyped-def]
         p = defaults()
-        p.use_extra_bufts = False
+        p.use_extra_bufts = on
         return p
     lib.llama_model_default_params = params
     try:

@@ -6,7 +6,14 @@ generation), which would take the whole sweep down with no word of why. So befor
 model-bound stage whose components require one of them (their declarations' `requires`,
 with `requires_when` applied to the stage's config) computes, a child process runs the
 same loader on a tiny input. A crash there becomes one line naming the stage, the
-library and what to do (`RunFailed`); the stages already computed stay cached.
+library and what to do (`RunFailed`); the stages already computed stay cached. A library
+that is not installed, or that its probe cannot import, is said to be so (not a crash).
+
+What is tried is the library's build on this CPU, not the stage's own model: llama.cpp
+loads the bundled SmolLM2 GGUF with ablate's loader (its N_CTX window) and generates 4
+tokens; onnxruntime runs a 64x64 MatMul graph on its CPU provider. A build whose kernels
+crash on this CPU crashes there; a crash that only the stage's model, its context size
+or the exported embedder triggers is not caught before the stage runs.
 
 A success is remembered per machine (`machine_state_dir("probes")`), keyed by the
 library's version and its files on disk, the interpreter and the CPU's feature flags: a
@@ -55,6 +62,8 @@ WHAT_TO_DO = {
     "onnxruntime": "use `retrieval.dense_backend: torch`, or reinstall onnxruntime from its "
                    "wheel: pip install --force-reinstall --no-cache-dir onnxruntime",
 }
+INSTALL = {"llama_cpp": "bash scripts/install.sh --llama-cpp",
+           "onnxruntime": "pip install 'ablate[onnx]' (or: bash scripts/install.sh --test)"}
 TIMEOUT_S = 300.0
 _SAFE: set[str] = set()  # probed in this process already
 _LOCK = threading.Lock()
@@ -120,6 +129,9 @@ def ensure_safe(library: str, stage: str) -> None:
         if marker.exists():
             _SAFE.add(library)
             return
+        if util.find_spec(library) is None:  # nothing to try: not a crash of any CPU
+            raise RunFailed(f"stage {stage}: {library} is not installed",
+                            hint=f"install it: {INSTALL[library]}")
         try:
             proc = subprocess.run([sys.executable, "-c", PROBES[library]],
                                   capture_output=True, text=True, timeout=TIMEOUT_S)
@@ -131,6 +143,11 @@ def ensure_safe(library: str, stage: str) -> None:
             marker.write_text("ok\n")
             _SAFE.add(library)
             return
+        if returncode is not None and returncode > 0 and tail and tail[0].startswith(
+                ("ModuleNotFoundError", "ImportError")):  # an install problem, not the CPU
+            raise RunFailed(f"stage {stage}: {library} ({_version(library)}) could not be "
+                            f"imported in a test run ({tail[0][:160]})",
+                            hint=f"reinstall it: {INSTALL[library]}")
         what = _describe(returncode) if returncode is not None else "hung"
         detail = f" ({tail[0][:160]})" if tail and returncode is not None and returncode > 0 else ""
         raise RunFailed(f"stage {stage}: {library} ({_version(library)}) {what} in a test run "

@@ -9,8 +9,11 @@ missing `judge.model` file is one line naming the field and path before any comp
 
 from __future__ import annotations
 
+import builtins
+import errno
 import os
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -144,13 +147,22 @@ def test_a_missing_judge_model_is_one_line_before_any_compute(tmp_path):
     assert err.message == f"no such file: {missing}"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file without read permission")
-def test_an_unreadable_judge_model_is_one_line_before_any_compute(tmp_path):
+def test_an_unreadable_judge_model_is_one_line_before_any_compute(tmp_path, monkeypatch):
+    """Opening the file fails as it does for a user without read permission; root (CI) reads
+    any file whatever its mode, so the refusal is made by `open` itself, for this path only."""
     model = tmp_path / "judge.gguf"
     model.write_bytes(b"GGUF" + bytes(60))
-    model.chmod(0)
+    real_open, refused = builtins.open, []
+
+    def refusing_open(file, *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and Path(file) == model:
+            refused.append(file)
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refusing_open)
     err = _check(tmp_path, str(model))
-    assert err.message.startswith(f"cannot read {model}: ")
+    assert refused and err.message == f"cannot read {model}: {os.strerror(errno.EACCES)}"
 
 
 def test_verdict_cache_identities_and_the_recorded_config_keep_their_form(tmp_path):

@@ -65,3 +65,26 @@ def test_only_stages_that_need_a_library_are_probed(tmp_path):
         {"generator": {"name": "smollm2", "backend": "llama_cpp"}})
     assert native_probe.native_libraries(Node(torch_cfg, "generate")) == []
     assert native_probe.native_libraries(Node(llama_cfg, "generate")) == ["llama_cpp"]
+
+
+def test_a_missing_package_is_not_read_as_a_crash_on_this_cpu(monkeypatch, state_home):
+    """A library that is not installed (or whose probe fails on import) says so: not a
+    test run that failed "on this CPU", and not remembered as a pass."""
+    monkeypatch.setattr(native_probe.util, "find_spec", lambda name: None)
+    monkeypatch.setitem(native_probe.PROBES, "llama_cpp", "raise SystemExit('never run')")
+    with pytest.raises(RunFailed) as info:
+        native_probe.ensure_safe("llama_cpp", "generate abc123")
+    line = info.value.one_line()
+    assert "stage generate abc123" in line and "llama_cpp is not installed" in line
+    assert "CPU" not in line and "never run" not in line and "install.sh --llama-cpp" in line
+    assert not list(state_home.rglob("*.ok"))
+
+
+def test_an_import_error_in_the_probe_is_not_read_as_a_crash_on_this_cpu(monkeypatch):
+    monkeypatch.setitem(native_probe.PROBES, "onnxruntime",
+                        "raise ModuleNotFoundError(\"No module named 'onnx'\")")
+    with pytest.raises(RunFailed) as info:
+        native_probe.ensure_safe("onnxruntime", "retrieve xyz")
+    line = info.value.one_line()
+    assert "could not be imported" in line and "No module named 'onnx'" in line
+    assert "on this CPU" not in line

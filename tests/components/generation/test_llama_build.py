@@ -34,9 +34,11 @@ def test_extra_buffer_types_do_not_change_answers():
                 {"role": "user", "content": "Normandy is a region in France. In what country "
                                             "is Normandy located?"}]
     texts = []
-    for extra in (True, False):
-        llm = llama_cpp.Llama(model_path=str(smollm2_gguf_path()), n_ctx=512, n_threads=2,
-                              seed=0, verbose=False, use_extra_bufts=extra)
+    for extra in (True, False):  # set as the loader sets it (Llama() swallows the keyword)
+        with llama_local.extra_buffer_types(extra):
+            llm = llama_cpp.Llama(model_path=str(smollm2_gguf_path()), n_ctx=512, n_threads=2,
+                                  seed=0, verbose=False)
+        assert llm.model_params.use_extra_bufts is extra  # each load ran as asked
         out = llm.create_chat_completion(messages=messages, max_tokens=16, temperature=0.0, seed=0)
         texts.append(out["choices"][0]["message"]["content"])
         llm.close()

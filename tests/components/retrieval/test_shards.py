@@ -9,6 +9,7 @@ import random
 import numpy as np
 import pytest
 
+from ablate.components.retrieval import dense
 from ablate.components.retrieval.analyzer import get_analyzer
 from ablate.components.retrieval.bm25 import BM25Index, CollectionStats
 from ablate.components.retrieval.dense import DenseIndex, exact_scores
@@ -65,9 +66,18 @@ def test_merge_breaks_a_tie_between_shards_by_id():
         merge_shards([[a], []], 2)
 
 
-def test_dense_scores_do_not_depend_on_the_matrix_shape():
-    """BLAS sums a float32 product differently by shape (the raw products differ here);
-    DenseIndex's scores do not, so shards merged equal one index, scores included."""
+def _shape_dependent_product(q: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """A float32 product as a BLAS may give it, within its error bound, whose last bit
+    depends on the shape: the exact sum rounded to float32, then moved one step up or down
+    by the parity of (column + number of columns). The same pair in a block of another
+    width (a shard, a smaller corpus) gets the other step: every raw score differs."""
+    exact = (q.astype(np.float64) @ m.astype(np.float64).T).astype(np.float32)
+    up = (np.arange(m.shape[0]) + m.shape[0]) % 2 == 0
+    return np.where(up, np.nextafter(exact, np.float32(np.inf)),
+                    np.nextafter(exact, np.float32(-np.inf))).astype(np.float32)
+
+
+def _inputs():
     rng = np.random.default_rng(3)
     n, d = 5003, 384
     v = rng.standard_normal((n, d)).astype(np.float32)
@@ -76,16 +86,38 @@ def test_dense_scores_do_not_depend_on_the_matrix_shape():
     q = rng.standard_normal((70, d)).astype(np.float32)
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     q[5] = v[0]
-    raw_full, raw_part = q @ v.T, q @ v[1:2000].T
-    assert (raw_full[:, 1:2000] != raw_part).any()  # what the exact scores are for
-    ids = [f"c{i:05d}" for i in range(n)]
+    return [f"c{i:05d}" for i in range(n)], v, q
+
+
+def _shards_equal_one_index(ids, v, q):
     whole = DenseIndex(ids, v).search(q, 40)
     for s in (2, 3, 7):
         parts = [DenseIndex(ids[lo:hi], v[lo:hi], block=512).search(q, 40)
-                 for lo, hi in shard_bounds(n, s)]
+                 for lo, hi in shard_bounds(len(ids), s)]
         assert merge_shards(parts, 40) == whole
     assert [c for c, _ in whole[5][:31]] == sorted([ids[0]] + ids[10:40])
     assert exact_scores(q[:1], v[:1])[0] == DenseIndex(ids[:1], v[:1]).search(q[:1], 1)[0][0][1]
+    return whole
+
+
+def test_dense_scores_do_not_depend_on_the_matrix_shape(monkeypatch):
+    """A BLAS may sum a float32 product differently by shape (forced here, whatever this
+    machine's BLAS does: every raw product differs between the two shapes); DenseIndex's
+    scores do not, so shards merged equal one index, scores included."""
+    ids, v, q = _inputs()
+    native = _shards_equal_one_index(ids, v, q)  # this machine's own BLAS, whatever its order
+    monkeypatch.setattr(dense, "block_product", _shape_dependent_product)
+    raw_full, raw_part = dense.block_product(q, v), dense.block_product(q, v[1:2000])
+    assert (raw_full[:, 1:2000] != raw_part).all()
+    assert _shards_equal_one_index(ids, v, q) == native
+
+
+def test_dense_search_takes_its_products_from_block_product(monkeypatch):
+    """The hook the test above replaces is the one search uses: products all off by far more
+    than the error bound select other candidates."""
+    ids, v, q = _inputs()
+    monkeypatch.setattr(dense, "block_product", lambda a, m: -(a @ m.T))
+    assert DenseIndex(ids, v).search(q[5:6], 1)[0][0][0] != ids[0]
 
 
 def test_bm25_shards_with_merged_statistics_rank_as_one_index():
