@@ -9,16 +9,9 @@ from typing import Any, Sequence
 
 import polars as pl
 
-APPENDIX_MD = "report-appendix.md"
-APPENDIX_HTML = "report-appendix.html"
+from ablate.components.report.markdown import APPENDIX_HTML, APPENDIX_MD, _variable_table
 
-
-def appendix_link(rest: Sequence[str]) -> list[str]:
-    """The report's section pointing to the appendix (report.html's link is rewritten to
-    the html page by build.py)."""
-    return ["## All other metrics", "",
-            f"Every other metric ({len(rest)}), every variant, with the same columns as the "
-            f"tables above: [{APPENDIX_MD}]({APPENDIX_MD}).", ""]
+__all__ = ["APPENDIX_HTML", "APPENDIX_MD", "appendix_markdown"]
 
 
 def appendix_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]],
@@ -28,7 +21,6 @@ def appendix_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]],
     """The appendix file: one table per metric of `rest`, every variant, then the glossary."""
     from ablate.components.report.intervals import ci_text, disagrees
     from ablate.components.report.judge import metric_note
-    from ablate.components.report.markdown import _variable_table
     from ablate.components.report.overview import glossary_lines
     points = [(v["name"], v.get("value_label", "")) for v in variants]
     lines = [f"# Appendix: all other metrics, {manifest.get('experiment')}", "",

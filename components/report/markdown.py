@@ -11,7 +11,6 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.report.appendix import appendix_link
 from ablate.components.report.comparability import chunk_units_note, repeated, rerank_changes_nothing
 from ablate.components.report.factorial import factorial_section
 from ablate.components.report.findings import findings, judge
@@ -30,6 +29,17 @@ from ablate.components.vocab import BASELINE
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
            "variant_means", "header_lines"]
 
+
+APPENDIX_MD = "report-appendix.md"  # the other metrics' tables (ablate.components.report.appendix)
+APPENDIX_HTML = "report-appendix.html"
+
+
+def appendix_link(rest: Sequence[str]) -> list[str]:
+    """The report's section pointing to the appendix (report.html's link is rewritten to
+    the html page by build.py)."""
+    return ["## All other metrics", "",
+            f"Every other metric ({len(rest)}), every variant, with the same columns as the "
+            f"tables above: [{APPENDIX_MD}]({APPENDIX_MD}).", ""]
 
 def mark(row: dict[str, Any]) -> str:
     """▲/▼ for a significant rise/fall, with 'better'/'worse' from the metric's direction

@@ -34,6 +34,7 @@ def run_judged(spec_path: Path, cache: Path, script, fake_model):
     (LlamaLocalGenerator._generate_one), the stage cache under `cache`."""
     import pytest
 
+    from ablate.components.generation.base import BaseGenerator
     from ablate.components.generation.llama_local import LlamaLocalGenerator
     from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.run.stages import run_stage
@@ -43,6 +44,8 @@ def run_judged(spec_path: Path, cache: Path, script, fake_model):
     ctx.memo["judge"] = judge
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(LlamaLocalGenerator, "_generate_one", fake_model)
+        # one question at a time through the fake (the torch backend batches otherwise)
+        mp.setattr(LlamaLocalGenerator, "_generate_batch", BaseGenerator._generate_batch)
         for node in ctx.plan.nodes.values():
             run_stage(ctx, node)
     return ctx, judge

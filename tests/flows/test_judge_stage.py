@@ -77,6 +77,7 @@ def _write(tmp, judge=JUDGE):
 
 def _run(spec, cache, bad_question=None, script=None):
     """Build a context, put the scripted judge in, run every stage; (ctx, judge, computed)."""
+    from ablate.components.generation.base import BaseGenerator
     from ablate.components.generation.llama_local import LlamaLocalGenerator
     from ablate.flows.run.context import RunOptions, build_context
     from ablate.flows.run.stages import run_stage
@@ -87,6 +88,8 @@ def _run(spec, cache, bad_question=None, script=None):
     computed = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(LlamaLocalGenerator, "_generate_one", _fake_model)
+        # one question at a time through the fake (the torch backend batches otherwise)
+        mp.setattr(LlamaLocalGenerator, "_generate_batch", BaseGenerator._generate_batch)
         for key, node in ctx.plan.nodes.items():
             computed[key] = run_stage(ctx, node)
     return ctx, judge, computed
@@ -190,7 +193,9 @@ def test_manifest_and_report_show_calibration_and_flags(sweep):
     assert "## Judge" in report and f"agreement {cal['agreement']:.3f}" in report
     assert "Self-preference: the judge's model also generates in generator.name=closed_book" in report
     assert "Judge failures (unusable verdicts after one retry" in report
-    assert "_Judge calibration: support verdicts (behind judge/faithfulness)" in report
+    # beside judge/faithfulness's own table, in the appendix (not a key metric)
+    appendix = (out / "report-appendix.md").read_text()
+    assert "_Judge calibration: support verdicts (behind judge/faithfulness)" in appendix
     assert "synthetic labels" in report and cal["synthetic"] == 12
     assert cal["by_kind"]["support"]["agreement_ci"][0] <= cal["by_kind"]["support"]["agreement"]
     # the flag is per kind: any kind of the sweep's judged metrics below 0.8 warns

@@ -91,9 +91,12 @@ def sweep(tmp_path_factory):
                 vary("chunking.size", 300),  # some chunks longer than MiniLM's 256-piece window
                 vary("generator.name", "closed_book")])  # the model is faked (_fake_model)
     ctx = build_context(str(spec), RunOptions(cache_dir=str(tmp / "cache")))
+    from ablate.components.generation.base import BaseGenerator
     from ablate.components.generation.llama_local import LlamaLocalGenerator
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(LlamaLocalGenerator, "_generate_one", _fake_model)
+        # one question at a time through the fake (the torch backend batches otherwise)
+        mp.setattr(LlamaLocalGenerator, "_generate_batch", BaseGenerator._generate_batch)
         for node in ctx.plan.nodes.values():
             run_stage(ctx, node)
     out = write_outputs(ctx, tmp / "runs", ctx.started, {})
