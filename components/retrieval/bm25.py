@@ -205,53 +205,29 @@ class BM25Index:
         """`search` of each query (the same rankings), scored a block of queries at a time."""
         if not self.n_docs or k <= 0:
             return [[] for _ in queries]
-        if self.variant == "lucene":
-            return self._search_float32(queries, k)
-        return self._search_rounded(queries, k)
-
-    def _search_float32(self, queries: Sequence[Sequence[str]], k: int) -> list[Ranking]:
-        """Lucene's ranking: each document's score is its unrounded double sum of the
-        terms' float32 weights cast to float32 (as Lucene sums its clauses' float scores
-        in a double and returns a float), ties by id: in the numba kernel for large batches
-        (as the other variants), else in numpy blocks of queries."""
+        # lucene: each document's score is its unrounded double sum of the terms' float32
+        # weights cast to float32 (as Lucene sums its clauses' float scores in a double and
+        # returns a float); the others: rounded to SCORE_DECIMALS. Ties by id, in the numba
+        # kernel for large batches, else in numpy blocks of queries.
+        f32 = self.variant == "lucene"
+        decimals = None if f32 else SCORE_DECIMALS
         qi, term, count = self._pairs(queries)
         ids = self._ids
-        out: list[Ranking] = []
         if bm25_numba.worth(len(queries), self.n_docs):
             m = self.matrix
             qptr = np.searchsorted(qi, np.arange(len(queries) + 1))
             pos_all, vals = bm25_numba.search(qptr, term, count, self._dense_slot, self._dense,
                                               m.indptr, m.indices, m.data, self.n_docs, k,
-                                              None, f32=True)
+                                              decimals, f32=f32)
             return [list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos_all, vals)]
-        block = max(1, self.BLOCK_BYTES // (8 * self.n_docs))
-        buf = np.empty((min(block, len(queries)), self.n_docs), dtype=np.float64)
-        for a in range(0, len(queries), block):
-            b = min(a + block, len(queries))
-            lo, hi = np.searchsorted(qi, [a, b])
-            scores = self._score_block(qi[lo:hi] - a, term[lo:hi], count[lo:hi], buf[:b - a])
-            pos, vals = topk_rows(scores, k, None, f32=True)
-            out.extend(list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos, vals))
-        return out
-
-    def _search_rounded(self, queries: Sequence[Sequence[str]], k: int) -> list[Ranking]:
-        qi, term, count = self._pairs(queries)
-        ids = self._ids
         out: list[Ranking] = []
-        if bm25_numba.worth(len(queries), self.n_docs):
-            m = self.matrix
-            qptr = np.searchsorted(qi, np.arange(len(queries) + 1))
-            pos, vals = bm25_numba.search(qptr, term, count, self._dense_slot, self._dense,
-                                          m.indptr, m.indices, m.data, self.n_docs, k,
-                                          SCORE_DECIMALS)
-            return [list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos, vals)]
         block = max(1, self.BLOCK_BYTES // (8 * self.n_docs))
         buf = np.empty((min(block, len(queries)), self.n_docs), dtype=np.float64)
         for a in range(0, len(queries), block):
             b = min(a + block, len(queries))
             lo, hi = np.searchsorted(qi, [a, b])
             scores = self._score_block(qi[lo:hi] - a, term[lo:hi], count[lo:hi], buf[:b - a])
-            pos, vals = topk_rows(scores, k, SCORE_DECIMALS)
+            pos, vals = topk_rows(scores, k, decimals, f32=f32)
             out.extend(list(zip(ids[p].tolist(), v.tolist())) for p, v in zip(pos, vals))
         return out
 

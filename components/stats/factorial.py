@@ -68,11 +68,10 @@ def design_from_records(design: dict | None, variants: Sequence[dict]) -> Design
     return Design(names, labels, design.get("fraction", "full"), cells)
 
 
-def contrast_matrix(table: pl.DataFrame, design: Design, metrics: Sequence[str],
-                    cluster_col: str | None = None):
-    """(D, M, excluded, clusters, rows): per-question contrasts (questions x (metric,
-    effect) columns, 0 where unused or exactly 0), the used mask, questions left out per
-    column, cluster codes, and the (metric, effect) of each column."""
+def design_wide(table: pl.DataFrame, design: Design, metrics: Sequence[str],
+                cluster_col: str | None = None):
+    """(cell names, the WideTable of the design's cells, each cell's variant index in it);
+    a cell without rows in the table is a one-line error."""
     names = list(design.cells)
     missing = [n for n in names if n not in set(table["variant"].cast(pl.String).to_list())]
     if missing:
@@ -80,7 +79,15 @@ def contrast_matrix(table: pl.DataFrame, design: Design, metrics: Sequence[str],
                          f"'{missing[0]}'", field="variant")
     w = prepare_wide(table.filter(pl.col("variant").is_in(names)), metrics=metrics,
                      cluster_col=cluster_col)
-    order = [w.variants.index(n) for n in names]
+    return names, w, [w.variants.index(n) for n in names]
+
+
+def contrast_matrix(table: pl.DataFrame, design: Design, metrics: Sequence[str],
+                    cluster_col: str | None = None):
+    """(D, M, excluded, clusters, rows): per-question contrasts (questions x (metric,
+    effect) columns, 0 where unused or exactly 0), the used mask, questions left out per
+    column, cluster codes, and the (metric, effect) of each column."""
+    names, w, order = design_wide(table, design, metrics, cluster_col)
     effects = design.effects()
     W = np.stack([contrast_weights([design.cells[n] for n in names], e) for e in effects], axis=1)
     cols_d, cols_m, excluded, rows = [], [], [], []

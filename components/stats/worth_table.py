@@ -35,9 +35,8 @@ from ablate.components.errors import InputError
 from ablate.components.stats.bootstrap import bootstrap_ci
 from ablate.components.stats.clusters import cluster_sums, cluster_ttest
 from ablate.components.stats.correction import check_method
-from ablate.components.stats.factorial import Design
+from ablate.components.stats.factorial import Design, design_wide
 from ablate.components.stats.inference import infer
-from ablate.components.stats.table_prep import prepare_wide
 from ablate.components.stats.worth import (
     MAX_EXACT_FACTORS,
     factor_pairs,
@@ -144,14 +143,7 @@ def worth_effects(table: pl.DataFrame, design: Design, *, metrics: Sequence[str]
         raise InputError("a worth analysis needs a full factorial design of 2 to "
                          f"{MAX_EXACT_FACTORS} two-level factors", field="design")
     correction = check_method(correction)
-    names = list(design.cells)
-    missing = [n for n in names if n not in set(table["variant"].cast(pl.String).to_list())]
-    if missing:
-        raise InputError(f"the per-question table has no rows of the design's cell "
-                         f"'{missing[0]}'", field="variant")
-    w = prepare_wide(table.filter(pl.col("variant").is_in(names)), metrics=metrics,
-                     cluster_col=cluster_col)
-    order = [w.variants.index(n) for n in names]
+    names, w, order = design_wide(table, design, metrics, cluster_col)
     cells = [design.cells[n] for n in names]
     k = len(design.names)
     pairs = factor_pairs(k)
