@@ -45,10 +45,12 @@ def _run_until_generating(folder: Path, env: dict[str, str], sig: int, group: bo
 
 def test_ctrl_c_and_sigterm_stop_generation_and_keep_the_cache(tmp_path, monkeypatch):
     from ablate.flows.run import server
-    write_experiment(tmp_path, "stop-gen", smoke_size=8, seed=7,
+    # one question per batch and 16 of them: progress lines come while SmolLM2 generates
+    # (a batch of all the questions would finish the stage before its first line)
+    write_experiment(tmp_path, "stop-gen", smoke_size=16, seed=7,
                      metrics={"ks": [1, 3], "key": ["final/recall_at_3"]}, stats=FAST_STATS,
                      baseline=pipeline(generator={"name": "smollm2", "backend": "torch",
-                                                  "max_new_tokens": 16}),
+                                                  "max_new_tokens": 16, "batch_size": 1}),
                      sweeps=[vary("fusion.rrf_k", 5)])
     state = tmp_path / "state"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "MLFLOW_"))}
