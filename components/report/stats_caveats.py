@@ -97,8 +97,9 @@ def self_test_text(record: dict[str, Any] | None) -> str:
 def off_level(record: dict[str, Any] | None, st: dict[str, Any]) -> list[str]:
     """A finding for each family the self-test found above its level on this data, naming
     the verdicts that rest on it."""
+    record = record or {}
     out = []
-    for f in (record or {}).get("families") or []:
+    for f in record.get("families") or []:
         if not f.get("off_level"):
             continue
         if f.get("family") == st.get("test", "permutation"):
