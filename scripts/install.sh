@@ -41,8 +41,12 @@ if [ "$llama" = yes ]; then
   # (x86-64: AVX2/FMA/F16C at most; no AVX-512 and no AMX code, whose paths crash on some
   # CPUs), never from pip's wheel cache (a cached wheel may have been built natively on
   # another CPU: pip keys its cache by version, not by build options). A marker in the
-  # venv records the build, so a re-run with the same options builds nothing.
-  LLAMA_SPEC="llama-cpp-python[server]==0.3.36"
+  # venv records the build, so a re-run with the same options builds nothing. The wheel
+  # built here is kept in ablate's own cache under a key of everything that shapes it
+  # (spec, build options, interpreter, machine), so another venv, or a fresh clone, on
+  # this machine installs it without compiling again.
+  LLAMA_VERSION=0.3.36
+  LLAMA_SPEC="llama-cpp-python[server]==$LLAMA_VERSION"
   LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF"
   if [ "$(uname -m)" = x86_64 ]; then
     LLAMA_CMAKE_ARGS="$LLAMA_CMAKE_ARGS -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
@@ -50,11 +54,25 @@ if [ "$llama" = yes ]; then
   marker=.venv/ablate-llama-cpp-build.txt
   want="$LLAMA_SPEC $LLAMA_CMAKE_ARGS"
   if [ "$(cat "$marker" 2>/dev/null)" != "$want" ]; then
-    echo "building llama-cpp-python portably ($LLAMA_CMAKE_ARGS); this takes a few minutes"
     rm -f "$marker"
     .venv/bin/python -m pip uninstall --quiet -y llama-cpp-python >/dev/null 2>&1 || true
-    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" FORCE_CMAKE=1 \
-      .venv/bin/python -m pip install --quiet --no-cache-dir --no-binary llama-cpp-python "$LLAMA_SPEC"
+    abi=$(.venv/bin/python -c 'import sys, sysconfig; print(sys.implementation.cache_tag, sysconfig.get_platform())')
+    key=$(printf '%s\n' "$want" "$abi" | sha256sum | cut -c1-16)
+    wheels="${ABLATE_STATE_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/ablate}/wheels/llama-cpp-$key"
+    if ! ls "$wheels"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+      echo "building llama-cpp-python portably ($LLAMA_CMAKE_ARGS); this takes a few minutes"
+      mkdir -p "$(dirname "$wheels")"
+      tmp=$(mktemp -d "$wheels.build-XXXXXX")
+      CMAKE_ARGS="$LLAMA_CMAKE_ARGS" FORCE_CMAKE=1 \
+        .venv/bin/python -m pip wheel --quiet --no-deps --no-cache-dir \
+          --no-binary llama-cpp-python -w "$tmp" "llama-cpp-python==$LLAMA_VERSION"
+      # a whole folder appears at once: another install never sees half a wheel
+      mv -T "$tmp" "$wheels" 2>/dev/null || rm -rf "$tmp"
+    else
+      echo "llama-cpp-python: the portable build in $wheels"
+    fi
+    whl=$(ls "$wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl)
+    pip_install "llama-cpp-python[server] @ file://$whl"
     echo "$want" > "$marker"
   fi
 fi

@@ -1,8 +1,10 @@
 """The llama.cpp build that scripts/install.sh ships is portable, and ablate's loader stays
 off the path that crashes on AVX-512/AMX CPUs (extra buffer types), with the same answers.
 
-CI installs llama-cpp-python with `scripts/install.sh --test`, from source with no wheel
-cache, so these check the build a new user gets, on whatever CPU CI has."""
+CI installs llama-cpp-python with `scripts/install.sh --test`, built from source with the
+portable options (never from pip's wheel cache; from ablate's own cache of that same portable
+build when an earlier install on the machine made it), so these check the build a new user
+gets, on whatever CPU CI has."""
 
 import platform
 
