@@ -27,7 +27,6 @@ from typing import Sequence
 import polars as pl
 
 from ablate.components.stats.compare import OUTPUT_SCHEMA
-from ablate.components.vocab import SLICE_COLUMNS  # noqa: F401 - the names a slice may take
 
 SLICES_FILE = "slices.parquet"
 _MARK = " @slice "  # a widened column: f"{metric}{_MARK}{slice}"

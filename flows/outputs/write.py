@@ -30,11 +30,11 @@ from ablate.components.report.evidence import load_evidence
 from ablate.components.report.sweep_data import FACTORIAL_FILE, WORTH_FILE, SweepResults
 from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.compare import compare_joint
+from ablate.components.stats.factorial import design_from_records, factorial_effects
+from ablate.components.stats.ppi_compare import corrected_comparisons, corrected_rows
 from ablate.components.stats.slices import SLICES_FILE, family_of, sliced_inputs
 from ablate.components.stats.slices import joined as joined_slices
 from ablate.components.stats.slices import take as take_slices
-from ablate.components.stats.factorial import design_from_records, factorial_effects
-from ablate.components.stats.ppi_compare import corrected_comparisons, corrected_rows
 from ablate.components.vocab import BASELINE
 from ablate.flows.outputs.analysis_code import analysis_version
 from ablate.flows.outputs.evidence import write_evidence

@@ -275,7 +275,7 @@ def check_name(v: str) -> str:
 
 
 class ReportSpec(_Spec):
-    """What the report adds (see docs/report.md)."""
+    """What the report adds (see docs/outputs.md#slices)."""
 
     slices: tuple[Literal[SLICE_COLUMNS], ...] = ()  # type: ignore[valid-type]
     """Question columns whose values each get the key comparisons on their own questions

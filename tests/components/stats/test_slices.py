@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import polars as pl
+
 from ablate.components.stats.compare import compare_joint, compare_variants
 from ablate.components.stats.slices import TOO_FEW, family_of, joined, sliced_inputs, take
 
