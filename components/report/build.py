@@ -46,7 +46,8 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
                          res.no_effect, plot_files=[Path(p).name for p in images],
                          timings=res.timings, factorial=res.factorial, worth=res.worth,
-                         drilldown=[*slice_section(res.slices, res.variants, key),
+                         drilldown=[*slice_section(res.slices, res.variants, key, (
+                             res.manifest.get("settings", {}).get("report") or {}).get("slices") or ()),
                                     *drilldown_section(res.per_query, res.stats, res.variants, key,
                                                        res.evidence)])
     title = f"ablate: {res.manifest.get('experiment')}"

@@ -20,13 +20,16 @@ SHOWN = 8  # significant comparisons listed per slice
 
 
 def slice_section(slices: pl.DataFrame | None, variants: Sequence[dict[str, Any]],
-                  key: Sequence[str]) -> list[str]:
-    """Markdown lines of the section; none without slice comparisons."""
-    if slices is None or not slices.height:
-        return []
-    rows = not_comparable(slices.filter(pl.col("metric").is_in(list(key))), variants)
+                  key: Sequence[str], requested: Sequence[str] = ()) -> list[str]:
+    """Markdown lines of the section; none without slice comparisons. `requested`: the
+    experiment's `report.slices` (a column no question gives a value is said to be)."""
+    empty = pl.DataFrame(schema={"metric": pl.String, "slice_column": pl.String})
+    rows = not_comparable((empty if slices is None else slices).filter(
+        pl.col("metric").is_in(list(key))), variants)
+    unset = [c for c in requested if c not in set(rows["slice_column"].to_list())]
+    lines = [f"**{c}**: no question of the data gives it a value (nothing to slice)." for c in unset]
     if not rows.height:
-        return []
+        return [f"## {SECTION}", "", *lines, ""] if lines else []
     tested = rows.filter(pl.col("note").is_null())
     first = (tested if tested.height else rows).row(0, named=True)
     clustered = first.get("clustered_by") not in (None, "none")
@@ -42,7 +45,7 @@ def slice_section(slices: pl.DataFrame | None, variants: Sequence[dict[str, Any]
            f"The key comparisons on the questions of each slice only: paired on question, "
            f"{unit} as the unit, {how}. Each slice test is in {family}{size}, so the main "
            f"comparisons' adjusted p-values are corrected for the slice tests too. "
-           f"Every row: `{SLICES_FILE}`.", ""]
+           f"Every row: `{SLICES_FILE}`.", "", *([*lines, ""] if lines else [])]
     for label in rows["slice"].unique(maintain_order=True).to_list():
         out += _one_slice(label, rows.filter(pl.col("slice") == label), clustered)
     return out

@@ -257,6 +257,9 @@ def stats_hint(ctx: RunContext, folder: Path, per_query: pl.DataFrame) -> str:
     hint = f"{shlex.join(args)}, then {shlex.join(['ablate', 'report', str(folder)])}"
     if ctx.labels is not None:  # ablate stats knows nothing of judge.labels
         hint += f" (without the judge-corrected ppi/ rows: for those, {rerun_hint(ctx)})"
+    if ctx.spec.report.slices:  # nor of report.slices, whose tests join the families
+        hint += (" (without report.slices: slices.parquet, and its tests in the correction "
+                 f"families, come from {rerun_hint(ctx)})")
     return hint
 
 

@@ -89,3 +89,15 @@ def test_without_slices_nothing_changes():
     assert sliced is None
     plain = compare_variants(pq, baseline="baseline", metrics=["answer/f1", "final/recall_at_5"], **KW)
     assert main.equals(plain)
+
+
+def test_the_report_section_says_when_a_slice_column_has_no_value():
+    from ablate.components.report.slices import slice_section
+    _, sliced = _joint(_per_query())
+    # as if the experiment asked for `answerable` too and no question had a value of it
+    lines = slice_section(sliced, [], ["answer/f1"], requested=["type", "answerable"])
+    assert "**answerable**: no question of the data gives it a value (nothing to slice)." in lines
+    assert any(x.startswith("**type=yesno** (32 questions in 16 clusters): ") for x in lines)
+    assert any("**type=rare**" in x and "not tested: too few clusters to test (2" in x for x in lines)
+    assert slice_section(None, [], ["answer/f1"], requested=["type"])[2].startswith("**type**: no")
+    assert slice_section(None, [], ["answer/f1"]) == []
