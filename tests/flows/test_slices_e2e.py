@@ -72,3 +72,25 @@ def test_an_unknown_slice_column_is_one_line_before_any_stage(run_cli, capsys, t
     assert len(err.strip().splitlines()) == 1, err
     assert f"{spec}:{line}: field 'report.slices.1'" in err and "did you mean type?" in err
     assert not (tmp_path / "runs").exists() and not (tmp_path / "cache").exists()
+
+
+def test_check_warns_of_a_slice_too_small_to_test_and_a_column_without_values(
+        run_cli, capsys, tmp_path):
+    """The fixture's 55 questions come in 3 documents: each answerable value has 3
+    clusters, too few for the permutation test to reach alpha (2/2^3 = 0.25); no SQuAD
+    question has a `type`."""
+    from ablate.flows.run.context import forget_contexts
+    spec = write_experiment(tmp_path, "sliced", dataset=data_set(TINY_SQUAD), tier="full",
+                            split="all", report={"slices": ["answerable", "type"]},
+                            sweeps=[vary("fusion.rrf_k", 60)])
+    forget_contexts()
+    code = run_cli("check", str(spec), "--cache-dir", str(tmp_path / "cache"))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    warned = [x for x in out.splitlines() if x.startswith("warning: report.slices")]
+    assert warned == [
+        "warning: report.slices: answerable=false has 3 clusters, too few to test (the report "
+        "gives its means, no p)",
+        "warning: report.slices: answerable=true has 3 clusters, too few to test (the report "
+        "gives its means, no p)",
+        "warning: report.slices: no selected question has a 'type' value (nothing to slice)"]
