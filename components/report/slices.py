@@ -19,6 +19,14 @@ SECTION = "Slices"
 SHOWN = 8  # significant comparisons listed per slice
 
 
+def requested(manifest: dict[str, Any]) -> list[str]:
+    """The experiment's `report.slices`, as its manifest records the settings."""
+    settings = manifest.get("settings") or {}
+    report = settings.get("report") if isinstance(settings, dict) else None
+    slices = report.get("slices") if isinstance(report, dict) else None
+    return [str(c) for c in slices] if isinstance(slices, list) else []
+
+
 def slice_section(slices: pl.DataFrame | None, variants: Sequence[dict[str, Any]],
                   key: Sequence[str], requested: Sequence[str] = ()) -> list[str]:
     """Markdown lines of the section; none without slice comparisons. `requested`: the
