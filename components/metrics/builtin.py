@@ -11,7 +11,7 @@ import math
 
 from ablate.components.metrics.answer import answer_metrics
 from ablate.components.metrics.registry import QuestionView, metric
-from ablate.components.metrics.retrieval import retrieval_metrics, span_coverage
+from ablate.components.metrics.retrieval import group_recall, retrieval_metrics, span_coverage
 from ablate.components.records import Answer
 
 RETRIEVAL_STAGES = ("candidates", "reranked", "final")
@@ -40,6 +40,15 @@ _retrieval_metric("ndcg", "normalised DCG of the top k with graded gains")
 _retrieval_metric("full_support", "1 when every evidence group is matched in the top k")
 
 
+@metric("group_recall", stages=("candidates", "final"), direction="higher")
+def _group_recall(view: QuestionView) -> dict[str, float]:
+    """Share of the evidence groups (multi-hop: supporting paragraphs) with a relevant
+    chunk among all fused candidates / in the final context (no cut-off)."""
+    thr = view.params["label_threshold"]
+    return {f"{stage}/group_recall": group_recall(view.rankings.get(stage, []), view.groups, thr)
+            for stage in ("candidates", "final")}
+
+
 @metric("span_coverage", stages=("final",), direction="higher")
 def _span_coverage(view: QuestionView) -> dict[str, float]:
     """Share of gold span characters present in the prompt."""
@@ -51,6 +60,12 @@ def _span_coverage(view: QuestionView) -> dict[str, float]:
 def _context_tokens(view: QuestionView) -> dict[str, float]:
     """Tokens of the assembled context (experiment tokenizer)."""
     return {"final/context_tokens": float(view.context.n_tokens) if view.context else 0.0}
+
+
+@metric("context_chunks", stages=("final",), direction="none", high=math.inf)
+def _context_chunks(view: QuestionView) -> dict[str, float]:
+    """Chunks in the assembled context (what the budget let in)."""
+    return {"final/context_chunks": float(len(view.context.chunk_ids)) if view.context else 0.0}
 
 
 def _given_answer(view: QuestionView) -> Answer:

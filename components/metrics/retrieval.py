@@ -68,6 +68,24 @@ def retrieval_metrics(ranked_ids: Sequence[str], groups: Sequence[Mapping[str, f
     return {key: out[key] for key in metric_keys(ks)}
 
 
+def groups_present(ids: Sequence[str], groups: Sequence[Mapping[str, float]],
+                   threshold: float) -> int:
+    """How many evidence groups have a relevant chunk (label >= threshold) among `ids`:
+    the one group notion of the per-group recall and of the failure buckets (every group
+    present: retrieved/ok; some but not all: partial_support)."""
+    have = set(ids)
+    return sum(1 for g in groups if any(c in have and v >= threshold for c, v in g.items()))
+
+
+def group_recall(ids: Sequence[str], groups: Sequence[Mapping[str, float]],
+                 threshold: float) -> float:
+    """Share of a question's evidence groups with a relevant chunk among `ids` (a whole
+    stage's chunks, no cut-off); NaN without groups. 1 or 0 for a single-group question."""
+    if not groups:
+        return math.nan
+    return groups_present(ids, groups, threshold) / len(groups)
+
+
 def _covered(intervals: list[tuple[int, int]], start: int, end: int) -> int:
     """Characters of [start, end) inside the union of `intervals`."""
     total, pos = 0, start

@@ -19,6 +19,7 @@ from ablate.components.report.markdown import other_metrics, render_markdown, te
 from ablate.components.report.overview import FOREST, forest_plot
 from ablate.components.report.plots import all_plots
 from ablate.components.report.relevance import unaffected
+from ablate.components.report.slices import requested, slice_section
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.report.worth import worth_plot
 from ablate.components.vocab import BASELINE
@@ -45,8 +46,10 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
                          res.no_effect, plot_files=[Path(p).name for p in images],
                          timings=res.timings, factorial=res.factorial, worth=res.worth,
-                         drilldown=drilldown_section(res.per_query, res.stats, res.variants, key,
-                                                     res.evidence))
+                         drilldown=[*slice_section(res.slices, res.variants, key,
+                                                   requested(res.manifest)),
+                                    *drilldown_section(res.per_query, res.stats, res.variants, key,
+                                                       res.evidence)])
     title = f"ablate: {res.manifest.get('experiment')}"
     rest = other_metrics(res.variants, res.stats, res.per_query, key)
     appendix = appendix_markdown(res.manifest, res.variants, res.stats, res.per_query, rest,

@@ -80,6 +80,9 @@ class BudgetUse:
     full: float  # share of contexts with no room for another chunk (0 when the top always fits)
     tokens: float  # mean context tokens
     cut_evidence: float  # share of answerable questions whose evidence the budget cut
+    # mean chunks per final context, counted in the contexts (`final/context_chunks`);
+    # NaN for a sweep folder scored before that column existed
+    held: float = math.nan
 
     @property
     def can_bind(self) -> bool:
@@ -88,10 +91,6 @@ class BudgetUse:
     @property
     def binds(self) -> bool:
         return self.can_bind and self.full >= BINDS
-
-    @property
-    def chunks(self) -> float:
-        return self.tokens / self.size
 
 
 def budget_use(name: str, variants: Sequence[dict[str, Any]],
@@ -120,7 +119,18 @@ def budget_use(name: str, variants: Sequence[dict[str, Any]],
         buckets = rows.filter(pl.col("answerable"))["bucket"].to_list()
         if buckets:
             cut = sum(b == "budget_cut" for b in buckets) / len(buckets)
-    return BudgetUse(budget, size, depth, full, float(tokens.mean()), cut)
+    return BudgetUse(budget, size, depth, full, float(tokens.mean()), cut, _mean(rows, CHUNKS))
+
+
+CHUNKS = "final/context_chunks"
+
+
+def _mean(rows: pl.DataFrame, col: str) -> float:
+    """The mean of a column over its defined values (NaN when absent or none defined)."""
+    if col not in rows.columns:
+        return math.nan
+    values = rows[col].cast(pl.Float64).fill_nan(None).drop_nulls()
+    return float(values.mean()) if values.len() else math.nan  # type: ignore[arg-type]
 
 
 def _positive(cfg: dict[str, Any], dotted: str) -> int | None:
@@ -185,7 +195,10 @@ def _budget_state(use: BudgetUse, budget: int) -> str:
         state = f"binds{own} on {use.full:.0%} of contexts"
     else:
         state = f"does not bind{own} (every context has room for another chunk)"
-    state += f", ≈{use.chunks:.1f} chunks of {use.size} in {use.tokens:.0f} tokens"
+    # what the contexts hold, counted (never the budget over chunking.size: chunks may be
+    # shorter than the size, e.g. paragraphs)
+    held = "" if math.isnan(use.held) else f"{use.held:.1f} chunks (≤ {use.size} tokens each) in "
+    state += f", {held}{use.tokens:.0f} tokens on average"
     if not math.isnan(use.cut_evidence):
         state += f", gold evidence cut for {use.cut_evidence:.0%} of answerable questions"
     return state

@@ -16,6 +16,7 @@ from ablate.components.config import format_value, get_dotted
 from ablate.components.errors import InputError
 from ablate.components.report.evidence import Evidence, load_evidence
 from ablate.components.stats.compare import STATS_SCHEMA
+from ablate.components.stats.slices import SLICES_FILE
 from ablate.components.vocab import BASELINE
 
 REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
@@ -35,6 +36,7 @@ class SweepResults:
     factorial: pl.DataFrame | None = None  # a factorial design's effects, when it has one
     evidence: Evidence | None = None  # questions and final contexts kept for the drill-down
     worth: pl.DataFrame | None = None  # its Shapley values, when its factors are two-level
+    slices: pl.DataFrame | None = None  # report.slices' comparisons (slices.parquet)
 
     @property
     def metrics(self) -> list[str]:
@@ -82,6 +84,7 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
     timings = sweep_dir / "timings.parquet"
     factorial = sweep_dir / FACTORIAL_FILE
     worth = sweep_dir / WORTH_FILE
+    sliced = sweep_dir / SLICES_FILE
     return SweepResults(manifest=man, variants=variants,
                         per_query=pl.read_parquet(sweep_dir / "per_query.parquet"),
                         stats=pl.read_parquet(sweep_dir / "stats.parquet"),
@@ -89,7 +92,8 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
                         no_effect=tuple(man.get("no_effect") or ()),
                         factorial=pl.read_parquet(factorial) if factorial.is_file() else None,
                         evidence=load_evidence(sweep_dir),
-                        worth=pl.read_parquet(worth) if worth.is_file() else None)
+                        worth=pl.read_parquet(worth) if worth.is_file() else None,
+                        slices=pl.read_parquet(sliced) if sliced.is_file() else None)
 
 
 def base_value(config: dict[str, Any], variable: str) -> object:

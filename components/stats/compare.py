@@ -13,7 +13,7 @@ and reported, and unequal missingness between the two is flagged.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -110,10 +110,13 @@ def compare_joint(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str],
                   bootstrap_resamples: int = 10_000, ci_method: str = "inversion",
                   seed: int = 0, cluster_col: str | None = None,
                   family: str = "per_metric", external: Sequence[tuple[str, float]] = (),
+                  family_of: Mapping[str, str] | None = None,
                   ) -> tuple[pl.DataFrame, np.ndarray, np.ndarray]:
     """compare_variants, with comparisons tested elsewhere (`external`: (metric, raw p)
     pairs, e.g. the judge-corrected ones) in the same correction: each joins its metric's
-    family (`per_metric`) or the one family (`all`). Returns (the table, the external
+    family (`per_metric`) or the one family (`all`). `family_of`: a metric column whose
+    comparisons join another metric's family under `per_metric` (a slice's column joins
+    its key metric's: ablate.components.stats.slices). Returns (the table, the external
     comparisons' corrected p-values, their family sizes)."""
     _check(test, TESTS.names(), "test")
     _check(ci_method, CI_METHODS, "ci_method")
@@ -136,7 +139,11 @@ def compare_joint(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str],
     keys = {name: i for i, name in enumerate(w.metrics)}
     for name, _ in external:
         keys.setdefault(name, len(keys))
-    fam_key = np.array([m if family == "per_metric" else 0 for m, _ in pairs])
+    joins = family_of or {}
+    for name in joins.values():
+        keys.setdefault(name, len(keys))
+    fam_key = np.array([keys[joins.get(w.metrics[m], w.metrics[m])] if family == "per_metric"
+                        else 0 for m, _ in pairs], dtype=np.int64)
     extra_fam = np.array([keys[name] if family == "per_metric" else 0 for name, _ in external],
                          dtype=fam_key.dtype)
     r = infer(D, M, w.clusters, fam_key, test=test, correction=correction, alpha=alpha,

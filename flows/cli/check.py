@@ -114,8 +114,10 @@ def warning_lines(ctx) -> list[str]:
     ranking metrics at k compared across chunkings."""
     from ablate.flows.plan.coverable import coverage_lines
     from ablate.flows.plan.producible import chunking_line, key_metric_lines
+    from ablate.flows.plan.slice_check import slice_lines
     chunks = chunking_line(ctx)
-    return key_metric_lines(ctx) + ([chunks] if chunks else []) + coverage_lines(ctx)
+    return (key_metric_lines(ctx) + ([chunks] if chunks else []) + coverage_lines(ctx)
+            + slice_lines(ctx))
 
 
 def register(app: typer.Typer) -> None:

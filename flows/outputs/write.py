@@ -32,6 +32,9 @@ from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.compare import compare_joint
 from ablate.components.stats.factorial import design_from_records, factorial_effects
 from ablate.components.stats.ppi_compare import corrected_comparisons, corrected_rows
+from ablate.components.stats.slices import SLICES_FILE, family_of, sliced_inputs
+from ablate.components.stats.slices import joined as joined_slices
+from ablate.components.stats.slices import take as take_slices
 from ablate.components.vocab import BASELINE
 from ablate.flows.outputs.analysis_code import analysis_version
 from ablate.flows.outputs.evidence import write_evidence
@@ -166,11 +169,17 @@ def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:
     found = ([] if ctx.labels is None else corrected_comparisons(
         per_query, ctx.labels, baseline=BASELINE, metrics=metrics, cluster_col=cluster,
         alpha=s.alpha))
+    # report.slices: the key metrics per slice, tested in the same run and correction
+    table, cols, untested = sliced_inputs(
+        per_query, slices=ctx.spec.report.slices, key=ctx.spec.metrics.key, tested=metrics,
+        baseline=BASELINE, alpha=s.alpha, cluster_col=cluster)
     stats, p_adj, size = compare_joint(
-        per_query, baseline=BASELINE, metrics=metrics, test=s.test, correction=s.correction,
-        alpha=s.alpha, resamples=s.resamples, bootstrap_resamples=s.bootstrap_resamples,
-        ci_method=s.ci_method, seed=ctx.spec.seed, cluster_col=cluster, family=s.family,
-        external=[(c.name, c.diff.p) for c in found])
+        table, baseline=BASELINE, metrics=metrics + [c.column for c in cols], test=s.test,
+        correction=s.correction, alpha=s.alpha, resamples=s.resamples,
+        bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method, seed=ctx.spec.seed,
+        cluster_col=cluster, family=s.family, external=[(c.name, c.diff.p) for c in found],
+        family_of=family_of(cols))
+    stats = joined_slices(stats, cols, untested)  # slices.parquet's rows: _statistics
     if not found:
         return stats
     rows = corrected_rows(found, p_adj, size, baseline=BASELINE, alpha=s.alpha,
@@ -248,17 +257,22 @@ def stats_hint(ctx: RunContext, folder: Path, per_query: pl.DataFrame) -> str:
     hint = f"{shlex.join(args)}, then {shlex.join(['ablate', 'report', str(folder)])}"
     if ctx.labels is not None:  # ablate stats knows nothing of judge.labels
         hint += f" (without the judge-corrected ppi/ rows: for those, {rerun_hint(ctx)})"
+    if ctx.spec.report.slices:  # nor of report.slices, whose tests join the families
+        hint += (" (without report.slices: slices.parquet, and its tests in the correction "
+                 f"families, come from {rerun_hint(ctx)})")
     return hint
 
 
 def _statistics(ctx: RunContext, per_query: pl.DataFrame, variants: list[dict[str, Any]],
-                sequential: dict[str, Any] | None) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """(stats, factorial effects or None); a sequential run's key decisions are the looks'."""
-    stats = compute_stats(ctx, per_query)
+                sequential: dict[str, Any] | None
+                ) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
+    """(stats, factorial effects or None, slice comparisons or None); a sequential run's
+    key decisions are the looks'."""
+    stats, sliced = take_slices(compute_stats(ctx, per_query))
     factorial = compute_factorial(ctx, per_query, variants)
     if sequential is not None:
         stats = apply_decisions(stats, sequential)
-    return stats, factorial
+    return stats, factorial, sliced
 
 
 def _manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any],
@@ -334,7 +348,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         per_query.write_parquet(tmp / "per_query.parquet", statistics=False)
         timings.write_parquet(tmp / "timings.parquet", statistics=False)
         try:
-            stats, factorial = _statistics(ctx, per_query, variants, sequential)
+            stats, factorial, sliced = _statistics(ctx, per_query, variants, sequential)
             worth = compute_worth(ctx, per_query, variants, tested(per_query, "none")[0])
         except Exception as exc:  # noqa: BLE001 - the folder lands without them
             failed["stats"] = exc
@@ -352,12 +366,14 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
                 factorial.write_parquet(tmp / FACTORIAL_FILE, statistics=False)
             if worth is not None:
                 worth.write_parquet(tmp / WORTH_FILE, statistics=False)
+            if sliced is not None:
+                sliced.write_parquet(tmp / SLICES_FILE, statistics=False)
         if not failed:
             try:
                 write_evidence(ctx, tmp)  # questions and contexts for the drill-down
                 results = SweepResults(man, variants, per_query, stats, timings,
                                        tuple(man["no_effect"]), factorial,
-                                       evidence=load_evidence(tmp), worth=worth)
+                                       evidence=load_evidence(tmp), worth=worth, slices=sliced)
                 from ablate.components.report.build import build_report, write_files  # matplotlib
                 write_files(tmp, build_report(results, ctx.spec.metrics.key))
             except Exception as exc:  # noqa: BLE001 - `ablate report` rebuilds it

@@ -37,6 +37,7 @@ from ablate.components.vocab import (
     FRACTIONS,
     LABEL_MODES,
     NDCG_GAINS,
+    SLICE_COLUMNS,
     SPLITS,
     TIERS,
 )
@@ -273,6 +274,15 @@ def check_name(v: str) -> str:
     return v
 
 
+class ReportSpec(_Spec):
+    """What the report adds (see docs/outputs.md#slices)."""
+
+    slices: tuple[Literal[SLICE_COLUMNS], ...] = ()  # type: ignore[valid-type]
+    """Question columns whose values each get the key comparisons on their own questions
+    (e.g. `type`: yes/no vs span questions), clustered, tested and corrected with the rest
+    (slices.parquet)."""
+
+
 class ExperimentSpec(_Spec):
     """An experiment file: data, question selection, baseline, sweeps, scoring, statistics."""
 
@@ -307,6 +317,8 @@ class ExperimentSpec(_Spec):
     """Scoring settings."""
     stats: StatsSpec = StatsSpec()
     """Statistics settings."""
+    report: ReportSpec = ReportSpec()
+    """Report settings."""
     baseline: PipelineConfig = PipelineConfig()
     """The baseline pipeline; every field not given keeps its default."""
     sweeps: list[SweepSpec] = Field(default_factory=list)

@@ -27,6 +27,7 @@ import polars as pl
 from ablate.components.data.clusters import question_cluster
 from ablate.components.metrics.attribution import failure_bucket
 from ablate.components.metrics.registry import PathView, QuestionView, is_timing, score_question
+from ablate.components.metrics.retrieval import groups_present
 from ablate.components.records import Answer, PackedContext, Question
 
 
@@ -67,7 +68,7 @@ def _relevant(ids: Sequence[str], groups: list[dict[str, float]], threshold: flo
 
 def _every_group(ids: Sequence[str], groups: list[dict[str, float]], threshold: float) -> bool:
     """Whether every evidence group has a relevant chunk among `ids` (true without groups)."""
-    return all(any(c in g and g[c] >= threshold for c in ids) for g in groups)
+    return groups_present(ids, groups, threshold) == len(groups)
 
 
 def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,

@@ -187,8 +187,10 @@ def test_answerable_question_without_evidence_is_its_own_bucket_with_nan_retriev
     row = frame.row(0, named=True)
     assert row["bucket"] == "no_evidence"
     retrieval = [c for c in frame.columns if c.split("/")[0] in ("candidates", "reranked")
-                 or (c.startswith("final/") and c != "final/context_tokens")]
-    assert len(retrieval) == 3 * len(metric_keys(METRICS["ks"])) + 1  # + span coverage
+                 or (c.startswith("final/") and c not in ("final/context_tokens",
+                                                          "final/context_chunks"))]
+    # + span coverage + group recall (candidates, final)
+    assert len(retrieval) == 3 * len(metric_keys(METRICS["ks"])) + 3
     assert all(math.isnan(row[c]) for c in retrieval)
     assert row["answer/em"] == 1.0  # answer metrics are still defined
 
@@ -228,3 +230,38 @@ def test_retrieval_only_inputs_give_retrieval_columns_only():
     stages = {c.partition("/")[0] for c in df.columns if "/" in c}
     assert {"candidates", "reranked"} <= stages
     assert not stages & {"answer", "tokens", "refusal", "cost", "context"}, stages
+
+
+def test_group_recall_counts_the_evidence_groups_in_each_stage_with_the_buckets_notion():
+    """Issue 37: per-group recall of multi-hop questions (two supporting paragraphs): the
+    share of evidence groups in the final context / among the candidates, the same group
+    notion as the partial_support bucket; a single-group question scores 1/0 exactly as
+    full support over the whole context does."""
+    two = Question("mh", "Which two?", ("x",), True,
+                   ((Span("d", 0, 5),), (Span("d", 10, 15),)))
+    one_in, one_out = _q("in"), _q("out")
+    labels = pl.DataFrame(
+        [("mh", 0, "c1", 1.0), ("mh", 1, "c3", 1.0), ("in", 0, "c1", 1.0), ("out", 0, "c1", 1.0)],
+        schema={"qid": pl.Utf8, "group": pl.Int64, "chunk_id": pl.Utf8, "gain": pl.Float64},
+        orient="row")
+    rank = [("c1", 3.0), ("c2", 2.0), ("c3", 1.0)]
+    frame = score_variant(
+        questions=[two, one_in, one_out], labels=labels,
+        candidates={"mh": rank, "in": rank, "out": [("c9", 1.0)]},
+        reranked={"mh": rank, "in": rank, "out": [("c9", 1.0)]},
+        contexts={"mh": _ctx(("c1", "c2")), "in": _ctx(("c2", "c1")), "out": _ctx(("c9",))},
+        answers=None, depth=3, metrics=METRICS).sort("qid")
+    rows = {r["qid"]: r for r in frame.iter_rows(named=True)}
+    assert rows["mh"]["final/group_recall"] == 0.5 and rows["mh"]["candidates/group_recall"] == 1.0
+    assert rows["mh"]["bucket"] == "partial_support"
+    assert rows["in"]["final/group_recall"] == 1.0 and rows["out"]["final/group_recall"] == 0.0
+    for qid, ids in (("in", ["c2", "c1"]), ("out", ["c9"])):  # single group: full support
+        full = retrieval_metrics(ids, [{"c1": 1.0}], ks=[len(ids)], threshold=0.5)
+        assert rows[qid]["final/group_recall"] == full[f"full_support_at_{len(ids)}"]
+    assert rows["mh"]["final/context_chunks"] == 2.0 and rows["out"]["final/context_chunks"] == 1.0
+
+
+def test_group_recall_is_undefined_without_evidence():
+    from ablate.components.metrics.retrieval import group_recall
+    assert math.isnan(group_recall(["c1"], [], 0.5))
+    assert group_recall(["c1", "c3"], [{"c1": 0.4}, {"c3": 0.5}], 0.5) == 0.5  # label threshold

@@ -20,13 +20,16 @@ VARIANTS = [{"name": "baseline", "config": _config(100)},
 
 
 def _per_query() -> pl.DataFrame:
+    # contexts hold more chunks than budget / chunking.size (chunks shorter than the size,
+    # e.g. paragraphs): the baseline's 475 tokens are 6.5 chunks, not 475 / 100 = 4.8
     rows = []
-    for name, tokens, cut in (("baseline", 480.0, 1), ("chunking.size=400", 470.0, 6),
-                              ("rerank.depth=3", 300.0, 0)):
+    for name, tokens, cut, held in (("baseline", 480.0, 1, 6.0), ("chunking.size=400", 470.0, 6, 2.0),
+                                    ("rerank.depth=3", 300.0, 0, 3.0)):
         for i in range(20):
             rows.append({"variant": name, "qid": f"q{i}", "answerable": i < 18,
                          "bucket": "budget_cut" if i < cut else "ok",
-                         "final/context_tokens": tokens - (i % 2) * 10})
+                         "final/context_tokens": tokens - (i % 2) * 10,
+                         "final/context_chunks": held + (i % 2)})
     return pl.DataFrame(rows)
 
 
@@ -61,13 +64,28 @@ def test_a_final_finding_says_what_changed_before_the_budget_and_refers_to_one_b
     (note,) = [x for x in lines if x.startswith("Budget: ")]
     assert lines[-1] == note
     assert "the reranked top packed into the 512-token context budget" in note
-    assert "chunking.size=400 binds (100% of contexts have no room for another chunk), ≈1.2 " \
-           "chunks of 400 in 465 tokens, gold evidence cut for 33% of answerable questions" in note
-    assert "baseline binds (100% of contexts have no room for another chunk), ≈4.8 chunks of " \
-           "100 in 475 tokens, gold evidence cut for 6% of answerable questions" in note
+    assert "chunking.size=400 binds (100% of contexts have no room for another chunk), 2.5 " \
+           "chunks (≤ 400 tokens each) in 465 tokens on average, gold evidence cut for 33% of " \
+           "answerable questions" in note
+    assert "baseline binds (100% of contexts have no room for another chunk), 6.5 chunks " \
+           "(≤ 100 tokens each) in 475 tokens on average, gold evidence cut for 6% of " \
+           "answerable questions" in note
     # stated once, not in every final/ finding
-    assert sum("chunks of" in x for x in lines) == 1
+    assert sum("tokens each" in x for x in lines) == 1
     assert sum("binds" in x for x in lines) == 1
+
+
+def test_the_chunk_count_is_the_contexts_own_never_budget_over_chunk_size():
+    """Issue 37: '≈2.5 chunks of 200' was printed (budget / chunk size) where the contexts
+    held 5.8 paragraph chunks; the count is the mean of final/context_chunks, and a folder
+    without that column states no count rather than the arithmetic."""
+    note = significant(STATS, KEY, variants=VARIANTS, per_query=_per_query())[-1]
+    assert "4.8 chunks" not in note and "1.2 chunks" not in note
+    old = _per_query().drop("final/context_chunks")
+    note = significant(STATS, KEY, variants=VARIANTS, per_query=old)[-1]
+    assert "chunks (" not in note and "chunks of 100 in" not in note
+    assert "baseline binds (100% of contexts have no room for another chunk), 475 tokens on " \
+           "average" in note
 
 
 def test_a_budget_that_cannot_bind_is_said_not_to():
@@ -90,7 +108,7 @@ def test_without_configs_the_budget_is_said_to_be_unknown():
 
 def test_budget_use_numbers():
     use = budget_use("chunking.size=400", VARIANTS, _per_query())
-    assert use is not None and use.binds and use.full == 1.0 and round(use.chunks, 3) == 1.163
+    assert use is not None and use.binds and use.full == 1.0 and use.held == 2.5
     assert budget_use("rerank.depth=3", VARIANTS, _per_query()).can_bind is False
     assert budget_use("baseline", VARIANTS, None) is None
     assert budget_use("nobody", VARIANTS, _per_query()) is None

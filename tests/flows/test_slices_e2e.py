@@ -1,0 +1,96 @@
+"""`report.slices` end to end (issue 37.6): a tiny retrieval-only sweep run directly
+(BM25, no Prefect, no MLflow) writes slices.parquet and a short Slices section; an
+unknown slice column is one line naming file, line and field, exit 2, from `ablate check`
+and `ablate run` before any stage runs."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tests.flows.direct import run_direct
+from tests.specs import FAST_STATS, TINY_SQUAD, data_set, experiment, pipeline, vary, write_experiment
+
+SPEC = experiment(
+    "sliced", tier="full", split="all", seed=3,
+    # the fixture's 55 questions come in 3 documents: too few clusters for any test, so
+    # the questions are the units here (stats.cluster: none), as in the main comparisons
+    metrics={"ks": [1, 5], "key": ["final/recall_at_5", "final/group_recall"]},
+    stats={**FAST_STATS, "cluster": "none"},
+    report={"slices": ["answerable"]},
+    baseline=pipeline(chunking={"size": 16, "overlap": 4}, context={"budget": 40},
+                      generator={"name": "none"}),
+    sweeps=[vary("context.budget", 16)])
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    _, folder, _ = run_direct(tmp_path_factory.mktemp("sliced"), SPEC)
+    return folder
+
+
+def test_slices_parquet_holds_the_key_comparisons_per_slice(sweep):
+    sliced = pl.read_parquet(sweep / "slices.parquet")
+    stats = pl.read_parquet(sweep / "stats.parquet")
+    per_query = pl.read_parquet(sweep / "per_query.parquet")
+    assert "slice" not in stats.columns  # stats.parquet keeps one row per comparison
+    assert set(sliced["slice"]) == {"answerable=true", "answerable=false"}
+    assert set(sliced["metric"]) == {"final/recall_at_5", "final/group_recall"}
+    yes = sliced.filter((pl.col("slice") == "answerable=true") & pl.col("note").is_null())
+    assert yes.height == 2 and yes["p_value"].is_not_null().all()
+    n_answerable = per_query.filter((pl.col("variant") == "baseline") & pl.col("answerable")).height
+    assert set(yes["n_used"]) == {n_answerable}
+    # the family of each key metric holds its main and its slice comparison
+    key = stats.filter(pl.col("metric").is_in(["final/recall_at_5", "final/group_recall"]))
+    assert set(key["family_size"]) == {2} and set(yes["family_size"]) == {2}
+    # unanswerable questions have no retrieval value: no cluster, not tested, said so
+    no = sliced.filter(pl.col("slice") == "answerable=false")
+    assert no["p_value"].is_null().all() and no["note"].str.contains("too few clusters").all()
+
+
+def test_the_report_has_a_short_slices_section(sweep):
+    report = (sweep / "report.md").read_text()
+    section = report.split("## Slices", 1)[1].split("\n## ", 1)[0]
+    assert "corrected for the slice tests too" in section
+    assert "**answerable=false**: no question of this slice defines the key metrics" in section
+    assert "**answerable=true** (26 questions): 2 of 2 tested comparisons significant" in section
+    assert len(section.splitlines()) < 30
+    assert "Slices</h2>" in (sweep / "report.html").read_text()
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_an_unknown_slice_column_is_one_line_before_any_stage(run_cli, capsys, tmp_path, command):
+    spec = write_experiment(tmp_path, "sliced", dataset=data_set(TINY_SQUAD), tier="full",
+                            split="all", report={"slices": ["answerable", "typ"]},
+                            sweeps=[vary("fusion.rrf_k", 60)])
+    (line,) = [i for i, text in enumerate(spec.read_text().splitlines(), start=1)
+               if text.startswith("report:")]
+    extra = ["--no-mlflow", "--out", str(tmp_path / "runs")] if command == "run" else []
+    code = run_cli(command, str(spec), "--cache-dir", str(tmp_path / "cache"), *extra)
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", out
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"{spec}:{line}: field 'report.slices.1'" in err and "did you mean type?" in err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "cache").exists()
+
+
+def test_check_warns_of_a_slice_too_small_to_test_and_a_column_without_values(
+        run_cli, capsys, tmp_path):
+    """The fixture's 55 questions come in 3 documents: each answerable value has 3
+    clusters, too few for the permutation test to reach alpha (2/2^3 = 0.25); no SQuAD
+    question has a `type`."""
+    from ablate.flows.run.context import forget_contexts
+    spec = write_experiment(tmp_path, "sliced", dataset=data_set(TINY_SQUAD), tier="full",
+                            split="all", report={"slices": ["answerable", "type"]},
+                            sweeps=[vary("fusion.rrf_k", 60)])
+    forget_contexts()
+    code = run_cli("check", str(spec), "--cache-dir", str(tmp_path / "cache"))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    warned = [x for x in out.splitlines() if x.startswith("warning: report.slices")]
+    assert warned == [
+        "warning: report.slices: answerable=false has 3 clusters, too few to test (the report "
+        "gives its means, no p)",
+        "warning: report.slices: answerable=true has 3 clusters, too few to test (the report "
+        "gives its means, no p)",
+        "warning: report.slices: no selected question has a 'type' value (nothing to slice)"]
