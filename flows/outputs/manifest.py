@@ -20,6 +20,7 @@ from ablate.components.retrieval.dense import DenseEncoder
 from ablate.flows.outputs.index_stats import trec_index_stats
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext
+from ablate.flows.run.sharded import retrieve_shards
 
 PACKAGES = ("ablate", "prefect", "mlflow", "polars", "scipy", "numpy", "torch",
             "sentence-transformers", "transformers", "gguf", "rank-bm25", "llama-cpp-python")
@@ -92,7 +93,8 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
                    "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())},
                    "by_component": {k: {"computed": n, "seconds": round(v, 3)}
                                     for k, (n, v) in sorted(ctx.timings_by.items())},
-                   "times": {k: list(v) for k, v in sorted(ctx.stage_times.items())}},
+                   "times": {k: list(v) for k, v in sorted(ctx.stage_times.items())},
+                   "retrieve_shards": retrieve_shards(ctx)},
         "counters": counters,
         "chunkings": chunking_stats(ctx) if chunkings is None else chunkings,
         "settings": ctx.spec.model_dump(mode="json"),

@@ -62,6 +62,13 @@ def shards_of(runner: RunnerSpec, node: StageNode) -> int:
     return runner.shards if node.stage == "retrieve" and runner.shards > 1 else 1
 
 
+def retrieve_shards(ctx: RunContext) -> dict[str, int]:
+    """On how many shards each retrieve stage of the plan runs: {"retrieve:<path>
+    <key[:10]>": n} (the manifest's `stages.retrieve_shards`)."""
+    return {f"{n.label} {k[:10]}": shards_of(ctx.spec.runner, n)
+            for k, n in ctx.plan.nodes.items() if n.stage == "retrieve"}
+
+
 def shown_label(runner: RunnerSpec, node: StageNode) -> str:
     """The stage's label on progress lines, with its shards when it runs on several."""
     n = shards_of(runner, node)

@@ -110,6 +110,24 @@ def test_flow_with_two_shards_stores_the_rankings_of_one(client, prefect_server,
     for key in a:
         assert a[key].height == 12 and a[key].equals(b[key]), key
     assert list((two / "shards").rglob("*.parquet")) and not (one / "shards").exists()
+    # the manifest and the progress lines say on how many shards each retrieve stage ran
+    import json
+    for shards in (1, 2):
+        man = json.loads(next((tmp_path / f"runs{shards}").rglob("manifest.json")).read_text())
+        got = man["stages"]["retrieve_shards"]
+        assert sorted(k.split()[0] for k in got) == ["retrieve:bm25", "retrieve:dense"]
+        assert set(got.values()) == {shards}
+
+
+def test_progress_label_says_the_shards():
+    from types import SimpleNamespace
+
+    from ablate.flows.run.sharded import shown_label
+    node = SimpleNamespace(stage="retrieve", label="retrieve:bm25")
+    assert shown_label(SimpleNamespace(shards=3), node) == "retrieve:bm25 (3 shards)"
+    assert shown_label(SimpleNamespace(shards=1), node) == "retrieve:bm25"
+    fuse = SimpleNamespace(stage="fuse", label="fuse")
+    assert shown_label(SimpleNamespace(shards=3), fuse) == "fuse"
 
 
 def test_more_shards_than_documents_is_one_line(run_cli, tmp_path, capsys):
@@ -207,9 +225,9 @@ class OverlapSharding:
 
 
 def test_a_plugin_path_that_declares_a_sharding_shards_exactly(client, demo, tmp_path):
-    from tests.conftest import registries_restored
     from ablate.components.retrieval.stages import PATHS, retrieve_path
     from ablate.flows.run import sharded
+    from tests.conftest import registries_restored
     chunks, questions = demo
     chunks, questions = chunks[:300], questions[:40]
     with registries_restored():
