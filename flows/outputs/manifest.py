@@ -15,6 +15,7 @@ from typing import Any, Iterator
 
 from ablate.components.cjk import script_counts
 from ablate.components.metrics.answer import resolve_normalizer
+from ablate.components.model_identity import uses_embedder as reads_embedder
 from ablate.components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.flows.outputs.index_stats import trec_index_stats
@@ -115,11 +116,6 @@ def normalizer_counts(ctx: RunContext) -> dict[str, Any]:
     given = ctx.spec.metrics.answer_normalizer
     counts = Counter(resolve_normalizer(given, q.answers, q.question) for q in ctx.questions)
     return {"setting": given, "questions": dict(sorted(counts.items()))}
-
-
-def reads_embedder(config: Any) -> bool:
-    """Whether a variant's pipeline runs the dense embedder (dense path, semantic signal)."""
-    return "dense" in config.retrieval.paths or "semantic" in config.rerank.weights
 
 
 def chunking_stats(ctx: RunContext) -> dict[str, Any]:
