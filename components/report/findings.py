@@ -22,7 +22,7 @@ import polars as pl
 
 from ablate.components.config import get_dotted
 from ablate.components.metrics.consistency import COLUMN as CONSISTENCY
-from ablate.components.metrics.consistency import consistency_rates, reference_of
+from ablate.components.stats.consistency import consistency_rates, reference_of
 from ablate.components.metrics.registry import compared, direction
 from ablate.components.report.comparability import chunk_units_finding
 from ablate.components.report.intervals import ci_cell
@@ -339,7 +339,7 @@ def _sampled_by_design(row: dict[str, Any], per_variant: dict[str, int], total: 
 
 def consistency(per_query: pl.DataFrame | None, variants: Sequence[dict[str, Any]] = (),
                 baseline: str = BASELINE) -> list[str]:
-    """The answer-consistency finding of robustness pairs (ablate.components.metrics.consistency):
+    """The answer-consistency finding of robustness pairs (ablate.components.stats.consistency):
     each perturbed variant's rate with its clustered 95% interval, read against the
     baseline's run-to-run agreement; no p-value (the baseline's 1 is fixed by definition)."""
     if per_query is None or CONSISTENCY not in per_query.columns:
