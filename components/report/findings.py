@@ -22,7 +22,6 @@ import polars as pl
 
 from ablate.components.config import get_dotted
 from ablate.components.metrics.consistency import COLUMN as CONSISTENCY
-from ablate.components.stats.consistency import consistency_rates, reference_of
 from ablate.components.metrics.registry import compared, direction
 from ablate.components.report.comparability import chunk_units_finding
 from ablate.components.report.intervals import ci_cell
@@ -30,6 +29,7 @@ from ablate.components.report.judge import judge_warnings
 from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.stats_caveats import cannot_reject, few_changed, off_level
 from ablate.components.stats.clusters import FEW_CLUSTERS
+from ablate.components.stats.consistency import consistency_rates, reference_of
 from ablate.components.vocab import BASELINE, TIERS
 
 MAX_LISTED = 6

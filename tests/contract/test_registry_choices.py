@@ -69,4 +69,4 @@ def test_the_reference_lists_the_registry_s_names():
                         ("fusion.normalization", "score normalization")):
         row = next(ln for ln in text.splitlines() if ln.startswith(f"| `baseline.{field}`"))
         names = ", ".join(f"`{n}`" for n in registry(kind).names())
-        assert f"| choice |" in row and f"{kind}: {names}" in row
+        assert "| choice |" in row and f"{kind}: {names}" in row

@@ -11,13 +11,13 @@ import numpy as np
 import polars as pl
 
 from ablate.components.metrics.consistency import COLUMN
+from ablate.components.metrics.registry import compared
+from ablate.components.report.findings import findings
 from ablate.components.stats.consistency import (
     clustered_interval,
     consistency_rates,
     reference_of,
 )
-from ablate.components.metrics.registry import compared
-from ablate.components.report.findings import findings
 
 
 def test_the_consistency_column_is_not_compared_with_the_baseline():
