@@ -77,8 +77,13 @@ def bm25_search(lo: int, hi: int, collection: CollectionStats, path: str, analyz
     index = shard.index(collection, *bm25)
     del shard
     index.prepare(len(queries))
+    return _timed(index.search_many, queries, k)
+
+
+def _timed(search: Any, queries: Any, k: int) -> tuple[list[Ranking], float]:
+    """Every query's top k and the seconds the search took."""
     t0 = time.perf_counter()
-    found = index.search_many(queries, k)
+    found = search(queries, k)
     return found, time.perf_counter() - t0
 
 
@@ -131,9 +136,7 @@ def dense_search(lo: int, hi: int, collection: None, texts: str, vectors: str, i
     every query's top k and the seconds the search took."""
     ids, _ = read_rows(texts, lo, hi, text=False)
     built = DENSE_INDEXES.get(index)(ids, np.load(vectors, mmap_mode="r")[lo:hi], ann)
-    t0 = time.perf_counter()
-    found = built.search(queries, k)
-    return found, time.perf_counter() - t0
+    return _timed(built.search, queries, k)
 
 
 class DenseSharding:
