@@ -86,7 +86,7 @@ def unsharded(path: Path, n: int, qs: list[str], k: int, out: Path) -> dict:
     """In this (fresh) process: one index over rows [0, n), its top k of every query."""
     from ablate.components.retrieval.analyzer import get_analyzer
     from ablate.components.retrieval.bm25 import BM25Index
-    from ablate.flows.run.sharded import read_rows
+    from ablate.components.retrieval.shards import read_rows
     t0 = time.perf_counter()
     ids, texts = read_rows(path, 0, n)
     an = get_analyzer("default")
@@ -103,14 +103,17 @@ def unsharded(path: Path, n: int, qs: list[str], k: int, out: Path) -> dict:
 
 def sharded(client, path: Path, n: int, shards: int, qs: list[str], k: int) -> tuple[dict, list]:
     from ablate.components.config import PipelineConfig
-    from ablate.components.retrieval.shards import merge_shards, shard_bounds
+    from ablate.components.retrieval.shard_paths import BM25
+    from ablate.components.retrieval.shards import ShardJob, merge_shards, shard_bounds
     from ablate.flows.run import sharded as sh
     client.restart()
     client.run(_reset_peak)
     cfg = PipelineConfig(retrieval={"paths": ["bm25"], "depth": k, "analyzer": "default"})
     questions = [SimpleNamespace(qid=str(i), question=q) for i, q in enumerate(qs)]
     t0 = time.perf_counter()
-    per_shard, search_s, _, _ = sh._bm25(client, path, shard_bounds(n, shards), cfg, questions)
+    bounds = shard_bounds(n, shards)
+    work = BM25.work(ShardJob(path, bounds, [], questions, cfg))  # the path's declared Sharding
+    per_shard, search_s = sh.run_shards(client, work, bounds)
     found = merge_shards(per_shard, k)
     wall = time.perf_counter() - t0
     peaks = sorted(client.run(_peak_mib).values())

@@ -117,13 +117,13 @@ class RetrievalConfig(_Frozen):
     """BM25 parameters."""
     dense_model: str = "all-MiniLM-L6-v2"
     """Sentence-transformers model: the bundled `all-MiniLM-L6-v2`, or a local model folder."""
-    dense_backend: Literal["torch", "onnx", "onnx-int8"] = "torch"
+    dense_backend: str = "torch"  # a `dense backend` (dense_backends.py), checked by preflight
     """Runtime of the dense model (dense path and `semantic` signal): `torch`
     (sentence-transformers' vectors, the reference; BERT folders with mean pooling such as
     MiniLM run without importing it, bitwise the same), `onnx` (the model exported locally to ONNX, run
     by onnxruntime) or `onnx-int8` (that export with int8 weights); the ONNX ones need the
     extra `ablate[onnx]`. Their vectors differ slightly, so sweep it to measure the effect."""
-    dense_index: Literal["flat", "flat16", "hnsw", "ivf"] = "flat"
+    dense_index: str = "flat"  # a `dense index` (ann.py), checked by preflight
     """Index the dense path searches: `flat` (exact, the default), `flat16` (exact over the
     vectors stored in float16: half the memory, slightly different scores), or an
     approximate FAISS index, `hnsw` (a graph) or `ivf` (k-means cells); the recall of any
@@ -152,7 +152,7 @@ class FusionConfig(_Frozen):
     """RRF constant k in w / (k + rank)."""
     weights: dict[str, float] | None = None
     """Weight per path, e.g. `{bm25: 0.3, dense: 0.7}`; unset: equal weights."""
-    normalization: Literal["minmax", "zscore"] = "minmax"
+    normalization: str = "minmax"  # a `score normalization` (fusion.py), checked by preflight
     """Score normalisation of `convex` fusion."""
 
     @field_validator("weights")

@@ -57,8 +57,25 @@ def generator_identity(cfg: PipelineConfig) -> dict[str, str]:
 
 
 def uses_embedder(cfg: PipelineConfig) -> bool:
-    weights = cfg.rerank.weights or {}
-    return "dense" in cfg.retrieval.paths or float(weights.get("semantic", 0) or 0) > 0
+    """Whether a variant runs the dense embedder: one of its retrieval paths, or a rerank
+    signal its reranker computes (weight > 0, under a reranker that reads the weights:
+    rerank.check_weights), declares it reads `retrieval.dense_model` (the registries say
+    which: the dense path, the semantic signal). The one answer for the manifest and the
+    resolved models (issue 43: they disagreed on a zero weight)."""
+    from ablate.components.registry import registry
+
+    def embeds(kind: str, name: str) -> bool:
+        reg = registry(kind)
+        return name in reg and "retrieval.dense_model" in reg.declaration(name).reads
+
+    if any(embeds("retrieval path", p) for p in cfg.retrieval.paths):
+        return True
+    rerankers = registry("reranker")
+    if cfg.rerank.method not in rerankers or not any(
+            f == "rerank.weights" for f, _ in rerankers.declaration(cfg.rerank.method).uses):
+        return False  # a reranker that computes no signals (`none`)
+    return any(embeds("rerank signal", s) for s, w in (cfg.rerank.weights or {}).items()
+               if float(w or 0) > 0)
 
 
 def resolved_models(cfg: PipelineConfig) -> dict[str, dict[str, str]]:

@@ -41,7 +41,7 @@ from ablate.flows.plan.producible import refusal
 from ablate.flows.run import api_lost, console
 from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.run.failures import exit_called, stage_failure
-from ablate.flows.run.sharded import check_scheduler
+from ablate.flows.run.sharded import check_scheduler, shown_label
 from ablate.flows.run.stages import release_models, run_stage, timing_key
 from ablate.flows.run.stale import remove_stale
 
@@ -65,9 +65,11 @@ def stage_task(experiment: str, opts: dict[str, Any], key: str) -> dict[str, Any
     ctx.count("stages_done")
     done, total = ctx.counters["stages_done"], len(ctx.plan.nodes)
     how = f"computed in {seconds:.1f}s" if computed else "reused from cache"
-    get_run_logger().info("[%d/%d] %s %s: %s (elapsed %.0fs)", done, total, node.label, key[:10],
+    label = shown_label(ctx.spec.runner, node)  # with its shards, when it ran on several
+    get_run_logger().info("[%d/%d] %s %s: %s (elapsed %.0fs)", done, total, label, key[:10],
                           how, time.time() - ctx.started)
     return {"key": key, "stage": node.stage, "computed": computed, "seconds": seconds,
+            "label": label,
             "pid": os.getpid(), "timing_key": timing_key(node), "start": wall0,
             "end": wall0 + seconds}
 
@@ -117,7 +119,8 @@ def _report_progress(futures: dict[str, Any], plan: Any, started: float,
             r = fut.result()
         except Exception:  # raised below, once every stage has finished
             r = None
-        console.stage_line(done, len(futures), node.label, node.key,
+        console.stage_line(done, len(futures),
+                           r["label"] if isinstance(r, dict) else node.label, node.key,
                            r["computed"] if isinstance(r, dict) else None,
                            r["seconds"] if isinstance(r, dict) else 0.0, time.time() - started)
         after.finished(node.key, isinstance(r, dict) and r["computed"])

@@ -156,7 +156,9 @@ def _section(name: str, model: type[BaseModel], pipeline_prefix: str | None,
         inner = inner_model(info.annotation)
         text = _text(info, path)
         if inner is None:
-            out.append(f"| `{path}` | {_type(info.annotation)} | {_default(info)} | "
+            named = pipe in regs and info.annotation is str  # a registry's names: a closed choice
+            out.append(f"| `{path}` | {'choice' if named else _type(info.annotation)} | "
+                       f"{_default(info)} | "
                        f"{_allowed(info, path, pipe, regs)} | {text} |")
             continue
         list_of = get_origin(info.annotation) in (list, tuple)

@@ -170,7 +170,8 @@ def extract_cited(question: str, context: PackedContext | None,
     return _best_span(best, question, terms), support, best.passage
 
 
-@GENERATORS.register("extractive", reads=("generator.threshold", "prompt"), reads_context=True)
+@GENERATORS.register("extractive", reads=("generator.threshold", "prompt"), reads_context=True,
+                     deterministic=True)  # the same answer on every run (stats.consistency)
 class ExtractiveGenerator(BaseGenerator):
     """Copies the best-supported span of the context; refuses below the threshold."""
 

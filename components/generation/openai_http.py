@@ -33,7 +33,7 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 30.0
 
 
-@GENERATORS.register("openai", reads=("generator.model", "generator.base_url",
+@GENERATORS.register("openai", remote=True, reads=("generator.model", "generator.base_url",
                                       "generator.max_new_tokens", "generator.temperature",
                                       "generator.seed", "prompt"),
                      settings=("generator.timeout_s", "generator.max_retries",

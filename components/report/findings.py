@@ -22,7 +22,6 @@ import polars as pl
 
 from ablate.components.config import get_dotted
 from ablate.components.metrics.consistency import COLUMN as CONSISTENCY
-from ablate.components.metrics.consistency import consistency_rates, reference_of
 from ablate.components.metrics.registry import compared, direction
 from ablate.components.report.comparability import chunk_units_finding
 from ablate.components.report.intervals import ci_cell
@@ -30,6 +29,7 @@ from ablate.components.report.judge import judge_warnings
 from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.stats_caveats import cannot_reject, few_changed, off_level
 from ablate.components.stats.clusters import FEW_CLUSTERS
+from ablate.components.stats.consistency import consistency_rates, reference_of
 from ablate.components.vocab import BASELINE, TIERS
 
 MAX_LISTED = 6
@@ -352,7 +352,7 @@ def _sampled_by_design(row: dict[str, Any], per_variant: dict[str, int], total: 
 
 def consistency(per_query: pl.DataFrame | None, variants: Sequence[dict[str, Any]] = (),
                 baseline: str = BASELINE) -> list[str]:
-    """The answer-consistency finding of robustness pairs (ablate.components.metrics.consistency):
+    """The answer-consistency finding of robustness pairs (ablate.components.stats.consistency):
     each perturbed variant's rate with its clustered 95% interval, read against the
     baseline's run-to-run agreement; no p-value (the baseline's 1 is fixed by definition)."""
     if per_query is None or CONSISTENCY not in per_query.columns:

@@ -112,7 +112,7 @@ class FaissIndex:
                 for a, b in zip(starts[:-1], starts[1:])]
 
 
-@DENSE_INDEXES.register("flat", neutral=True)
+@DENSE_INDEXES.register("flat", neutral=True, shards="exact")  # shards.py: a pair scores alike anywhere
 def flat(ids: Sequence[str], vectors: np.ndarray, ann: AnnConfig) -> DenseIndex:
     """Exact: every vector scored (dense.DenseIndex)."""
     return DenseIndex(ids, vectors)

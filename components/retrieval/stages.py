@@ -28,7 +28,7 @@ from ablate.components.chunk_table import chunk_map
 from ablate.components.config import PipelineConfig
 from ablate.components.records import Chunk, Question, Ranking
 from ablate.components.registry import Registry
-from ablate.components.retrieval import indexes
+from ablate.components.retrieval import indexes, shard_paths
 from ablate.components.retrieval.ann import DENSE_INDEXES, IndexedRankings
 from ablate.components.retrieval.fusion import fuse
 from ablate.components.retrieval.latency import encode_timed, mark_reused
@@ -69,6 +69,7 @@ RERANKERS: Registry[Reranker] = Registry("reranker", config_field="rerank.method
 
 @PATHS.register("bm25", reads=("retrieval.depth", "retrieval.bm25"),
                 uses={"retrieval.analyzer": "analyzer"},
+                shards=shard_paths.BM25,  # statistics merge (shards.py)
                 latency="batch_mean")  # queries are searched together: per-question = batch / n
 def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
     index, analyzer = indexes.lexical(chunks, cfg.retrieval, res.index_dir)
@@ -89,6 +90,7 @@ def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
                 # 2: cached query vectors count their recorded encode seconds; 3: scores
                 # exact per pair (DenseIndex.search), not by the BLAS product's shape
                 version="3",
+                shards=shard_paths.DENSE,  # exact top-k merge, with an index that declares it
                 latency="batch_mean")  # queries are encoded together: per-question = batch / n
 def _dense(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
     encoder = res.encoder(cfg.retrieval.dense_model, cfg.retrieval.dense_backend)

@@ -15,11 +15,13 @@ from typing import Any, Iterator
 
 from ablate.components.cjk import script_counts
 from ablate.components.metrics.answer import resolve_normalizer
+from ablate.components.model_identity import uses_embedder as reads_embedder
 from ablate.components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.flows.outputs.index_stats import trec_index_stats
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext
+from ablate.flows.run.sharded import retrieve_shards
 
 PACKAGES = ("ablate", "prefect", "mlflow", "polars", "scipy", "numpy", "torch",
             "sentence-transformers", "transformers", "gguf", "rank-bm25", "llama-cpp-python")
@@ -92,7 +94,8 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
                    "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())},
                    "by_component": {k: {"computed": n, "seconds": round(v, 3)}
                                     for k, (n, v) in sorted(ctx.timings_by.items())},
-                   "times": {k: list(v) for k, v in sorted(ctx.stage_times.items())}},
+                   "times": {k: list(v) for k, v in sorted(ctx.stage_times.items())},
+                   "retrieve_shards": retrieve_shards(ctx)},
         "counters": counters,
         "chunkings": chunking_stats(ctx) if chunkings is None else chunkings,
         "settings": ctx.spec.model_dump(mode="json"),
@@ -113,11 +116,6 @@ def normalizer_counts(ctx: RunContext) -> dict[str, Any]:
     given = ctx.spec.metrics.answer_normalizer
     counts = Counter(resolve_normalizer(given, q.answers, q.question) for q in ctx.questions)
     return {"setting": given, "questions": dict(sorted(counts.items()))}
-
-
-def reads_embedder(config: Any) -> bool:
-    """Whether a variant's pipeline runs the dense embedder (dense path, semantic signal)."""
-    return "dense" in config.retrieval.paths or "semantic" in config.rerank.weights
 
 
 def chunking_stats(ctx: RunContext) -> dict[str, Any]:

@@ -91,6 +91,23 @@ def check_variants(loaded: LoadedSpec, variants: list[Variant]) -> None:
             field = exc.field or ""
             loc = ("baseline", *field.split(".")) if v.is_baseline and field else v.loc
             raise loaded.error(f"{exc.message} (variant {v.name})", loc) from None
+    check_sharding(loaded, variants)
+
+
+def check_sharding(loaded: LoadedSpec, variants: list[Variant]) -> None:
+    """With `runner.shards` > 1, every retrieval path of every variant shards exactly (it
+    declares a Sharding that accepts the variant's config: components/retrieval/shards.py);
+    else one line, before anything runs (never a quiet unsharded run)."""
+    from ablate.components.retrieval.shards import shard_refusal
+    shards = loaded.spec.runner.shards
+    if shards <= 1:
+        return
+    for v in variants:
+        for path in v.config.retrieval.paths:
+            why = shard_refusal(path, v.config)
+            if why is not None:
+                raise loaded.error(f"runner.shards is {shards}, but {why} (variant {v.name})",
+                                   ("runner", "shards"))
 
 
 def check_shards(loaded: LoadedSpec, n_documents: int) -> None:

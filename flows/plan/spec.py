@@ -252,10 +252,11 @@ class RunnerSpec(_Spec):
     address: str | None = None
     """Dask scheduler address; unset: a local cluster."""
     shards: int = Field(1, ge=1, le=4096)
-    """Shards of the corpus for the bm25 and dense paths: each shard's index is built and
+    """Shards of the corpus for every retrieve stage: each shard's index is built and
     searched by a Dask worker (the runner's cluster, or a local one of `workers` processes)
     and every question's top `retrieval.depth` merged exactly, so results are the same
-    whatever the count (docs/scale.md). At most the number of documents."""
+    whatever the count (docs/scale.md). A path (or dense index) that cannot shard exactly
+    is refused. At most the number of documents."""
 
 
 NAME_BYTES = 200  # a file name is at most 255 bytes; the sweep id and temporaries add ~25

@@ -1,21 +1,19 @@
 """Sharded retrieval on Dask (`runner.shards` > 1): the corpus's chunks in contiguous
-shards in chunk-id order, each shard's index built and searched by a Dask worker, each
+shards in chunk-id order, each shard's part of the search run by a Dask worker, each
 question's top `retrieval.depth` merged exactly (ablate.components.retrieval.shards), so
 the rankings are those of one index over the whole corpus.
+
+What is sent to the workers is the path's own: the Sharding it declares with its
+registration (the shard contract, components/retrieval/shards.py) gives the functions a
+worker runs on its row range and how their partial results merge; this module does only
+the Dask work and names no component. A path that declares no Sharding (or a config it
+refuses) never gets here: `runner.shards` > 1 with it is refused before anything runs
+(flows/plan/preflight.py).
 
 What a worker reads is in the cache folder, which every worker must see at the same path
 (a shared file system or an object store mount): the chunk texts, sorted by chunk id, in
 `shards/<chunking key>.parquet` (written once per chunking; a worker reads the row groups
-of its row range only), and for dense the chunk vectors as computed by the stage's own
-encoder through the embedding cache (so they are the vectors an unsharded run scores: the
-encoder's batches depend on which texts are encoded together) in a `.npy` file beside it,
-memory-mapped by row range.
-
-BM25 runs in two phases: each worker analyses its shard and returns its CollectionStats;
-they are merged; each worker then builds its shard's index with the merged statistics
-(idf and avgdl of the whole corpus) and searches every question. The analysed shard stays
-on the worker between the phases (the second phase is sent to the worker that ran the
-first; elsewhere it is analysed again).
+of its row range only), and what the path writes beside it (dense: the chunk vectors).
 
 The cluster: the stage's own when it runs in a Dask worker (`runner.kind: dask`), else
 `runner.address`'s scheduler, else a local cluster of `runner.workers` processes started
@@ -25,24 +23,26 @@ once per process.
 from __future__ import annotations
 
 import atexit
-import io
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ablate.components.atomic import atomic_write
 from ablate.components.chunk_table import id_order
 from ablate.components.errors import InputError
 from ablate.components.records import Chunk, Question, Ranking
-from ablate.components.retrieval.bm25_stats import CollectionStats
-from ablate.components.retrieval.dense import DenseIndex
-from ablate.components.retrieval.latency import encode_timed, mark_reused
+from ablate.components.retrieval.latency import mark_reused
 from ablate.components.retrieval.resources import Resources
-from ablate.components.retrieval.shards import AnalysedShard, merge_shards, shard_bounds
+from ablate.components.retrieval.shards import (
+    ShardJob,
+    ShardWork,
+    merge_shards,
+    shard_bounds,
+    shard_refusal,
+    sharding_of,
+)
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -51,15 +51,28 @@ if TYPE_CHECKING:
     from ablate.flows.plan.spec import LoadedSpec, RunnerSpec
     from ablate.flows.run.context import RunContext
 
-SHARDABLE = ("bm25", "dense")
 FOLDER = "shards"  # in the cache folder (a side folder: store.SIDE_FOLDERS)
 ROW_GROUP = 1 << 16  # chunk texts per parquet row group: a worker reads whole groups
 CONNECT_SECONDS = 5.0
 
 
-def shardable(path: str, cfg: Any) -> bool:
-    """Whether the path runs sharded: bm25, and dense with the exact (flat) index."""
-    return path in SHARDABLE and getattr(cfg.retrieval, "dense_index", "flat") == "flat"
+def shards_of(runner: RunnerSpec, node: StageNode) -> int:
+    """On how many shards a stage runs: `runner.shards` for a retrieve stage (a path that
+    cannot shard was refused before the run), else 1."""
+    return runner.shards if node.stage == "retrieve" and runner.shards > 1 else 1
+
+
+def retrieve_shards(ctx: RunContext) -> dict[str, int]:
+    """On how many shards each retrieve stage of the plan runs: {"retrieve:<path>
+    <key[:10]>": n} (the manifest's `stages.retrieve_shards`)."""
+    return {f"{n.label} {k[:10]}": shards_of(ctx.spec.runner, n)
+            for k, n in ctx.plan.nodes.items() if n.stage == "retrieve"}
+
+
+def shown_label(runner: RunnerSpec, node: StageNode) -> str:
+    """The stage's label on progress lines, with its shards when it runs on several."""
+    n = shards_of(runner, node)
+    return f"{node.label} ({n} shards)" if n > 1 else node.label
 
 
 # ---- the files workers read -------------------------------------------------------------
@@ -77,54 +90,23 @@ def texts_file(root: Path, chunk_key: str, chunks: Sequence[Chunk]) -> Path:
     return path
 
 
-def vectors_file(texts: Path, encoder: Any, chunks: Sequence[Chunk]) -> Path:
-    """The chunk vectors (float32, chunk-id order) of `encoder`, beside the texts."""
-    path = texts.with_name(f"{texts.stem}-{encoder.model_id[:16]}.npy")
-    if not path.exists():
-        in_order = [chunks[i].text for i in id_order(chunks)]
-        vectors = np.ascontiguousarray(encoder.encode(in_order), np.float32)
-        buf = io.BytesIO()
-        np.save(buf, vectors)
-        atomic_write(path, buf.getvalue())
-    return path
-
-
-def read_rows(path: Path | str, lo: int, hi: int, text: bool = True
-              ) -> tuple[list[str], list[str]]:
-    """(chunk ids, texts) of rows [lo, hi) of a texts file, reading only their row groups."""
-    import pyarrow.parquet as pq
-    pf = pq.ParquetFile(path)
-    groups: list[int] = []
-    first = start = 0
-    for g in range(pf.metadata.num_row_groups):
-        n = pf.metadata.row_group(g).num_rows
-        if start < hi and start + n > lo:
-            first = start if not groups else first
-            groups.append(g)
-        start += n
-    columns = ["chunk_id", "text"] if text else ["chunk_id"]
-    table = pf.read_row_groups(groups, columns=columns).slice(lo - first, hi - lo)
-    ids = table.column("chunk_id").to_pylist()
-    return ids, table.column("text").to_pylist() if text else []
-
-
 # ---- what workers run -------------------------------------------------------------------
 
-_HELD: dict[tuple, AnalysedShard] = {}  # a worker's analysed shards, between the phases
-_HELD_LOCK = threading.Lock()
-
-
-def _analyse(path: str, lo: int, hi: int, analyzer: str, options: dict) -> AnalysedShard:
-    from ablate.components.retrieval import analyzers_zh  # noqa: F401 - registers zh ones
-    from ablate.components.retrieval.analyzer import get_analyzer
+def _on_worker(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` on a worker; a component a plugin registered (an analyzer) is found
+    after loading every registration (seconds: only when a name is not a built-in's)."""
     try:
-        analyse = get_analyzer(analyzer, options)
-    except InputError:  # not a built-in analyzer module's: every registration (seconds)
+        return fn(*args)
+    except InputError:
         from ablate.components import catalogue
         catalogue.load()
-        analyse = get_analyzer(analyzer, options)
-    ids, texts = read_rows(path, lo, hi)
-    return AnalysedShard.of(ids, texts, analyse)
+        return fn(*args)
+
+
+def _collect(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
+    """Phase 1 on a worker: the shard's statistics and where they were computed (the
+    second phase goes there: what the first phase keeps is used)."""
+    return _on_worker(fn, *args), _worker_address()
 
 
 def _worker_address() -> str | None:
@@ -133,43 +115,6 @@ def _worker_address() -> str | None:
         return get_worker().address
     except ValueError:
         return None
-
-
-def bm25_stats(path: str, lo: int, hi: int, analyzer: str, options: dict
-               ) -> tuple[CollectionStats, str | None]:
-    """Phase 1: analyse rows [lo, hi), keep them here, return their statistics."""
-    shard = _analyse(path, lo, hi, analyzer, options)
-    with _HELD_LOCK:
-        _HELD[(path, lo, hi, analyzer, tuple(sorted(options.items())))] = shard
-    return shard.stats(), _worker_address()
-
-
-def bm25_search(path: str, lo: int, hi: int, analyzer: str, options: dict,
-                collection: CollectionStats, bm25: tuple[Any, ...],
-                queries: list[list[str]], k: int) -> tuple[list[Ranking], float]:
-    """Phase 2: the shard's index with the collection's statistics; every query's top k
-    and the seconds the search took."""
-    with _HELD_LOCK:
-        shard = _HELD.pop((path, lo, hi, analyzer, tuple(sorted(options.items()))), None)
-    if shard is None:  # phase 1 ran on another worker
-        shard = _analyse(path, lo, hi, analyzer, options)
-    index = shard.index(collection, *bm25)
-    del shard
-    index.prepare(len(queries))
-    t0 = time.perf_counter()
-    found = index.search_many(queries, k)
-    return found, time.perf_counter() - t0
-
-
-def dense_search(texts: str, vectors: str, lo: int, hi: int, queries: np.ndarray, k: int
-                 ) -> tuple[list[Ranking], float]:
-    """The shard's exact dense index (its rows of the vectors file, memory-mapped); every
-    query's top k and the seconds the search took."""
-    ids, _ = read_rows(texts, lo, hi, text=False)
-    index = DenseIndex(ids, np.load(vectors, mmap_mode="r")[lo:hi])
-    t0 = time.perf_counter()
-    found = index.search(queries, k)
-    return found, time.perf_counter() - t0
 
 
 # ---- the cluster --------------------------------------------------------------------------
@@ -281,71 +226,54 @@ def retrieve(ctx: RunContext, node: StageNode, chunks: Sequence[Chunk],
     retrieve_path gives, {qid: ranking}."""
     assert node.part is not None  # a retrieve node per retrieval path
     held = ctx.heavy if node.model_bound else None  # run_stage holds it for this stage
+    print(f"{node.label} {node.key[:8]}: on {ctx.spec.runner.shards} shards", flush=True)
     with dask_client(ctx.spec.runner, held) as client:
         return search(client, ctx.store.root, node.inputs["chunk"], node.part, chunks,
                       questions, node.config, res, ctx.spec.runner.shards, latency)
 
 
 def search(client: Client, root: Path, chunk_key: str, path: str, chunks: Sequence[Chunk],
-           questions: Sequence[Question], cfg: Any, res: Resources, shards: int,
+           questions: Sequence[Question], cfg: Any, res: Resources | None, shards: int,
            latency: dict[str, float] | None = None) -> dict[str, Ranking]:
     """Path `path`'s top `retrieval.depth` for each question over `shards` shards of
-    `chunks` (whose texts go to root/shards/<chunk_key>.parquet), on `client`'s workers."""
+    `chunks` (whose texts go to root/shards/<chunk_key>.parquet), on `client`'s workers,
+    as the path's Sharding says (InputError when it declares none or refuses `cfg`)."""
+    refused = shard_refusal(path, cfg)
+    sharding = sharding_of(path)
+    if refused is not None or sharding is None:
+        raise InputError(f"runner.shards is {shards}, but {refused}", field="runner.shards")
     if not chunks:
         if latency is not None:
             latency.update({q.qid: 0.0 for q in questions})
         return {q.qid: [] for q in questions}
     bounds = shard_bounds(len(chunks), shards)
     texts = texts_file(root, chunk_key, chunks)
-    if path == "bm25":
-        per_shard, seconds, each, reused = _bm25(client, texts, bounds, cfg, questions)
-    else:
-        per_shard, seconds, each, reused = _dense(client, texts, bounds, cfg, questions, res,
-                                                  chunks)
+    work = sharding.work(ShardJob(texts, bounds, chunks, questions, cfg, res))
+    per_shard, seconds = run_shards(client, work, bounds)
     t0 = time.perf_counter()
     found = merge_shards(per_shard, cfg.retrieval.depth)
     shared = (seconds + time.perf_counter() - t0) / max(len(questions), 1)
     if latency is not None:  # the shards search in parallel: the slowest one counts
-        latency.update({q.qid: float(s) + shared for q, s in zip(questions, each)})
-        mark_reused(latency, reused)
+        latency.update({q.qid: float(s) + shared for q, s in zip(questions, work.seconds)})
+        mark_reused(latency, work.reused)
     return {q.qid: r for q, r in zip(questions, found)}
 
 
-# per shard the rankings of every question; the slowest shard's search seconds; each
-# question's own seconds (query analysis or encoding); the questions whose were recorded
-Found = tuple[list[list[Ranking]], float, list[float], list[str]]
-
-
-def _bm25(client: Client, texts: Path, bounds: list[tuple[int, int]], cfg: Any,
-          questions: Sequence[Question]) -> Found:
-    from ablate.components.retrieval.analyzer import get_analyzer
-    name, options = cfg.retrieval.analyzer, dict(cfg.retrieval.analyzer_options)
-    analyzer = get_analyzer(name, options)
-    t0 = time.perf_counter()
-    queries = [list(analyzer(q.question)) for q in questions]
-    analysed = (time.perf_counter() - t0) / max(len(questions), 1)
-    first = client.gather([client.submit(bm25_stats, str(texts), lo, hi, name, options,
-                                         pure=False) for lo, hi in bounds])
-    collection = client.scatter([CollectionStats.merge([s for s, _ in first])],
-                                broadcast=True)[0]
-    b = cfg.retrieval.bm25
-    second = client.gather([
-        client.submit(bm25_search, str(texts), lo, hi, name, options, collection,
-                      (b.k1, b.b, b.epsilon, b.variant, b.delta), queries, cfg.retrieval.depth, pure=False,
-                      workers=[where] if where else None, allow_other_workers=True)
-        for (lo, hi), (_, where) in zip(bounds, first)])
-    return ([r for r, _ in second], max((s for _, s in second), default=0.0),
-            [analysed] * len(questions), [])
-
-
-def _dense(client: Client, texts: Path, bounds: list[tuple[int, int]], cfg: Any,
-           questions: Sequence[Question], res: Resources, chunks: Sequence[Chunk]
-           ) -> Found:
-    encoder = res.encoder(cfg.retrieval.dense_model, cfg.retrieval.dense_backend)
-    vectors = vectors_file(texts, encoder, chunks)
-    queries = encode_timed(encoder, [q.question for q in questions])
-    got = client.gather([client.submit(dense_search, str(texts), str(vectors), lo, hi,
-                                       queries.vectors, cfg.retrieval.depth, pure=False)
-                         for lo, hi in bounds])
-    return ([r for r, _ in got], max((s for _, s in got), default=0.0),
-            queries.seconds.tolist(), [q.qid for q, r in zip(questions, queries.reused) if r])
+def run_shards(client: Client, work: ShardWork, bounds: list[tuple[int, int]]
+               ) -> tuple[list[list[Ranking]], float]:
+    """A ShardWork on `client`'s workers, shard by shard: (per shard every question's
+    ranking, the slowest shard's search seconds). With `collect`, the shards' statistics
+    first, merged and broadcast; each shard's search then goes to the worker that
+    collected it (what it kept is used there)."""
+    collection, where = None, [None] * len(bounds)
+    if work.collect is not None:
+        assert work.merge is not None  # a statistics merge says how
+        first = client.gather([client.submit(_collect, work.collect, lo, hi, *work.collect_args,
+                                             pure=False) for lo, hi in bounds])
+        collection = client.scatter([work.merge([s for s, _ in first])], broadcast=True)[0]
+        where = [w for _, w in first]
+    got = client.gather([
+        client.submit(_on_worker, work.search, lo, hi, collection, *work.args, pure=False,
+                      workers=[at] if at else None, allow_other_workers=bool(at))
+        for (lo, hi), at in zip(bounds, where)])
+    return [r for r, _ in got], max((s for _, s in got), default=0.0)

@@ -176,7 +176,7 @@ def _retrieve(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     latency = StageSeconds()  # with the questions whose seconds were recorded earlier
     assert node.part is not None  # a retrieve node per retrieval path (StageDef.per)
     chunks, questions = chunks_of(ctx, node.inputs["chunk"]), questions_of(ctx, node)
-    if ctx.spec.runner.shards > 1 and sharded.shardable(node.part, node.config):
+    if sharded.shards_of(ctx.spec.runner, node) > 1:  # a path that cannot was refused
         rankings = sharded.retrieve(ctx, node, chunks, questions, resources(ctx), latency)
     else:
         rankings = retrieve_path(node.part, chunks, questions, node.config, resources(ctx),

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import grimp
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,3 +72,32 @@ def test_import_contracts_kept():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "0 broken" in done.stdout
+
+
+@pytest.mark.parametrize("importer", [
+    "ablate.components.tokenizer",        # a module at the top of components/
+    "ablate.components.labels",
+    "ablate.components.report.markdown",  # a module of a subpackage
+    "ablate.components.stats.consistency",
+])
+def test_the_catalogue_contract_covers_the_whole_package(importer):
+    """pyproject.toml's catalogue contract is kept by the code as it is, and broken by any
+    component importing the catalogue, not only those of a list (issue 43.5)."""
+    import tomllib
+
+    from importlinter import configuration
+    from importlinter.contracts.forbidden import ForbiddenContract
+    configuration.configure()
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    spec = next(c for c in cfg["contracts"]
+                if c.get("forbidden_modules") == ["ablate.components.catalogue"])
+    contract = ForbiddenContract(
+        name=spec["name"], session_options={"root_packages": cfg["root_packages"],
+                                            "include_external_packages": True},
+        contract_options={k: v for k, v in spec.items() if k not in ("name", "type")})
+    graph = grimp.build_graph("ablate.components", "ablate.flows", cache_dir=None,
+                              include_external_packages=True)
+    assert contract.check(graph, verbose=False).kept
+    graph.add_import(importer=importer, imported="ablate.components.catalogue", line_number=1,
+                     line_contents="from ablate.components import catalogue")
+    assert not contract.check(graph, verbose=False).kept

@@ -58,7 +58,7 @@ def test_bm25_sharded_equals_one_index(client, demo, tmp_path):
     assert set(latency) == set(whole) and all(v > 0 for v in latency.values())
     # the workers read their rows from the texts file in the cache folder
     assert (tmp_path / "shards" / "kk" / f"{'k' * 24}.parquet").is_file()
-    ran = client.run(lambda: len(__import__("ablate.flows.run.sharded",
+    ran = client.run(lambda: len(__import__("ablate.components.retrieval.shard_paths",
                                             fromlist=["_HELD"])._HELD))
     assert set(ran.values()) == {0}  # the analysed shards were used and let go
 
@@ -110,6 +110,24 @@ def test_flow_with_two_shards_stores_the_rankings_of_one(client, prefect_server,
     for key in a:
         assert a[key].height == 12 and a[key].equals(b[key]), key
     assert list((two / "shards").rglob("*.parquet")) and not (one / "shards").exists()
+    # the manifest and the progress lines say on how many shards each retrieve stage ran
+    import json
+    for shards in (1, 2):
+        man = json.loads(next((tmp_path / f"runs{shards}").rglob("manifest.json")).read_text())
+        got = man["stages"]["retrieve_shards"]
+        assert sorted(k.split()[0] for k in got) == ["retrieve:bm25", "retrieve:dense"]
+        assert set(got.values()) == {shards}
+
+
+def test_progress_label_says_the_shards():
+    from types import SimpleNamespace
+
+    from ablate.flows.run.sharded import shown_label
+    node = SimpleNamespace(stage="retrieve", label="retrieve:bm25")
+    assert shown_label(SimpleNamespace(shards=3), node) == "retrieve:bm25 (3 shards)"
+    assert shown_label(SimpleNamespace(shards=1), node) == "retrieve:bm25"
+    fuse = SimpleNamespace(stage="fuse", label="fuse")
+    assert shown_label(SimpleNamespace(shards=3), fuse) == "fuse"
 
 
 def test_more_shards_than_documents_is_one_line(run_cli, tmp_path, capsys):
@@ -132,3 +150,94 @@ def test_unreachable_scheduler_is_one_line(run_cli, tmp_path, capsys, command):
     assert "field 'runner.address'" in err
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err
     assert not (tmp_path / "c" / "chunk").exists()  # nothing computed
+
+
+# ---- the shard contract (issue 43): a path shards exactly or is refused before it runs ----
+
+@pytest.mark.parametrize("index", ["flat16", "hnsw", "ivf"])
+def test_an_index_that_cannot_shard_is_refused_in_one_line(run_cli, tmp_path, capsys, index):
+    spec = write_experiment(
+        tmp_path, "sharded-ann", smoke_size=12, seed=3,
+        runner={"kind": "threads", "workers": 2, "shards": 2},
+        baseline=pipeline(retrieval={"paths": ["bm25", "dense"], "depth": 10,
+                                     "dense_index": index}, generator=None))
+    assert run_cli("check", str(spec)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "field 'runner.shards'" in err and err.startswith(f"ablate: error: {spec}:")
+    assert f"dense index '{index}' does not shard exactly (dense indexes that do: flat)" in err
+
+
+PLUGIN = """\
+from ablate.components.retrieval.stages import PATHS
+
+@PATHS.register("plain_43", reads=("retrieval.depth",))
+def plain(chunks, questions, cfg, res, latency):
+    return {q.qid: [(chunks[0].chunk_id, 1.0)] for q in questions}
+"""
+
+
+def test_a_plugin_path_that_declares_no_sharding_is_refused(run_cli, tmp_path, capsys):
+    (tmp_path / "plug43.py").write_text(PLUGIN)
+    spec = write_experiment(
+        tmp_path, "sharded-plugin", smoke_size=12, seed=3, plugins=["./plug43.py"],
+        runner={"kind": "threads", "workers": 2, "shards": 2},
+        baseline=pipeline(retrieval={"paths": ["bm25", "plain_43"], "depth": 10},
+                          generator=None))
+    try:
+        assert run_cli("check", str(spec)) == 2
+    finally:
+        from ablate.components.registry import registry
+        registry("retrieval path")._items.pop("plain_43", None)
+        registry("retrieval path")._decls.pop("plain_43", None)
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "field 'runner.shards'" in err
+    assert "retrieval path 'plain_43' does not declare how it shards" in err
+
+
+def _overlap(question: str, text: str) -> float:
+    return float(len(set(question.lower().split()) & set(text.lower().split())))
+
+
+class OverlapSharding:
+    """A plugin's Sharding: word overlap scores a pair alone, so top k merge exactly. Its
+    worker function is nested (pickled by value: workers need not import this module)."""
+
+    merge = "exact top-k"
+
+    def refuses(self, cfg):
+        return None
+
+    def work(self, job):
+        from ablate.components.retrieval.shards import ShardWork, read_rows
+
+        def search(lo, hi, collection, texts, questions, k):
+            ids, rows = read_rows(texts, lo, hi)
+            out = []
+            for q in questions:
+                scored = sorted(((c, _overlap(q, t)) for c, t in zip(ids, rows)),
+                                key=lambda x: (-x[1], x[0]))
+                out.append(scored[:k])
+            return out, 0.0
+        return ShardWork(search, (str(job.texts), [q.question for q in job.questions],
+                                  job.cfg.retrieval.depth), [0.0] * len(job.questions))
+
+
+def test_a_plugin_path_that_declares_a_sharding_shards_exactly(client, demo, tmp_path):
+    from ablate.components.retrieval.stages import PATHS, retrieve_path
+    from ablate.flows.run import sharded
+    from tests.conftest import registries_restored
+    chunks, questions = demo
+    chunks, questions = chunks[:300], questions[:40]
+    with registries_restored():
+        @PATHS.register("overlap_43", reads=("retrieval.depth",), shards=OverlapSharding())
+        def overlap(chunks, questions, cfg, res, latency):
+            return {q.qid: sorted(((c.chunk_id, _overlap(q.question, c.text)) for c in chunks),
+                                  key=lambda x: (-x[1], x[0]))[:cfg.retrieval.depth]
+                    for q in questions}
+        cfg = PipelineConfig(retrieval={"paths": ["overlap_43"], "depth": 7})
+        whole = retrieve_path("overlap_43", chunks, questions, cfg)
+        got = sharded.search(client, tmp_path, "p" * 24, "overlap_43", chunks, questions,
+                             cfg, None, 3)
+    assert got == whole and any(r[0][1] > 0 for r in whole.values())

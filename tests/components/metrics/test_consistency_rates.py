@@ -10,14 +10,14 @@ import math
 import numpy as np
 import polars as pl
 
-from ablate.components.metrics.consistency import (
-    COLUMN,
+from ablate.components.metrics.consistency import COLUMN
+from ablate.components.metrics.registry import compared
+from ablate.components.report.findings import findings
+from ablate.components.stats.consistency import (
     clustered_interval,
     consistency_rates,
     reference_of,
 )
-from ablate.components.metrics.registry import compared
-from ablate.components.report.findings import findings
 
 
 def test_the_consistency_column_is_not_compared_with_the_baseline():
@@ -70,6 +70,20 @@ def test_the_reference_is_the_baselines_run_to_run_agreement():
     assert reference_of({"generator": {"name": "smollm2", "temperature": 0.0}})[0] == 1.0
     ref, why = reference_of({"generator": {"name": "smollm2", "temperature": 0.7}})
     assert math.isnan(ref) and "not measured" in why
+    assert "may still vary" in reference_of({"generator": {"name": "openai"}})[1]
+
+
+def test_the_reference_reads_the_generator_registry():
+    """A plugin generator registered deterministic is read as such at any temperature;
+    the generator names are the registry's, not a list in the statistics (issue 43.3)."""
+    from ablate.components.generation.base import GENERATORS
+    from tests.conftest import registries_restored
+    with registries_restored():
+        GENERATORS.register("lookup_43", deterministic=True)(lambda cfg, prompt: None)
+        ref, why = reference_of({"generator": {"name": "lookup_43", "temperature": 0.9}})
+    assert ref == 1.0 and "deterministic" in why
+    ref, _ = reference_of({"generator": {"name": "smollm2", "temperature": 0.9}})
+    assert math.isnan(ref)
 
 
 def test_findings_report_the_rate_and_no_paired_test():
