@@ -54,7 +54,7 @@ class PlanRow:
 
 
 def metric_columns(per_query: pl.DataFrame) -> list[str]:
-    """The per-question metric columns a sweep compares (ablate.flows.outputs.write.tested:
+    """The per-question metric columns a sweep compares (ablate.flows.outputs.analysis.tested:
     not a relative metric's, such as answer consistency)."""
     from ablate.components.metrics.registry import compared
     return [c for c in per_query.columns if "/" in c and compared(c)]

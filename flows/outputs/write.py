@@ -1,5 +1,5 @@
-"""Collect a finished sweep into its output folder: per-query table, statistics, manifest
-(flows/outputs/manifest.py), variants, reports. The folder is written beside its final place and
+"""Collect a finished sweep into its output folder: per-query table, statistics (computed by
+flows/outputs/analysis.py), manifest (flows/outputs/manifest.py), variants, reports. The folder is written beside its final place and
 renamed into it, so a killed run never leaves half-written output. Replacing an existing
 folder takes two renames (old aside, new in): between them the folder is briefly absent,
 never mixed. When the statistics, the manifest or the report fail, the folder still lands
@@ -24,29 +24,23 @@ import polars as pl
 from ablate.components.config import format_value
 from ablate.components.errors import RunFailed, cause
 from ablate.components.metrics.consistency import with_consistency
-from ablate.components.metrics.registry import compared, is_timing, metric_directions
+from ablate.components.metrics.registry import is_timing, metric_directions
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.evidence import load_evidence
 from ablate.components.report.sweep_data import FACTORIAL_FILE, WORTH_FILE, SweepResults
-from ablate.components.stats.clusters import cluster_column
-from ablate.components.stats.compare import compare_joint
-from ablate.components.stats.factorial import design_from_records, factorial_effects
-from ablate.components.stats.ppi_compare import corrected_comparisons, corrected_rows
-from ablate.components.stats.slices import SLICES_FILE, family_of, sliced_inputs
-from ablate.components.stats.slices import joined as joined_slices
-from ablate.components.stats.slices import take as take_slices
+from ablate.components.stats.slices import SLICES_FILE
 from ablate.components.vocab import BASELINE
+from ablate.flows.outputs.analysis import rerun_hint, statistics, stats_hint, tested
 from ablate.flows.outputs.analysis_code import analysis_version
 from ablate.flows.outputs.evidence import write_evidence
 from ablate.flows.outputs.judging import judge_manifest
-from ablate.flows.outputs.manifest import chunking_stats, design_record, manifest
+from ablate.flows.outputs.manifest import chunking_stats, manifest
 from ablate.flows.outputs.self_test import self_test_record
 from ablate.flows.outputs.timings import with_reused
 from ablate.flows.outputs.worth import compute_worth, worth_expected
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext, file_fingerprint
 from ablate.flows.run.frames import frame_answers
-from ablate.flows.run.sequential import apply_decisions
 
 ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer")
 
@@ -154,55 +148,6 @@ def no_effect_variants(ctx: RunContext) -> list[str]:
     return [v.name for v in ctx.variants if not v.is_baseline and signature(v.name) == base]
 
 
-def tested(per_query: pl.DataFrame, cluster: str) -> tuple[list[str], str | None]:
-    """(the metric columns the statistics test: not a relative metric's, such as answer
-    consistency, which has no paired null; the cluster column or None: cluster_column)."""
-    metrics = [c for c in per_query.columns if "/" in c and compared(c)]
-    return metrics, cluster_column(cluster)
-
-
-def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:
-    """Every comparison with the baseline; with `judge.labels`, the judge-corrected ones
-    (`ppi/<metric>` rows, ablate.components.stats.ppi_compare) in the same correction."""
-    s = ctx.spec.stats
-    metrics, cluster = tested(per_query, s.cluster)
-    found = ([] if ctx.labels is None else corrected_comparisons(
-        per_query, ctx.labels, baseline=BASELINE, metrics=metrics, cluster_col=cluster,
-        alpha=s.alpha))
-    # report.slices: the key metrics per slice, tested in the same run and correction
-    table, cols, untested = sliced_inputs(
-        per_query, slices=ctx.spec.report.slices, key=ctx.spec.metrics.key, tested=metrics,
-        baseline=BASELINE, alpha=s.alpha, cluster_col=cluster)
-    stats, p_adj, size = compare_joint(
-        table, baseline=BASELINE, metrics=metrics + [c.column for c in cols], test=s.test,
-        correction=s.correction, alpha=s.alpha, resamples=s.resamples,
-        bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method, seed=ctx.spec.seed,
-        cluster_col=cluster, family=s.family, external=[(c.name, c.diff.p) for c in found],
-        family_of=family_of(cols))
-    stats = joined_slices(stats, cols, untested)  # slices.parquet's rows: _statistics
-    if not found:
-        return stats
-    rows = corrected_rows(found, p_adj, size, baseline=BASELINE, alpha=s.alpha,
-                          correction=s.correction, family=s.family, seed=ctx.spec.seed,
-                          cluster_col=cluster)
-    return pl.concat([stats, rows], how="diagonal_relaxed").sort("metric", "variant")
-
-
-def compute_factorial(ctx: RunContext, per_query: pl.DataFrame,
-                      records: list[dict[str, Any]]) -> pl.DataFrame | None:
-    """factorial.parquet: the design's effects per metric (ablate.components.stats.factorial),
-    with the experiment's test, correction and resampling settings; None without a design."""
-    design = design_from_records(design_record(ctx), records)
-    if design is None:
-        return None
-    s = ctx.spec.stats
-    metrics, cluster = tested(per_query, s.cluster)
-    return factorial_effects(per_query, design, metrics=metrics, test=s.test,
-                             correction=s.correction, alpha=s.alpha, resamples=s.resamples,
-                             bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method,
-                             seed=ctx.spec.seed, cluster_col=cluster, family=s.family)
-
-
 OUTPUT_FILES = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet",
                 "timings.parquet", "report.md", "report.html", "summary.txt")
 
@@ -233,46 +178,6 @@ def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
         return None
     keys = {r.get("name"): r.get("stage_keys") for r in records if isinstance(r, dict)}
     return folder if keys == ctx.plan.by_variant else None
-
-
-def rerun_hint(ctx: RunContext) -> str:
-    """How to run the analysis again: every stage is reused from the cache."""
-    return (f"ablate run {shlex.quote(str(ctx.loaded.path))} with the same options "
-            "(every stage is reused)")
-
-
-def stats_hint(ctx: RunContext, folder: Path, per_query: pl.DataFrame) -> str:
-    """The commands that make stats.parquet from per_query.parquet with the experiment's
-    statistics settings (`ablate stats`; not a sequential run's decisions nor a design's
-    factorial effects), then the report (`ablate report`)."""
-    s = ctx.spec.stats
-    metrics, cluster = tested(per_query, s.cluster)
-    args = ["ablate", "stats", str(folder / "per_query.parquet"), "--baseline", BASELINE,
-            "--metrics", ",".join(metrics), "--test", s.test, "--correction", s.correction,
-            "--alpha", str(s.alpha), "--resamples", str(s.resamples),
-            "--bootstrap-resamples", str(s.bootstrap_resamples), "--ci-method", s.ci_method,
-            "--family", s.family, "--seed", str(ctx.spec.seed),
-            "--cluster-column", cluster or "none",
-            "--out", str(folder / "stats.parquet")]
-    hint = f"{shlex.join(args)}, then {shlex.join(['ablate', 'report', str(folder)])}"
-    if ctx.labels is not None:  # ablate stats knows nothing of judge.labels
-        hint += f" (without the judge-corrected ppi/ rows: for those, {rerun_hint(ctx)})"
-    if ctx.spec.report.slices:  # nor of report.slices, whose tests join the families
-        hint += (" (without report.slices: slices.parquet, and its tests in the correction "
-                 f"families, come from {rerun_hint(ctx)})")
-    return hint
-
-
-def _statistics(ctx: RunContext, per_query: pl.DataFrame, variants: list[dict[str, Any]],
-                sequential: dict[str, Any] | None
-                ) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
-    """(stats, factorial effects or None, slice comparisons or None); a sequential run's
-    key decisions are the looks'."""
-    stats, sliced = take_slices(compute_stats(ctx, per_query))
-    factorial = compute_factorial(ctx, per_query, variants)
-    if sequential is not None:
-        stats = apply_decisions(stats, sequential)
-    return stats, factorial, sliced
 
 
 def _manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any],
@@ -348,7 +253,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         per_query.write_parquet(tmp / "per_query.parquet", statistics=False)
         timings.write_parquet(tmp / "timings.parquet", statistics=False)
         try:
-            stats, factorial, sliced = _statistics(ctx, per_query, variants, sequential)
+            stats, factorial, sliced = statistics(ctx, per_query, variants, sequential)
             worth = compute_worth(ctx, per_query, variants, tested(per_query, "none")[0])
         except Exception as exc:  # noqa: BLE001 - the folder lands without them
             failed["stats"] = exc

@@ -41,14 +41,14 @@ def _one_line(exc: RunFailed) -> str:
 def test_ci_excluding_its_estimate_still_gets_every_output(sweep, tmp_path, monkeypatch):
     """The 300-question Chinese sweep: its statistics held a CI that excluded its own
     estimate, the error bar raised, and per_query, stats and report were all lost."""
-    import ablate.flows.outputs.write as write
+    import ablate.flows.outputs.analysis as analysis
     ctx, _ = sweep
-    real = write.compute_stats
+    real = analysis.compute_stats
 
     def excluding(*args, **kwargs):
         stats = real(*args, **kwargs)
         return stats.with_columns(ci_low=pl.col("delta") + 0.05, ci_high=pl.col("delta") + 0.1)
-    monkeypatch.setattr(write, "compute_stats", excluding)
+    monkeypatch.setattr(analysis, "compute_stats", excluding)
     folder = _write(ctx, tmp_path)
     assert "incomplete" not in _manifest(folder)
     for name in ("per_query.parquet", "stats.parquet", "report.md", "report.html", "summary.txt",
@@ -82,7 +82,7 @@ def test_statistics_failure_that_also_stops_its_command_is_one_line(sweep, tmp_p
 
     def no_cluster(*args, **kwargs):
         raise KeyError("cluster")
-    monkeypatch.setattr("ablate.flows.outputs.write.tested", no_cluster)
+    monkeypatch.setattr("ablate.flows.outputs.analysis.tested", no_cluster)
     with pytest.raises(RunFailed) as info:
         _write(ctx, tmp_path)
     folder = tmp_path / complete.name

@@ -78,7 +78,7 @@ def test_rerun_after_a_failed_report_writes_a_complete_folder(sweep, tmp_path, m
 def test_statistics_failure_keeps_per_query_and_names_ablate_stats(sweep, tmp_path,
                                                                   monkeypatch, run_cli):
     ctx, complete = sweep
-    monkeypatch.setattr("ablate.flows.outputs.write.compute_stats", _boom)
+    monkeypatch.setattr("ablate.flows.outputs.analysis.compute_stats", _boom)
     with pytest.raises(RunFailed, match=r"^statistics failed \(ValueError: plot backend "
                                         r"exploded\); per_query.parquet is in ") as info:
         _write(ctx, tmp_path)

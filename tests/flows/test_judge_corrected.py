@@ -122,7 +122,7 @@ def test_planner_says_how_many_labels_a_half_width_needs(sweep, run_cli, capsys)
 def test_the_stats_hint_says_ablate_stats_leaves_out_the_corrected_rows(sweep):
     import polars as pl
 
-    from ablate.flows.outputs.write import stats_hint
+    from ablate.flows.outputs.analysis import stats_hint
     _, ctx, out, _ = sweep
     hint = stats_hint(ctx, out, pl.read_parquet(out / "per_query.parquet"))
     assert "without the judge-corrected ppi/ rows" in hint and "ablate run" in hint
