@@ -57,7 +57,7 @@ def judge_manifest(ctx: RunContext) -> dict[str, Any] | None:
         return None
     judge = judge_of(ctx)
     prompts = ctx.judge_prompts
-    assert prompts is not None  # read with the judge section (run.context.judge_files)
+    assert prompts is not None  # read with the judge section (plan.sweep_plan.judge_files)
     calibration = None
     if ctx.calibration_path is not None:
         key = ctx.plan.by_variant[ctx.variants[0].name]["calibrate"]

@@ -39,7 +39,8 @@ from ablate.flows.outputs.self_test import self_test_record
 from ablate.flows.outputs.timings import with_reused
 from ablate.flows.outputs.worth import compute_worth, worth_expected
 from ablate.flows.plan.design import design_labels
-from ablate.flows.run.context import RunContext, file_fingerprint
+from ablate.flows.plan.sweep_plan import file_fingerprint
+from ablate.flows.run.context import RunContext
 from ablate.flows.run.frames import frame_answers
 
 ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer")

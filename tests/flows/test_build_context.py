@@ -3,7 +3,7 @@ resolved for the corpus, paths taken from the experiment file's folder)."""
 
 from __future__ import annotations
 
-from ablate.flows.run import context as context_module
+from ablate.flows.plan import sweep_plan as context_module
 from ablate.flows.run.context import RunOptions, build_context
 from tests.flows.direct import write_spec
 from tests.specs import experiment, vary
