@@ -72,6 +72,25 @@ def load_llama(path: Path, n_ctx: int = N_CTX, seed: int = 0) -> tuple[Any, thre
         return _MODELS[key]
 
 
+def adapt_threads(llm: Any) -> int:
+    """Set llama.cpp's threads for the next call (the caller holds the model's lock) and
+    return them: at most N_THREADS, fewer when other processes keep cores busy (the
+    torch backend's rule, torch_gguf.decode_threads: the cores the 1-minute load average
+    leaves idle, this process's own threads not counted), so its spin-waiting threads do
+    not fight a busy machine. ABLATE_LLAMA_THREADS fixes the number. The thread count never
+    changes a reply (each dot product is summed by one thread: module doc)."""
+    from llama_cpp import llama_cpp as lib
+
+    from ablate.components.generation.torch_gguf import decode_threads
+    ctx = llm._ctx.ctx
+    if os.environ.get("ABLATE_LLAMA_THREADS", "").strip():
+        n = N_THREADS
+    else:
+        n = decode_threads(N_THREADS, running=int(lib.llama_n_threads(ctx)))
+    lib.llama_set_n_threads(ctx, n, n)
+    return n
+
+
 @contextmanager
 def extra_buffer_types(on: bool) -> Iterator[None]:
     """Models loaded inside get `use_extra_bufts = on`; the loader turns them off: no extra
@@ -216,6 +235,7 @@ class LlamaLocalGenerator(BaseGenerator):
         llm, lock = load_llama(self.path, N_CTX, c.seed)
         with lock:
             llm.reset()
+            adapt_threads(llm)
             out = llm.create_chat_completion(messages=messages, max_tokens=c.max_new_tokens,
                                              temperature=c.temperature, seed=c.seed, stop=STOP)
         usage = out.get("usage") or {}

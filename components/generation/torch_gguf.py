@@ -134,8 +134,9 @@ def _encode(tok: Any, messages: list[dict[str, str]]) -> list[int]:
 def _kwargs(tok: Any, max_new_tokens: int, temperature: float, stop: list[str]) -> dict[str, Any]:
     sampling = temperature > 0
     kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=sampling,
-                                  stop_strings=stop, tokenizer=tok,
                                   eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id)
+    if stop:  # per sequence: a batch's row stops at its own first stop text
+        kwargs.update(stop_strings=stop, tokenizer=tok)
     if sampling:
         kwargs.update(temperature=temperature, top_k=0, top_p=1.0)
     else:
@@ -196,7 +197,7 @@ def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int, temper
 
 def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tokens: int,
               temperature: float, seed: int, stop: list[str], n_ctx: int, batch_size: int,
-              done: Any = None) -> list[tuple[str, int, int]]:
+              done: Any = None, constraints: Any = None) -> list[tuple[str, int, int]]:
     """One reply per conversation, in order, as `chat` gives it; a prompt that does not
     fit `n_ctx` raises WindowError (naming it) before anything is decoded.
 
@@ -205,7 +206,10 @@ def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tok
     (sorted by token count, so little padding); sampling runs one at a time, each seeded
     with `seed` as `chat` is. `done(indices)` is called after each batch with the
     conversations it answered (progress; a stop request is honoured between batches by
-    raising from it)."""
+    raising from it). `constraints(i)`, when given, makes conversation i's constraint
+    (`mask(scores)` sets the logits of the tokens it forbids next to -inf, `accept(token)`
+    advances it): a logits mask per sequence, so a row's tokens never depend on its
+    batch's other rows (ablate.components.judge.grammar: the judge's JSON schemas)."""
     import torch
     model, tok, lock = load(path)
     prompts = [_encode(tok, m) for m in conversations]
@@ -220,7 +224,7 @@ def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tok
     threads = torch.get_num_threads()
     try:
         _decode(model, tok, lock, prompts, order, size, pad, kwargs, temperature, seed, stop,
-                out, done, threads)
+                out, done, threads, constraints)
     finally:
         torch.set_num_threads(threads)
     return [o for o in out if o is not None]
@@ -228,7 +232,8 @@ def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tok
 
 def _decode(model: Any, tok: Any, lock: threading.Lock, prompts: list[list[int]],
             order: list[int], size: int, pad: int, kwargs: dict[str, Any], temperature: float,
-            seed: int, stop: list[str], out: list[Any], done: Any, most: int) -> None:
+            seed: int, stop: list[str], out: list[Any], done: Any, most: int,
+            constraints: Any = None) -> None:
     import torch
     for lo in range(0, len(order), size):
         batch = order[lo:lo + size]
@@ -240,9 +245,36 @@ def _decode(model: Any, tok: Any, lock: threading.Lock, prompts: list[list[int]]
             torch.set_num_threads(decode_threads(most))
             if temperature > 0:
                 torch.manual_seed(seed)
-            gen = model.generate(ids, attention_mask=mask, **kwargs)
+            extra = ({} if constraints is None else
+                     {"logits_processor": [_RowMasks([constraints(i) for i in batch], width, pad)]})
+            gen = model.generate(ids, attention_mask=mask, **kwargs, **extra)
         for row, i in enumerate(batch):
             text, n_out = _reply(tok, [int(t) for t in gen[row, width:]], stop)
             out[i] = (text, len(prompts[i]), n_out)
         if done is not None:
             done(batch)
+
+
+class _RowMasks:
+    """A transformers logits processor applying one constraint per row of a batch: the
+    token a row chose last is accepted by its constraint (until the row ends with the
+    end-of-turn token, after which the row is padding and left alone), then the row's
+    scores are masked."""
+
+    def __init__(self, rows: list[Any], width: int, eos: int) -> None:
+        self.rows, self.width, self.eos = rows, width, eos
+        self.ended = [False] * len(rows)
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        step = input_ids.shape[1] - self.width
+        for r, row in enumerate(self.rows):
+            if self.ended[r]:
+                continue
+            if step > 0:
+                token = int(input_ids[r, -1])
+                if token == self.eos:
+                    self.ended[r] = True
+                    continue
+                row.accept(token)
+            row.mask(scores[r])
+        return scores

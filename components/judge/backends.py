@@ -2,7 +2,9 @@
 
 A backend turns chat messages plus a JSON schema into one completion whose text is asked
 to follow the schema: `llama_cpp` compiles the schema into a llama.cpp grammar (the model
-cannot emit anything else; it can still run out of tokens), `openai` sends it as the
+cannot emit anything else; it can still run out of tokens), `torch`
+(ablate.components.judge.torch_judge) decodes the same file in batches with the same
+grammar as a mask per sequence, `openai` sends it as the
 endpoint's structured-output request (`judge.json_mode`). Both decode greedily with a
 fixed seed, reuse the generators' machinery (the process-wide GGUF loader
 `generation.llama_local.load_llama`, the retrying HTTP client of `generation.openai_http`),
@@ -121,11 +123,12 @@ class LlamaJudge(BaseJudge):
         return f"gguf:{model_identity(self.path)}"
 
     def _complete(self, request: Request) -> Completion:
-        from ablate.components.generation.llama_local import N_CTX, load_llama
+        from ablate.components.generation.llama_local import N_CTX, adapt_threads, load_llama
         llm, lock = load_llama(self.path, N_CTX, self.cfg.seed)
         messages = [{"role": r, "content": c} for r, c in request.messages]
         with lock:
             llm.reset()  # no state carried over from the previous prompt
+            adapt_threads(llm)  # the generator's adaptive rule: no spinning on a busy machine
             try:
                 out = llm.create_chat_completion(
                     messages=messages, max_tokens=request.max_tokens,
@@ -225,3 +228,6 @@ class OpenAIJudge(BaseJudge):
 def make_judge(cfg: JudgeConfig) -> BaseJudge:
     """The backend `cfg.backend` names, built from the judge config."""
     return JUDGES.get(cfg.backend)(cfg)
+
+
+from ablate.components.judge import torch_judge  # noqa: E402,F401  (registers `torch`)

@@ -29,10 +29,10 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     backend: str = "llama_cpp"
-    """A registered judge backend: `llama_cpp` (a local GGUF file in-process) or `openai`
-    (any OpenAI-compatible endpoint)."""
+    """A registered judge backend: `llama_cpp` (a local GGUF file in-process), `torch` (the
+    same file decoded by PyTorch in batches) or `openai` (any OpenAI-compatible endpoint)."""
     model: str | None = None
-    """`llama_cpp`: a GGUF path (default: the bundled SmolLM2); `openai`: the model name."""
+    """`llama_cpp`, `torch`: a GGUF path (default: the bundled SmolLM2); `openai`: the model name."""
     base_url: str | None = None
     """`openai`: the endpoint, e.g. `http://127.0.0.1:8000/v1`."""
     api_key_env: str | None = None
@@ -83,6 +83,9 @@ class JudgeConfig(BaseModel):
     """`openai`: retries of a failed request."""
     concurrency: int = Field(1, ge=1)
     """`openai`: requests in flight."""
+    batch_size: int = Field(8, ge=1, le=256)
+    """`torch`: verdicts decoded together (a speed setting: the verdicts are the same at any
+    batch size)."""
 
     @field_validator("calibration", "labels")
     @classmethod

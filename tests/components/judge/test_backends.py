@@ -116,4 +116,4 @@ def test_unknown_backend_is_refused_where_the_spec_is_validated(tmp_path):
     with pytest.raises(InputError) as e:
         load_spec(path)
     assert str(e.value) == (f"{path}:5: field 'judge.backend': unknown judge backend 'lama_cpp'; "
-                            "did you mean llama_cpp? (known: llama_cpp, openai)")
+                            "did you mean llama_cpp? (known: llama_cpp, openai, torch)")
