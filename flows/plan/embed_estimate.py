@@ -19,9 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# seconds per chunk of MiniLM (all-MiniLM-L6-v2) at the default 256-token chunks, 2 cores
-CALIBRATED = {"torch": 0.03, "onnx": 0.03, "onnx-int8": 0.02}
-FALLBACK = 0.03  # a backend not calibrated
+# Seconds per chunk of MiniLM (all-MiniLM-L6-v2) at the default 256-token chunks on the
+# 2-core reference machine, used until the cache has recorded this machine's own. From
+# `benchmarks/dense_backends.py --texts 300 --questions 20 --rounds 1` (2026-12-04, load
+# average 3.8-6.4): torch 6.6, onnx 7.3, onnx-int8 11.8 texts/s at 128-token chunks, i.e.
+# 0.15 / 0.14 / 0.085 s per chunk under that load; the demo's three encodings (issue 42:
+# 72 s on about 3k chunks when quiet) give about 0.025 s. A 256-token chunk costs about
+# twice a 128-token one: 0.05 s for torch, the backends scaled by their measured ratio.
+CALIBRATED = {"torch": 0.05, "onnx": 0.045, "onnx-int8": 0.028}
+FALLBACK = 0.05  # a backend not calibrated
 
 
 @dataclass(frozen=True)
