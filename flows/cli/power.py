@@ -244,3 +244,6 @@ def register(app: typer.Typer) -> None:
                                 dataset_questions=man.get("dataset", {}).get("questions"),
                                 defined=defined):
             typer.echo(line)
+        from ablate.flows.plan.embed_estimate import experiment_embedding_lines
+        for line in experiment_embedding_lines(str(experiment)):  # corpus embedding (issue 42)
+            typer.echo(line)
