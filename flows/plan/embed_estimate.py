@@ -96,17 +96,3 @@ def embedding_lines(costs: list[EmbedCost]) -> list[str]:
                      f"{c.seconds_per_chunk * 1000:.1f} ms per chunk, {how})")
     return lines
 
-
-def experiment_embedding_lines(experiment: str, cache_dir: str | None = None) -> list[str]:
-    """`ablate power`'s embedding lines: the experiment's dense stages not in its stage
-    cache, priced as `ablate check` does; a one-off cost on top of the per-question
-    compute (it does not grow with n). Nothing when the context cannot be built (power
-    plans from its pilot; `ablate check` says what is wrong with the experiment)."""
-    from ablate.flows.run.context import RunOptions, build_context
-    try:
-        ctx = build_context(str(experiment), RunOptions(cache_dir=cache_dir))
-        cached = {k for k, n in ctx.plan.nodes.items() if ctx.store.has(n.stage, k, use=False)}
-        costs = embedding_costs(ctx, set(ctx.plan.nodes) - cached)
-    except Exception:  # noqa: BLE001 - an estimate never stops the plan
-        return []
-    return [line + "; once, on top of the total" for line in embedding_lines(costs)]
