@@ -8,7 +8,9 @@ then the same command again unchanged (it computes nothing).
 MLflow store there, to read the report afterwards.
 
 Prints `cold: <s> s` and `unchanged re-run: <s> s`, each a whole process (imports,
-Prefect's temporary server, the flow, the report and MLflow logging included).
+Prefect's temporary server, the flow, the report and MLflow logging included), each with
+the load average (1, 5, 15 min) before and after it: the machine may be busy, and a figure
+is only comparable beside its load.
 """
 
 from __future__ import annotations
@@ -24,7 +26,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_once(experiment: str, tmp: Path) -> float:
+def load() -> str:
+    """The load average (1, 5, 15 min), as `uptime` prints it."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run_once(experiment: str, tmp: Path) -> tuple[float, str]:
+    """(wall seconds, 'load before -> after') of one `ablate run`."""
+    before = load()
     cmd = [str(Path(sys.executable).with_name("ablate")), "run", experiment, "--out",
            str(tmp / "runs"), "--cache-dir", str(tmp / "cache"), "--tracking-uri",
            f"sqlite:///{tmp / 'mlflow.db'}"]
@@ -34,7 +43,7 @@ def run_once(experiment: str, tmp: Path) -> float:
     seconds = time.perf_counter() - t0
     if proc.returncode:
         sys.exit(f"ablate run failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
-    return seconds
+    return seconds, f"{before} -> {load()}"
 
 
 def main() -> None:
@@ -51,8 +60,8 @@ def main() -> None:
             cold = run_once(args.experiment, Path(tmp))
             warm = run_once(args.experiment, Path(tmp))
     print(f"experiment: {args.experiment}")
-    print(f"cold: {cold:.1f} s")
-    print(f"unchanged re-run: {warm:.1f} s")
+    print(f"cold: {cold[0]:.1f} s  (load average {cold[1]}; {os.cpu_count()} cores)")
+    print(f"unchanged re-run: {warm[0]:.1f} s  (load average {warm[1]})")
 
 
 if __name__ == "__main__":

@@ -107,7 +107,8 @@ class AfterModels:
 
 
 def _report_progress(futures: dict[str, Any], plan: Any, started: float,
-                     models_done: Callable[[bool], None] | None = None) -> None:
+                     models_done: Callable[[bool], None] | None = None,
+                     eta: Any = None) -> None:
     """Wait for every stage, printing one compact console line per stage as it finishes
     (quiet mode; the task's own log line goes to Prefect either way); `models_done` is
     called while the light stages still run (AfterModels)."""
@@ -124,6 +125,19 @@ def _report_progress(futures: dict[str, Any], plan: Any, started: float,
                            r["computed"] if isinstance(r, dict) else None,
                            r["seconds"] if isinstance(r, dict) else 0.0, time.time() - started)
         after.finished(node.key, isinstance(r, dict) and r["computed"])
+        if eta is not None and isinstance(r, dict):  # one sweep-level ETA line (sweep_eta.py)
+            eta.finished(node.key, bool(r["computed"]), float(r["seconds"]))
+
+
+def _sweep_eta(ctx: Any) -> Any:
+    """The sweep-level ETA (flows/run/sweep_eta.py), in quiet mode only; None if it fails."""
+    if not console.quieting():
+        return None
+    from ablate.flows.run.sweep_eta import SweepEta
+    try:
+        return SweepEta(ctx)
+    except Exception:  # noqa: BLE001 - an estimate never stops a run
+        return None
 
 
 def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
@@ -133,7 +147,7 @@ def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
     for key, node in ctx.plan.nodes.items():
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
             experiment, opts, key, return_state=False, wait_for=[futures[d] for d in node.deps])
-    _report_progress(futures, ctx.plan, started, models_done)
+    _report_progress(futures, ctx.plan, started, models_done, _sweep_eta(ctx))
     results, failures = [], []
     for key, fut in futures.items():
         try:

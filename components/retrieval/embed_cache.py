@@ -37,6 +37,11 @@ from ablate.components.atomic import atomic_write
 SHARD_FORMAT = "2"  # 2: with `secs`; shards without them are format 1
 
 
+def cache_folder(root: Path, model_id: str) -> Path:
+    """The folder one model's shards are kept in under `root`."""
+    return Path(root) / re.sub(r"[^A-Za-z0-9._-]", "_", model_id)
+
+
 def text_key(text: str) -> str:
     """The cache key of one text: hex sha256 of its UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -47,7 +52,7 @@ class EmbeddingCache:
 
     def __init__(self, root: Path | None, model_id: str) -> None:
         self.model_id = model_id
-        self.dir = None if root is None else Path(root) / re.sub(r"[^A-Za-z0-9._-]", "_", model_id)
+        self.dir = None if root is None else cache_folder(Path(root), model_id)
         self._rows: dict[str, tuple[int, int]] = {}  # key -> (block, row)
         self._blocks: list[np.ndarray] = []
         self._secs: list[np.ndarray] = []  # per block: seconds per row (NaN: not recorded)
@@ -59,6 +64,17 @@ class EmbeddingCache:
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    def has(self, key: str) -> bool:
+        """Whether a vector is held for `key` (shards loaded when the cache was opened)."""
+        return key in self._rows
+
+    def median_seconds(self) -> float:
+        """The median seconds per text recorded in the loaded shards (NaN: none recorded)."""
+        with self._lock:
+            secs = [s[~np.isnan(s)] for s in self._secs]
+        both = np.concatenate(secs) if secs else np.empty(0)
+        return float(np.median(both)) if len(both) else math.nan
 
     def _add(self, keys: Sequence[str], vecs: np.ndarray, secs: np.ndarray) -> None:
         """Index a block; a key keeps its first entry unless that one has no seconds and

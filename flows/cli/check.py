@@ -47,6 +47,7 @@ def design_stage_text(ctx) -> str:
 
 def plan_lines(ctx, out_root: Path) -> list[str]:
     """The plan of a run context, as the lines `ablate check` prints."""
+    from ablate.flows.plan.embed_estimate import embedding_costs, embedding_lines
     from ablate.flows.plan.estimate import duration, estimate, rates, read_manifests
     from ablate.flows.run.stages import timing_key
 
@@ -89,6 +90,7 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
                  f"{ctx.store.root}")
     lines.append("  " + ", ".join(f"{stage} {n} ({hits[stage]} cached)" for stage, n in kinds.items()))
     todo = [timing_key(n) for k, n in ctx.plan.nodes.items() if k not in cached]
+    lines += embedding_lines(embedding_costs(ctx, set(ctx.plan.nodes) - cached))
     if not todo:
         lines.append("estimate:  nothing to compute (every stage is cached)")
         return lines

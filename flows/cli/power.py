@@ -159,6 +159,22 @@ def _metrics(requested: list[str], key: list[str], results) -> list[str]:
     return list(dict.fromkeys(requested))
 
 
+def embedding_lines_of(experiment: str) -> list[str]:
+    """The embedding lines of `ablate check` (flows/plan/embed_estimate.py) for the
+    experiment's dense stages not in its stage cache: a one-off cost on top of the
+    per-question total (it does not grow with n). Nothing when the context cannot be built
+    (power plans from its pilot; `ablate check` says what is wrong with the experiment)."""
+    from ablate.flows.plan.embed_estimate import embedding_costs, embedding_lines
+    from ablate.flows.run.context import RunOptions, build_context
+    try:
+        ctx = build_context(experiment, RunOptions())
+        cached = {k for k, n in ctx.plan.nodes.items() if ctx.store.has(n.stage, k, use=False)}
+        costs = embedding_costs(ctx, set(ctx.plan.nodes) - cached)
+    except Exception:  # noqa: BLE001 - an estimate never stops the plan
+        return []
+    return [line + "; once, on top of the total" for line in embedding_lines(costs)]
+
+
 def register(app: typer.Typer) -> None:
     @app.command("power")
     def power_cmd(
@@ -243,4 +259,6 @@ def register(app: typer.Typer) -> None:
         for line in format_plan(rows, total, base_n, clustered=cluster is not None,
                                 dataset_questions=man.get("dataset", {}).get("questions"),
                                 defined=defined):
+            typer.echo(line)
+        for line in embedding_lines_of(str(experiment)):  # corpus embedding (issue 42)
             typer.echo(line)

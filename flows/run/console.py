@@ -155,3 +155,12 @@ def stage_line(done: int, total: int, label: str, key: str, computed: bool | Non
         sys.stdout.write(f"  [{done:>{width}}/{total}] {label:<18} {key[:8]}  {how:<16}"
                          f" {elapsed:5.0f}s\n")
         sys.stdout.flush()
+
+
+def eta_line(text: str) -> None:
+    """The sweep-level ETA line (flows/run/sweep_eta.py), under the stage lines (quiet mode)."""
+    if not _progress["on"]:
+        return
+    with _lock:
+        sys.stdout.write(f"  {text}\n")
+        sys.stdout.flush()

@@ -43,7 +43,8 @@ def _run(spec, tmp_path, shared_cache, *extra) -> subprocess.CompletedProcess:
 def test_quiet_by_default_then_verbose(prefect_server, spec, tmp_path, shared_cache):
     quiet = _run(spec, tmp_path, shared_cache)
     assert quiet.returncode == 0, quiet.stderr
-    lines = quiet.stdout.splitlines()
+    # the sweep ETA lines (test_sweep_eta_line_once_per_computed_stage) aside
+    lines = [ln for ln in quiet.stdout.splitlines() if not ln.startswith("  sweep ETA: ")]
     assert lines[0] == f"notice: {spec}:13: fusion.rrf_k=60 equals the baseline; dropped"
     assert lines[1] == "ablate: console-tiny: 2 variants x 12 questions, 11 unique stages"
     stage_lines = [ln for ln in lines if ln.startswith("  [")]
@@ -59,3 +60,22 @@ def test_quiet_by_default_then_verbose(prefect_server, spec, tmp_path, shared_ca
     assert "Finished in state Completed()" in verbose.stderr  # Prefect's own lines are back
     assert "Beginning flow run" in verbose.stderr
     assert not [ln for ln in verbose.stdout.splitlines() if ln.startswith("  [")]  # no second copy
+
+
+ETA = re.compile(r"^  sweep ETA: about \d+(\.\d)? (s|min|h) of stage compute left for \d+ stages")
+
+
+def test_sweep_eta_line_once_per_computed_stage(prefect_server, spec, tmp_path):
+    """Issue 42: one sweep-level ETA line as each computed stage finishes (none after a
+    cached one, none after the last), on a fresh stage cache so stages compute."""
+    quiet = _run(spec, tmp_path, tmp_path / "fresh-cache")
+    assert quiet.returncode == 0, quiet.stderr
+    lines = quiet.stdout.splitlines()
+    etas = [i for i, ln in enumerate(lines) if ln.startswith("  sweep ETA: ")]
+    computed = [i for i, ln in enumerate(lines) if ln.startswith("  [") and "computed" in ln]
+    assert etas and all(ETA.match(lines[i]) for i in etas), lines
+    assert len(etas) <= len(computed)  # never more than one per computed stage
+    for i in etas:  # each right under a computed stage's line
+        assert "computed" in lines[i - 1] and lines[i - 1].startswith("  ["), lines
+    last_stage = max(i for i, ln in enumerate(lines) if ln.startswith("  ["))
+    assert all(i < last_stage for i in etas)  # nothing left: no line

@@ -244,3 +244,17 @@ def test_the_experiments_cluster_field_is_the_default(run_cli, capsys, tmp_path)
     assert code == 2 and out == ""
     assert ("field 'stats.cluster': the cluster column 'type' has an empty value (row 1)"
             in err.strip() and len(err.strip().splitlines()) == 1)
+
+
+def test_power_prices_corpus_embedding_of_a_dense_sweep(run_cli, capsys, tmp_path):
+    """Issue 42: a dense path swept, nothing in the stage or embedding cache: `ablate
+    power` says what embedding the corpus costs, once, beside the per-question total."""
+    from tests.specs import vary
+    make_sweep(tmp_path / "runs" / "synthetic-0123456789")
+    spec = _spec(tmp_path, cache_dir=str(tmp_path / "cache"),
+                 sweeps=[vary("retrieval.paths", ["bm25", "dense"])])
+    code, out, err = _power(run_cli, capsys, str(spec), "--mde", "0.002")
+    assert code == 0, err
+    line = next((x for x in out.splitlines() if x.startswith("embedding: about ")), None)
+    assert line is not None and "chunks not in the embedding cache" in line, out
+    assert line.endswith("once, on top of the total")

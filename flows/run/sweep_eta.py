@@ -1,0 +1,92 @@
+"""The sweep-level ETA line of `ablate run` (issue 42): as computed stages finish, one
+line with what is left of the sweep, from the estimator `ablate check` prints
+(flows/plan/estimate.py: per-stage rates of earlier runs' manifests; and
+flows/plan/embed_estimate.py: corpus embedding not in the cache), refined by what this
+run observed: the stages computed so far took `ratio` times their estimate, so the rest is
+scaled by it; a stage without a rate is counted at the mean seconds this run saw for its
+stage, once one has finished. It is summed stage compute (stages run side by side on
+`runner.workers` threads), as `ablate check` says; a cached stage prints nothing."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+
+class SweepEta:
+    def __init__(self, ctx: Any, out_root: Path | None = None,
+                 say: Callable[[str], None] | None = None) -> None:
+        from ablate.flows.plan.embed_estimate import embedding_costs
+        from ablate.flows.plan.estimate import estimate, rates, read_manifests
+        from ablate.flows.run import console
+        from ablate.flows.run.stages import timing_key
+
+        self.say = say or console.eta_line
+        self.plan = ctx.plan
+        self.todo = {k for k, n in ctx.plan.nodes.items()
+                     if not ctx.store.has(n.stage, k, use=False)}
+        rates_ = rates(read_manifests(Path(out_root or ctx.spec.out)), ctx.dataset.fingerprint)
+        docs, qs = len(ctx.dataset.documents), len(ctx.questions)
+        self.guess: dict[str, float | None] = {}
+        for k in self.todo:
+            e = estimate([timing_key(ctx.plan.nodes[k])], rates_, docs, qs)
+            self.guess[k] = e.seconds if e.estimated else None
+        try:
+            costs = embedding_costs(ctx, self.todo)
+        except Exception:  # noqa: BLE001 - an estimate never stops a run
+            costs = []
+        for c in costs:  # the model's embedding, shared by the stages that run it
+            keys = [k for k in self.todo if _embeds(ctx.plan.nodes[k], c.model, c.backend)]
+            for k in keys:
+                self.guess[k] = (self.guess[k] or 0.0) + c.seconds / len(keys)
+        self.observed = self.predicted = 0.0
+        self.by_stage: dict[str, list[float]] = {}
+        self.lines = 0
+        self.t0 = time.monotonic()
+
+    def finished(self, key: str, computed: bool, seconds: float) -> None:
+        """A stage finished: one line when it was computed and stages are left."""
+        if key not in self.todo:
+            return
+        self.todo.discard(key)
+        if not computed:
+            return
+        stage = self.plan.nodes[key].stage
+        self.by_stage.setdefault(stage, []).append(seconds)
+        guess = self.guess.get(key)
+        if guess:
+            self.observed += seconds
+            self.predicted += guess
+        if not self.todo:
+            return
+        ratio = self.observed / self.predicted if self.predicted > 0 else 1.0
+        left, unknown = 0.0, 0
+        for k in self.todo:
+            g = self.guess.get(k)
+            if g is not None:
+                left += g * ratio
+                continue
+            seen = self.by_stage.get(self.plan.nodes[k].stage)
+            if seen:
+                left += sum(seen) / len(seen)
+            else:
+                unknown += 1
+        self.lines += 1
+        self.say(eta_text(left, len(self.todo), unknown, ratio if self.predicted > 0 else None))
+
+
+def _embeds(node: Any, model: str, backend: str) -> bool:
+    from ablate.flows.plan.embed_estimate import _embeds_chunks
+    r = node.config.retrieval
+    return _embeds_chunks(node) and (r.dense_model, r.dense_backend) == (model, backend)
+
+
+def eta_text(left: float, stages: int, unknown: int, ratio: float | None) -> str:
+    from ablate.flows.plan.estimate import duration
+    text = f"sweep ETA: about {duration(left)} of stage compute left for {stages} stages"
+    if unknown:
+        text += f" ({unknown} without a rate yet)"
+    if ratio is not None:
+        text += f"; estimates scaled x{ratio:.2f} as observed"
+    return text
