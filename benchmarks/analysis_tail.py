@@ -41,6 +41,7 @@ def main() -> None:
     from ablate.components.report.build import build_report, write_files
     from ablate.components.report.evidence import load_evidence
     from ablate.components.report.sweep_data import SweepResults
+    from ablate.flows.outputs import analysis
     from ablate.flows.outputs import write as w
     from ablate.flows.outputs.evidence import write_evidence
     from ablate.flows.outputs.manifest import chunking_stats
@@ -66,13 +67,14 @@ def main() -> None:
             per_query, timings = timed("per-question table", lambda: w.collect_per_query(ctx))
             timings = with_reused(ctx, timings)
             variants = w.variant_records(ctx)
-            stats, factorial = timed("statistics", lambda: w._statistics(ctx, per_query, variants, None))
+            stats, factorial, _ = timed("statistics", lambda: analysis.statistics(
+                ctx, per_query, variants, None))
             worth = timed("worth", lambda: compute_worth(ctx, per_query, variants,
-                                                          w.tested(per_query, "none")[0]))
+                                                          analysis.tested(per_query, "none")[0]))
             chunkings = timed("chunking statistics", lambda: chunking_stats(ctx))
             man = timed("manifest", lambda: w._manifest(ctx, "bench", time.time(), {}, chunkings, None))
             man["self_test"] = timed("self-test", lambda: self_test_record(
-                ctx, per_query, w.tested(per_query, ctx.spec.stats.cluster)))
+                ctx, per_query, analysis.tested(per_query, ctx.spec.stats.cluster)))
             timed("write parquet files", lambda: [
                 per_query.write_parquet(tmp / "per_query.parquet", statistics=False),
                 timings.write_parquet(tmp / "timings.parquet", statistics=False),
