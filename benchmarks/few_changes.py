@@ -38,7 +38,10 @@ ALPHA = 0.05
 G, M = 50, 20             # the audit's 50 documents x 20 questions
 RATE, P_LOSS = 0.25, 0.7  # change rate in an active document; share of changes that are losses
 PIS = (0.02, 0.05, 0.1, 0.2, 0.4)  # expected k = G * pi (1 - (1 - r)^m) ~ 1, 2.5, 5, 10, 20
-K_BINS = ((1, 1), (2, 2), (3, 4), (5, 6), (7, 9), (10, 14), (15, 19), (20, 50))
+# (test, widened): the product (sign-flip and CR2 t, widened by Tango where k < FEW_CHANGED)
+# beside the inversion interval alone (what ablate did before)
+METHODS = (("permutation", True), ("t", True), ("permutation", False), ("t", False))
+K_BINS = ((0, 0), (1, 1), (2, 2), (3, 4), (5, 6), (7, 9), (10, 14), (15, 19), (20, 50))
 
 
 def true_delta(pi: float) -> float:
@@ -62,7 +65,25 @@ def _table(diffs: np.ndarray) -> pl.DataFrame:
         "m": np.concatenate([np.zeros(n), diffs.ravel()])})
 
 
-def analyse(diffs: np.ndarray, test: str, resamples: int, seed: int) -> pl.DataFrame:
+def _unwidened(lo, hi, D, M, S, N, level, k, few, significant):
+    return lo, hi, np.zeros(lo.size, dtype=bool)
+
+
+def analyse(diffs: np.ndarray, test: str, resamples: int, seed: int, widen: bool = True
+            ) -> pl.DataFrame:
+    """The product's analysis; widen=False: as before issue 38's widening (the test's
+    inversion interval alone; the product's widening step replaced for this call)."""
+    from ablate.components.stats import inference
+    real = inference.widen_few_changed
+    if not widen:
+        inference.widen_few_changed = _unwidened  # type: ignore[assignment]
+    try:
+        return _compare(diffs, test, resamples, seed)
+    finally:
+        inference.widen_few_changed = real
+
+
+def _compare(diffs: np.ndarray, test: str, resamples: int, seed: int) -> pl.DataFrame:
     return compare_variants(_table(diffs), baseline="baseline", metrics=["m"], test=test,
                             correction="none", alpha=ALPHA, resamples=resamples,
                             cluster_col="cluster", seed=seed)
@@ -78,16 +99,17 @@ def validity_rows(reps: int, seed: int, quick: bool = False, resamples: int = 99
         rng = np.random.default_rng([seed, int(pi * 1000)])
         delta = true_delta(pi)
         diffs = draw(rng, pi, reps)
-        for test in ("permutation", "t"):
+        for test, widen in METHODS:
             t0 = time.perf_counter()
-            out = analyse(diffs, test, resamples, seed)
+            out = analyse(diffs, test, resamples, seed, widen)
+            label = f"{test}{'' if widen else ' (inversion alone)'}"
             lo = out["ci_low"].fill_nan(-math.inf).to_numpy()
             hi = out["ci_high"].fill_nan(math.inf).to_numpy()
             k = out["n_changed_clusters"].to_numpy()
             cov = (lo <= delta) & (hi >= delta)
-            pooled.setdefault(test, []).append((k, cov))
+            pooled.setdefault(label, []).append((k, cov))
             rows.append({"cell": f"pi {pi}, E k {G * pi * (1 - (1 - RATE) ** M):.1f}",
-                         "test": test, "delta": delta, "k": "all", "reps": int(k.size),
+                         "test": label, "delta": delta, "k": "all", "reps": int(k.size),
                          "coverage": float(cov.mean()),
                          "seconds": round(time.perf_counter() - t0, 1)})
     for test, parts in pooled.items():
