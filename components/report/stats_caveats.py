@@ -52,8 +52,8 @@ def few_changed(key: pl.DataFrame) -> list[str]:
                    f"{FEW_CHANGED} clusters; re-signing so few changes cannot bound what the "
                    "clusters not seen to change may hide, so these 0/1 intervals are widened to "
                    "the cluster-aware Tango score interval, which accounts for changes not seen "
-                   "(benchmarks/few_changes.py: coverage 0.92 at k 1-2 where re-signing alone "
-                   "gave 0.70-0.83); with changes concentrated in a few documents they can "
+                   "(benchmarks/few_changes.py: coverage 0.93 at k 1-2 where re-signing alone "
+                   "gave 0.67-0.83); with changes concentrated in a few documents they can "
                    "still fall short when nothing or almost nothing changed.")
     if other:
         out.append(f"Few changed clusters: the changes of {_named(other)} sit in fewer than "
