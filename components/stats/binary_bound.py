@@ -76,7 +76,7 @@ def _z(delta0: np.ndarray, b: np.ndarray, c: np.ndarray, n: np.ndarray, S: np.nd
 
 
 def tango_lower(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarray,
-                one_sided: float) -> tuple[np.ndarray, np.ndarray]:
+                one_sided: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(lower, floor) per column: the one-sided (1 - one_sided) cluster-aware Tango lower
     bound of the mean difference (module docstring; D in {-1, 0, 1}, M the used mask, S
     and N the cluster sums and counts), and the no-change floor z^2 / (n + z^2): the
