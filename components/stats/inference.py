@@ -23,7 +23,10 @@ mask M, one cluster code per question and the family of each column:
    2 / 2^G, is above it): there is no effect it could detect;
 5. k, the clusters with any change (`n_changed_clusters`): below FEW_CHANGED the interval
    is flagged `few_changed_clusters` (on 0/1 metrics with most pairs tied its coverage
-   is governed by k, not G; ablate.components.stats.clusters).
+   is governed by k, not G; ablate.components.stats.clusters), and on a 0/1 metric
+   (every difference -1, 0 or +1) it is widened to hold the two-sided cluster-aware
+   Tango score interval at the same level, which accounts for changes not seen
+   (ablate.components.stats.binary_bound.widen_few_changed; `ci_method` gains `+tango`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ablate.components.stats.binary_bound import widen_few_changed
 from ablate.components.stats.bootstrap import bootstrap_ci
 from ablate.components.stats.clusters import (
     FEW_CHANGED,
@@ -182,6 +186,8 @@ def infer(D: np.ndarray, M: np.ndarray, codes: np.ndarray, fam_key: np.ndarray, 
     k = changed_clusters(D, M, codes)
     for j in np.flatnonzero((k > 0) & (k < FEW_CHANGED)):
         ci_flag[j] = "; ".join(x for x in (ci_flag[j], FLAG_FEW_CHANGED) if x)
+    lo, hi, widened = widen_few_changed(lo, hi, D, M, S, N, level, k, FEW_CHANGED, significant)
+    ci_used = [f"{c}+tango" if w else c for c, w in zip(ci_used, widened)]
     mde = planning_mde(S, N, alpha_star)
     if test == "permutation":  # no MDE where the sign-flip test cannot reject at all
         g = n_clusters(N).astype(np.float64)

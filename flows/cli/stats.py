@@ -86,8 +86,10 @@ def format_stats(df: pl.DataFrame) -> str:
         if FLAG_FEW_CHANGED in str(r.get("ci_flag") or ""):
             lines.append(f"warning: {r['metric']}/{r['variant']}: changes in only "
                          f"{r['n_changed_clusters']} of {r['n_clusters']} clusters (k < "
-                         f"{FEW_CHANGED}): the interval may not cover, its coverage is governed "
-                         "by the clusters that changed")
+                         f"{FEW_CHANGED}): " + ("0/1 interval widened to the Tango score "
+                         "interval for changes not seen" if "+tango" in str(r.get("ci_method"))
+                         else "the interval may not cover, its coverage is governed by the "
+                         "clusters that changed"))
     for r in df.filter(pl.col("missingness_flag")).iter_rows(named=True):
         lines.append(f"warning: {r['metric']}/{r['variant']}: unequal missingness vs "
                      f"baseline (undefined {r['n_undefined_variant']} vs "

@@ -27,3 +27,17 @@ def test_an_endpoint_within_tolerance_of_0_prints_as_0_and_few_changed_clusters_
     out = format_stats(df)
     assert "[0, 0.0123]" in out and "e-11" not in out
     assert "changes in only 3 of 50 clusters" in out
+
+
+def test_a_widened_0_1_interval_says_so_in_the_warning():
+    from flows.cli.stats import format_stats
+    n = 1000
+    d = np.zeros(n)
+    d[[0, 1]], d[20], d[40] = 1.0, -1.0, -1.0  # a 0/1 metric: -1, 0, +1 differences
+    t = pl.DataFrame({"variant": ["baseline"] * n + ["v"] * n, "qid": [f"q{i}" for i in range(n)] * 2,
+                      "m/x": np.r_[np.zeros(n), d],
+                      "cluster": [f"d{c}" for c in np.repeat(np.arange(50), 20)] * 2})
+    out = format_stats(compare_variants(t, baseline="baseline", metrics=["m/x"], resamples=2000,
+                                        cluster_col="cluster"))
+    assert "changes in only 3 of 50 clusters" in out and "widened to the Tango" in out
+    assert "may not cover" not in out

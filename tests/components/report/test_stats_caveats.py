@@ -35,3 +35,14 @@ def test_the_table_wide_familywise_error_and_the_symmetry_assumption_are_stated(
     text = error_rates_text({"alpha": 0.05, "family": "per_metric"}, stats)
     assert "at most 0.15" in text and "3 metric families" in text
     assert "symmetric" in text
+
+
+def test_few_changed_finding_says_whether_the_interval_was_widened():
+    # a 0/1 metric: the interval was widened by the Tango bound (ci_method +tango), so it
+    # is not "too narrow"; a graded metric's is not widened and the finding says so
+    widened = " ".join(warnings(_stats(ci_method="signflip-inversion+tango"),
+                                ["final/recall_at_5"], [], {"statistics": {"alpha": 0.05}}))
+    assert "Tango" in widened and "too narrow" not in widened
+    graded = " ".join(warnings(_stats(ci_method="signflip-inversion"),
+                               ["final/recall_at_5"], [], {"statistics": {"alpha": 0.05}}))
+    assert "too narrow" in graded and "Tango" not in graded
