@@ -23,19 +23,19 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from ablate.components.chunking import chunk_documents  # noqa: E402
-from ablate.components.config import ChunkingConfig, PipelineConfig, RetrievalConfig  # noqa: E402
+from ablate.components.contract.config import ChunkingConfig, PipelineConfig, RetrievalConfig  # noqa: E402
 from ablate.components.data import load_dataset  # noqa: E402
 from ablate.components.data.tiers import select_questions  # noqa: E402
-from ablate.components.labels import label_chunks  # noqa: E402
 from ablate.components.metrics.retrieval import retrieval_metrics  # noqa: E402
-from ablate.components.models import minilm_path  # noqa: E402
 from ablate.components.retrieval import indexes  # noqa: E402
 from ablate.components.retrieval.analyzer import get_analyzer  # noqa: E402
 from ablate.components.retrieval.dense import DenseEncoder  # noqa: E402
 from ablate.components.retrieval.resources import Resources  # noqa: E402
 from ablate.components.retrieval.stages import retrieve_path  # noqa: E402
-from ablate.components.tokenizer import get_tokenizer  # noqa: E402
+from ablate.components.runtime.models import minilm_path  # noqa: E402
+from ablate.components.text.chunking import chunk_documents  # noqa: E402
+from ablate.components.text.labels import label_chunks  # noqa: E402
+from ablate.components.text.tokenizer import get_tokenizer  # noqa: E402
 
 DRCD = Path(__file__).resolve().parents[1] / "experiments/data/drcd-dev/DRCD_dev.json"
 ANALYZERS = ("default", "zh", "cjk_bigram")

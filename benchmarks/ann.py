@@ -48,7 +48,7 @@ def unit_rows(n: int, seed: int) -> np.ndarray:
 
 def inner(n: int, kind: str, n_queries: int, k: int, exact_file: Path) -> dict:
     from ablate.components import catalogue
-    from ablate.components.config import AnnConfig
+    from ablate.components.contract.config import AnnConfig
     from ablate.components.retrieval.ann import DENSE_INDEXES, HalfIndex, ivf_cells
     catalogue.load()
     base_mib, _ = _mem()

@@ -28,8 +28,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bm25 import load as load_windows  # noqa: E402  (benchmarks/bm25.py: same corpus)
 
-from ablate.components.models import minilm_path  # noqa: E402
 from ablate.components.retrieval.dense import DenseEncoder  # noqa: E402
+from ablate.components.runtime.models import minilm_path  # noqa: E402
 
 
 def main() -> None:

@@ -36,12 +36,12 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from ablate.components.config import GeneratorConfig, PromptConfig  # noqa: E402
+from ablate.components.contract.config import GeneratorConfig, PromptConfig  # noqa: E402
+from ablate.components.contract.records import PackedContext, Passage  # noqa: E402
 from ablate.components.data import load_dataset  # noqa: E402
 from ablate.components.data.tiers import select_questions  # noqa: E402
 from ablate.components.generation import make_generator  # noqa: E402
 from ablate.components.metrics.answer import exact_match, token_f1  # noqa: E402
-from ablate.components.records import PackedContext, Passage  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "experiments/data"
 SETS = {"en": DATA / "squad2-dev-half/dev-v2.0.json", "zh": DATA / "drcd-dev/DRCD_dev.json"}

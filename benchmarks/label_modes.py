@@ -28,12 +28,12 @@ def measure(path: Path = FIXTURE, sizes=SIZES, n_questions: int = N_QUESTIONS) -
     """{"tokens": (min, max) per document, "rows": [(size, span, doc_span, doc_document)]}."""
     from dataclasses import replace
 
-    from ablate.components.chunking import chunk_documents
-    from ablate.components.config import ChunkingConfig
+    from ablate.components.contract.config import ChunkingConfig
+    from ablate.components.contract.records import Span
     from ablate.components.data.squad import load_squad
-    from ablate.components.labels import label_chunks
-    from ablate.components.records import Span
-    from ablate.components.tokenizer import get_tokenizer
+    from ablate.components.text.chunking import chunk_documents
+    from ablate.components.text.labels import label_chunks
+    from ablate.components.text.tokenizer import get_tokenizer
 
     docs_o, questions_o = load_squad(path)
     docs = [d for d, _ in docs_o]

@@ -62,8 +62,8 @@ def main() -> None:
     import prefect.flows  # noqa: F401
     step("+ prefect")
     from ablate.components.data import load_dataset
-    from ablate.components.models import minilm_path
     from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.runtime.models import minilm_path
     enc = DenseEncoder(minilm_path(), None)
     enc.model  # noqa: B018 - loads it
     step(f"+ MiniLM loaded ({type(enc.model).__name__} on torch)")

@@ -70,13 +70,13 @@ def inner(n_chunks: int, n_queries: int, k: int, seed: int = 0) -> dict:
     """All steps at one size, in this (fresh) process."""
     import numpy as np
 
-    from ablate.components.chunking import chunk_documents
-    from ablate.components.config import ChunkingConfig
-    from ablate.components.records import Document
+    from ablate.components.contract.config import ChunkingConfig
+    from ablate.components.contract.records import Document
     from ablate.components.retrieval.analyzer import get_analyzer
     from ablate.components.retrieval.bm25 import BM25Index
     from ablate.components.retrieval.dense import DenseIndex
-    from ablate.components.tokenizer import get_tokenizer
+    from ablate.components.text.chunking import chunk_documents
+    from ablate.components.text.tokenizer import get_tokenizer
 
     tok = get_tokenizer()
     vocab = sorted(w for w in tok._hf.get_vocab() if w.isalpha() and w.isascii() and len(w) > 1)

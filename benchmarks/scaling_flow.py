@@ -58,7 +58,7 @@ def write_data(folder: Path, n_docs: int) -> None:
     import numpy as np
     from tokenizers import Tokenizer  # noqa: F401  (the tokenizer's vocabulary, below)
 
-    from ablate.components.tokenizer import get_tokenizer
+    from ablate.components.text.tokenizer import get_tokenizer
     done = folder / ".complete"
     if done.exists() and done.read_text() == str(n_docs):
         return

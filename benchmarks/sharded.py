@@ -36,7 +36,7 @@ WORDS_PER_CHUNK, QUERY_WORDS, BLOCK = 32, 8, 100_000
 def _zipf(seed: int):
     import numpy as np
 
-    from ablate.components.tokenizer import get_tokenizer
+    from ablate.components.text.tokenizer import get_tokenizer
     vocab = sorted(w for w in get_tokenizer()._hf.get_vocab()
                    if w.isalpha() and w.isascii() and len(w) > 1)
     p = 1.0 / np.arange(1, len(vocab) + 1) ** 1.1
@@ -102,7 +102,7 @@ def unsharded(path: Path, n: int, qs: list[str], k: int, out: Path) -> dict:
 
 
 def sharded(client, path: Path, n: int, shards: int, qs: list[str], k: int) -> tuple[dict, list]:
-    from ablate.components.config import PipelineConfig
+    from ablate.components.contract.config import PipelineConfig
     from ablate.components.retrieval.shard_paths import BM25
     from ablate.components.retrieval.shards import ShardJob, merge_shards, shard_bounds
     from ablate.flows.run import sharded as sh

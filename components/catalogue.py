@@ -9,14 +9,13 @@ Looking a name up before it raises an error that says to call it, never a silent
 
 from __future__ import annotations
 
-from ablate.components import registry
+from ablate.components.contract import registry
 
 
 def load() -> None:
     """Import the modules that register the built-in components (once per process)."""
     if registry.builtins_loaded():
         return
-    from ablate.components import chunking  # noqa: F401
     from ablate.components.generation import extractive, llama_local, none, openai_http  # noqa: F401
     from ablate.components.judge import (
         backends,  # noqa: F401
@@ -33,4 +32,5 @@ def load() -> None:
         stages,
     )
     from ablate.components.stats import correction, paired_tests  # noqa: F401
+    from ablate.components.text import chunking  # noqa: F401
     registry.mark_builtins_loaded()

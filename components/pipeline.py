@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ablate.components.config import PipelineConfig, get_dotted
-from ablate.components.digest import content_digest
-from ablate.components.registry import Declaration, registry
+from ablate.components.contract.config import PipelineConfig, get_dotted
+from ablate.components.contract.registry import Declaration, registry
+from ablate.components.runtime.digest import content_digest
 
 _MISSING = object()
 # (registry kind, component name, the config field that chose it or None)

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 
 PREFECT_YAML = "prefect.yaml"
 

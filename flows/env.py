@@ -11,14 +11,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ablate.components import models
+from ablate.components.runtime import models
 
 STATE_DIR = ".ablate"  # run state under the project root: MLflow store, cache
 
 
 def machine_state_dir(name: str) -> Path:
     """State kept once per machine (the Prefect server, the MLflow store template, native
-    probes): ablate.components.models.machine_state_dir."""
+    probes): ablate.components.runtime.models.machine_state_dir."""
     return models.machine_state_dir(name)
 
 

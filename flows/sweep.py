@@ -32,8 +32,8 @@ from prefect.futures import as_completed
 from prefect.runtime import flow_run
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-from ablate.components.atomic import atomic_write
-from ablate.components.errors import InputError, RunFailed, cause
+from ablate.components.contract.errors import InputError, RunFailed, cause
+from ablate.components.runtime.atomic import atomic_write
 from ablate.flows import env
 from ablate.flows.outputs.write import outputs_in_place, write_outputs
 from ablate.flows.plan.out_paths import check_out

@@ -51,7 +51,7 @@ def builtin_names(reg: Any) -> list[str]:
 def _registries() -> dict[str, Any]:
     """config field -> registry, for the built-in components only (no plugins)."""
     from ablate.components import catalogue
-    from ablate.components.registry import CATALOGUE, registry
+    from ablate.components.contract.registry import CATALOGUE, registry
     catalogue.load()
     registry("chunker")  # loads the built-ins
     out = {r.config_field: r for r in CATALOGUE.values() if r.config_field}

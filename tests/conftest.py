@@ -45,8 +45,8 @@ def _log_streams_stay_open():
 def registries_restored():
     """Components a test registers (plugins, fakes) are gone after it, so later tests in
     the same process see the built-in registries only."""
-    from ablate.components import plugins
-    from ablate.components.registry import CATALOGUE, all_declarations
+    from ablate.components.contract import plugins
+    from ablate.components.contract.registry import CATALOGUE, all_declarations
     all_declarations()  # the built-ins are registered before the snapshot
     saved = {k: (dict(r._items), dict(r._decls)) for k, r in CATALOGUE.items()}
     loaded = dict(plugins._LOADED)

@@ -57,7 +57,7 @@ def serve(cmd: list[str], ready_url: str, log: Path, timeout_s: float = 120,
 @contextlib.contextmanager
 def llama_server(api_key: str, log: Path, timeout_s: float = 90) -> Iterator[str]:
     """`python -m llama_cpp.server` serving the bundled SmolLM2 GGUF; yields its /v1 URL."""
-    from ablate.components.models import smollm2_gguf_path
+    from ablate.components.runtime.models import smollm2_gguf_path
     port = free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf_path()),
            "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),

@@ -28,23 +28,23 @@ def test_experiment_file_reference_is_current():
 
 def test_reference_lists_every_field_default_and_component_name():
     text = (ROOT / "docs" / "experiment-file.md").read_text(encoding="utf-8")
-    from ablate.components.config import PipelineConfig, flatten
+    from ablate.components.contract.config import PipelineConfig, flatten
     for dotted in flatten(PipelineConfig()):
         top = ".".join(dotted.split(".")[:2])
         assert f"`baseline.{top}" in text, dotted
     for field in ("questions.ids_file", "questions.answerable_only", "questions.max",
                   "split_share", "metrics.key", "stats.correction"):
         assert f"`{field}`" in text
-    from ablate.components.registry import registry
+    from ablate.components.contract.registry import registry
     for name in registry("generator").names():
         assert f"`{name}`" in text
 
 
 def test_reference_does_not_depend_on_loaded_plugins():
     """A plugin registered in this process (as the plugin tests do) is not built in."""
-    from ablate.components.plugins import load_plugins
+    from ablate.components.contract.plugins import load_plugins
     load_plugins(["./tfidf_path.py"], ROOT / "examples" / "plugins")
-    from ablate.components.registry import registry
+    from ablate.components.contract.registry import registry
     assert "tfidf" in registry("retrieval path")
     assert "`tfidf`" not in _gen().render()
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Document, Question, Span
 from ablate.components.data.jsonl import find_file, parsed, read_jsonl
 from ablate.components.data.validate import Origin, need, rejected, report
-from ablate.components.errors import InputError
-from ablate.components.records import Document, Question, Span
 
 
 def _read_qrels(path: Path) -> dict[str, list[tuple[str, int, Origin]]]:

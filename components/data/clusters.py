@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ablate.components.records import Question
+from ablate.components.contract.records import Question
 
 
 def question_cluster(q: Question) -> str:

@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict
 from typing import Sequence
 
-from ablate.components.records import Document, Question
+from ablate.components.contract.records import Document, Question
 
 
 def fingerprint(documents: Sequence[Document], questions: Sequence[Question]) -> str:

@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Document, Question, Span
 from ablate.components.data import finite_json
 from ablate.components.data.validate import Origin, need, reject, report
-from ablate.components.errors import InputError
-from ablate.components.records import Document, Question, Span
 
 
 def find_file(folder: Path, stem: str) -> Path | None:

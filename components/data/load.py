@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Dataset, Document, Question
 from ablate.components.data.beir import load_beir
 from ablate.components.data.fingerprint import fingerprint
 from ablate.components.data.jsonl import find_file, load_jsonl
 from ablate.components.data.squad import load_squad
 from ablate.components.data.trec import find_trec_files, load_trec
 from ablate.components.data.validate import Origin, check_documents, check_questions, problems
-from ablate.components.errors import InputError
-from ablate.components.records import Dataset, Document, Question
 
 FORMATS = ("auto", "jsonl", "squad", "beir", "trec")
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Question
 from ablate.components.data.tiers import check_options, split_pool, stratified_order, tier_pick
-from ablate.components.errors import InputError
-from ablate.components.records import Question
 
 
 @dataclass(frozen=True)

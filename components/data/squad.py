@@ -13,10 +13,10 @@ import json
 import re
 from pathlib import Path
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Document, Question, Span
 from ablate.components.data import finite_json
 from ablate.components.data.validate import Origin, need, report
-from ablate.components.errors import InputError
-from ablate.components.records import Document, Question, Span
 
 JOINER = "\n\n"
 

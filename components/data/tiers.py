@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 from typing import Iterable, Sequence
 
-from ablate.components.errors import InputError
-from ablate.components.records import Question
-from ablate.components.vocab import SPLITS, TIERS
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Question
+from ablate.components.contract.vocab import SPLITS, TIERS
 
 
 def _key(seed: int, salt: str, qid: str) -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 
 TOPIC_FORMATS = ("auto", "trec", "cacm", "tsv")
 _TAG = re.compile(r"<[A-Za-z/!?][^>]*>")  # a '<' followed by a space or '=' is text
@@ -241,8 +241,8 @@ def load_trec(folder: Path):
     spans carrying their grade, alternatives of one evidence group; a judged topic without
     relevant documents in the collection is unanswerable; topics without judgments are
     left out."""
+    from ablate.components.contract.records import Document, Question, Span
     from ablate.components.data.validate import Origin
-    from ablate.components.records import Document, Question, Span
     found = find_trec_files(folder)
     if found is None:
         raise InputError("a TREC folder holds one topics* file, one qrels* file and the "

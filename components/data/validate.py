@@ -20,10 +20,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
-from ablate.components.errors import InputError
-from ablate.components.records import Document, Question
-from ablate.components.vocab import QUESTION_SPLITS as SPLITS
-from ablate.components.vocab import TIERS
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Document, Question
+from ablate.components.contract.vocab import QUESTION_SPLITS as SPLITS
+from ablate.components.contract.vocab import TIERS
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ import dataclasses
 import time
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
-from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.records import Answer, PackedContext, Question
+from ablate.components.contract.registry import Registry
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.generation.citations import cited_reply
 from ablate.components.generation.prompt import first_answer_line, is_refusal, render_prompt
-from ablate.components.progress import Progress
-from ablate.components.records import Answer, PackedContext, Question
-from ablate.components.registry import Registry
+from ablate.components.runtime.progress import Progress
 
 Item = tuple[Question, "PackedContext | None"]
 Job = tuple[Question, "PackedContext | None", str, str]  # question, context, system, user

@@ -22,8 +22,8 @@ import json
 import threading
 from pathlib import Path
 
-from ablate.components.atomic import atomic_write
-from ablate.components.records import Answer
+from ablate.components.contract.records import Answer
+from ablate.components.runtime.atomic import atomic_write
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(Answer))
 

@@ -1,6 +1,6 @@
 """`extractive`: a fast, model-free baseline that copies a span from the context.
 
-1. Split the packed passages into sentences (ablate.components.sentences: Latin and Chinese
+1. Split the packed passages into sentences (ablate.components.text.sentences: Latin and Chinese
    sentence ends; character offsets kept). A CJK character counts as one word.
 2. Support of a sentence = IDF-weighted share of the question's content terms it
    contains (IDF over the context's sentences, so a rare question term that is missing
@@ -21,12 +21,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ablate.components.cjk import CJK
+from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.generation.base import GENERATORS, BaseGenerator
 from ablate.components.metrics.answer import STOPWORDS
-from ablate.components.records import Answer, PackedContext, Question
-from ablate.components.sentences import sentence_spans
-from ablate.components.tokenizer import get_tokenizer
+from ablate.components.text.cjk import CJK
+from ablate.components.text.sentences import sentence_spans
+from ablate.components.text.tokenizer import get_tokenizer
 
 MAX_SPAN_WORDS = 8
 # A CJK character is a word of its own; other words are runs of word characters.

@@ -35,13 +35,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ablate.components.digest import model_identity
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Answer, PackedContext, Question
+from ablate.components.contract.registry import installed_version
 from ablate.components.generation.base import GENERATORS, BaseGenerator, Job
-from ablate.components.models import smollm2_gguf_path
-from ablate.components.progress import Progress
-from ablate.components.records import Answer, PackedContext, Question
-from ablate.components.registry import installed_version
+from ablate.components.runtime.digest import model_identity
+from ablate.components.runtime.models import smollm2_gguf_path
+from ablate.components.runtime.progress import Progress
 
 N_CTX = 4096  # tokens of the model; budget + prompt + answer must fit
 # Two threads by default (see the module docstring); a speed setting only, so it is not

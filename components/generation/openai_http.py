@@ -23,9 +23,9 @@ from typing import Any, Sequence
 
 import httpx
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.generation.base import GENERATORS, BaseGenerator, Job
-from ablate.components.records import Answer, PackedContext, Question
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 FATAL_STATUS = frozenset({401, 403, 404})

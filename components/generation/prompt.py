@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from ablate.components.cjk import has_cjk
-from ablate.components.config import PromptConfig
-from ablate.components.errors import InputError
+from ablate.components.contract.config import PromptConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import PackedContext
 from ablate.components.metrics.answer import normalize_answer
-from ablate.components.records import PackedContext
+from ablate.components.text.cjk import has_cjk
 
 PLACEHOLDERS = ("context", "question", "refusal")
 

@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 
 _LOAD_LOCK = threading.Lock()
 _MODELS: dict[str, tuple[Any, Any, threading.Lock]] = {}
@@ -34,7 +34,7 @@ LIBRARIES = ("torch", "transformers", "gguf")  # what computes the answers (cach
 
 def versions() -> str:
     """The versions of the libraries that compute the answers, for the cache identity."""
-    from ablate.components.registry import installed_version
+    from ablate.components.contract.registry import installed_version
     return ",".join(f"{lib}={installed_version(lib)}" for lib in LIBRARIES)
 
 
@@ -44,8 +44,8 @@ def _silent(iterable: Any, **_: Any) -> Any:
 
 def converted_dir(path: Path) -> Path:
     """Where this GGUF file's converted model is kept on this machine."""
-    from ablate.components.digest import file_sha256
-    from ablate.components.models import machine_state_dir
+    from ablate.components.runtime.digest import file_sha256
+    from ablate.components.runtime.models import machine_state_dir
     digest = hashlib.sha256(f"{file_sha256(path)}/{versions()}/{DTYPE}".encode()).hexdigest()
     return machine_state_dir("gguf-torch") / f"{path.stem}-{digest[:16]}"
 
@@ -116,7 +116,7 @@ def unload() -> None:
     model-bound stages are done); nothing to do when none is loaded."""
     import gc
 
-    from ablate.components.memory import release_freed_memory
+    from ablate.components.runtime.memory import release_freed_memory
     with _LOAD_LOCK:
         if not _MODELS:
             return

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ablate.components.config import PromptConfig
-from ablate.components.digest import model_identity
-from ablate.components.errors import InputError
+from ablate.components.contract.config import PromptConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.registry import Registry, installed_version
 from ablate.components.judge.config import JudgeConfig
-from ablate.components.registry import Registry, installed_version
+from ablate.components.runtime.digest import model_identity
 
 Messages = tuple[tuple[str, str], ...]  # (role, content) pairs
 

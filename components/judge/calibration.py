@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection, Sequence
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.judge.agreement import TARGET_AGREEMENT, summarize
 from ablate.components.judge.backends import BaseJudge
 from ablate.components.judge.config import JudgeConfig

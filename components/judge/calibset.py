@@ -35,10 +35,10 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from ablate.components.cjk import has_cjk
+from ablate.components.contract.records import Dataset, Question
 from ablate.components.judge.nearmiss import NEAR_MISSES, near_miss, swap
-from ablate.components.records import Dataset, Question
-from ablate.components.sentences import sentence_spans
+from ablate.components.text.cjk import has_cjk
+from ablate.components.text.sentences import sentence_spans
 
 JOINER = "\n\n"
 __all__ = ["anchors_of", "build", "partner_of", "swap", "write_jsonl"]
@@ -185,5 +185,5 @@ def _items(n: int, a: dict[str, Any], claim: tuple[str, str], b: dict[str, Any],
 
 
 def write_jsonl(items: list[dict[str, Any]], path: Path) -> None:
-    from ablate.components.atomic import atomic_write
+    from ablate.components.runtime.atomic import atomic_write
     atomic_write(Path(path), "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items))

@@ -18,11 +18,11 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from ablate.components.cjk import CJK
+from ablate.components.contract.records import Answer, PackedContext, Passage, Question
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.tasks import Ask
-from ablate.components.records import Answer, PackedContext, Passage, Question
-from ablate.components.sentences import sentence_spans
+from ablate.components.text.cjk import CJK
+from ablate.components.text.sentences import sentence_spans
 
 Judgment = dict[str, Any]
 

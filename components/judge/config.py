@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ablate.components.env_refs import refuse_env_refs
 from ablate.components.metrics.judged import judged_names
-from ablate.components.models import MINILM_NAME
+from ablate.components.runtime.env_refs import refuse_env_refs
+from ablate.components.runtime.models import MINILM_NAME
 
 JSON_MODES = ("json_schema", "json_object_schema", "json_object")
 
@@ -90,7 +90,7 @@ class JudgeConfig(BaseModel):
     @field_validator("calibration", "labels")
     @classmethod
     def _no_env_in_paths(cls, v: str | None) -> str | None:
-        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        """`$VAR` and `${VAR}` are not expanded: refused (components/runtime/env_refs.py)."""
         return refuse_env_refs(v)
 
     @field_validator("metrics")

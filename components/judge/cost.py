@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ablate.components.contract.records import Answer, PackedContext, Passage
 from ablate.components.judge.case import Asking, Case, Item
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import PromptSet, language
 from ablate.components.judge.tasks import Ask, JudgeCache, request_key, request_of
 from ablate.components.judge.tokens import PromptCounter
 from ablate.components.metrics.judged import judged_metrics
-from ablate.components.records import Answer, PackedContext, Passage
 
 _MARK = re.compile("\x00[^\x00]*\x00")
 _FAILED = object()  # a cached judge failure: the metric asks nothing more

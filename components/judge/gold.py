@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ablate.components.records import Question
+from ablate.components.contract.records import Question
 
 GOLD_METRIC = "judge/context_recall"
 ANNOTATOR = "gold-spans"

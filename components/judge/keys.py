@@ -23,15 +23,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ablate.components.config import get_dotted
-from ablate.components.digest import content_digest, model_identity
-from ablate.components.errors import InputError
+from ablate.components.contract.config import get_dotted
+from ablate.components.contract.errors import InputError
 from ablate.components.judge.backends import JUDGES
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.run import EMBED_BACKEND, READS, embeds
 from ablate.components.metrics.judged import judged_metrics
 from ablate.components.metrics.registry import METRICS
-from ablate.components.models import dense_model_path
+from ablate.components.runtime.digest import content_digest, model_identity
+from ablate.components.runtime.models import dense_model_path
 
 # recorded by content elsewhere: the prompts by their fingerprint, the calibration set by
 # its file's hash (the calibrate stage's own input), the labels by their file's hash (the

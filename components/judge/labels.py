@@ -31,7 +31,7 @@ from typing import Any, Collection
 
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.metrics.judged import SCORES
 
 LABEL_SCHEMA: dict[str, pl.DataType] = {

@@ -24,7 +24,7 @@ import random
 import re
 from typing import Any
 
-from ablate.components.cjk import has_cjk
+from ablate.components.text.cjk import has_cjk
 
 MONTHS = ("January", "February", "March", "April", "June", "July", "August", "September",
           "October", "November", "December")  # May: also a modal verb

@@ -23,14 +23,14 @@ import math
 import random
 from typing import Any, Mapping, Sequence
 
+from ablate.components.contract.records import Dataset, Question
 from ablate.components.judge.backends import BaseJudge
 from ablate.components.judge.calibset import anchors_of, partner_of, swap
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import PromptSet, language
 from ablate.components.judge.tasks import Ask, JudgeCache, ask_many
 from ablate.components.metrics.judged import SCORES
-from ablate.components.records import Dataset, Question
-from ablate.components.sentences import sentence_spans
+from ablate.components.text.sentences import sentence_spans
 
 
 def _context(passages: Sequence[str]) -> str:

@@ -23,8 +23,8 @@ from typing import Mapping
 
 import yaml
 
-from ablate.components.cjk import has_cjk
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
+from ablate.components.text.cjk import has_cjk
 
 BUNDLED = Path(__file__).parent / "prompts"
 LANGUAGES = ("en", "zh")

@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ablate.components.atomic import atomic_write
-from ablate.components.cjk import CJK
 from ablate.components.judge.backends import BaseJudge, Completion, Request
 from ablate.components.judge.prompts import PromptSet
 from ablate.components.metrics.answer import STOPWORDS
+from ablate.components.runtime.atomic import atomic_write
+from ablate.components.text.cjk import CJK
 
 VERSION = "2"  # of the parsing and checking rules: part of every verdict's cache key
 VERDICTS = {"support": ("yes", "no"), "relevance": ("yes", "partly", "no"),

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ablate.components.judge.config import JudgeConfig
-from ablate.components.tokenizer import TOKENIZER_NAME, get_tokenizer
+from ablate.components.text.tokenizer import TOKENIZER_NAME, get_tokenizer
 
 Messages = Sequence[tuple[str, str]]  # (role, content) pairs
 

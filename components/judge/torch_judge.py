@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ablate.components.digest import model_identity
+from ablate.components.contract.registry import installed_version
 from ablate.components.judge.backends import JUDGES, Completion, LlamaJudge, Request
-from ablate.components.registry import installed_version
+from ablate.components.runtime.digest import model_identity
 
 
 @JUDGES.register("torch", model_bound=True, requires={"llama_cpp": "local-llm"},

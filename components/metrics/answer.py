@@ -28,10 +28,10 @@ import string
 from collections import Counter
 from typing import Sequence
 
-from ablate.components.cjk import CJK, has_cjk
+from ablate.components.contract.records import Answer, PackedContext, Question
+from ablate.components.contract.vocab import ANSWER_NORMALIZERS as NORMALIZERS
 from ablate.components.metrics.answer_zh import cmrc_exact_match, cmrc_f1
-from ablate.components.records import Answer, PackedContext, Question
-from ablate.components.vocab import ANSWER_NORMALIZERS as NORMALIZERS
+from ablate.components.text.cjk import CJK, has_cjk
 
 _PUNCT = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)

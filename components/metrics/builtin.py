@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
+from ablate.components.contract.records import Answer
 from ablate.components.metrics.answer import answer_metrics
 from ablate.components.metrics.registry import QuestionView, metric
 from ablate.components.metrics.retrieval import group_recall, retrieval_metrics, span_coverage
-from ablate.components.records import Answer
 
 RETRIEVAL_STAGES = ("candidates", "reranked", "final")
 

@@ -5,10 +5,10 @@ An answer's citations are the numbers of the context passages it cites
 passage, or the markers a model wrote under `prompt.cite`). A cited passage **holds
 evidence** for a group when a chunk of the context packed into that passage is relevant to
 the group: its label reaches `metrics.label_threshold`, the relevance every `final/*`
-metric uses (labels from components/labels.py, span or document mode alike). A chunk
+metric uses (labels from components/text/labels.py, span or document mode alike). A chunk
 belongs to the passage of its document that contains its first character (a chunk cut by
 `context.policy: truncate` keeps its start; chunk ids are "{doc_id}:{start}-{end}",
-ablate.components.chunking.chunk_documents). A number outside the context's passages (0,
+ablate.components.text.chunking.chunk_documents). A number outside the context's passages (0,
 or past the last one) is a wrong citation: it holds no evidence.
 
 Per question, for a generator that cites:
@@ -30,8 +30,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from ablate.components.contract.records import PackedContext
 from ablate.components.metrics.registry import QuestionView, metric
-from ablate.components.records import PackedContext
 
 COLUMNS = ("citation/precision", "citation/recall", "citation/coverage")
 NEEDS = {"citation": ("assemble", "generate")}

@@ -35,8 +35,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from ablate.components.contract.registry import require_builtins
 from ablate.components.metrics.registry import METRICS, Direction, QuestionView, metric
-from ablate.components.registry import require_builtins
 
 # a verdict word as a score (relevance: yes / partly / no; support, usefulness: yes / no)
 SCORES = {"yes": 1.0, "partly": 0.5, "no": 0.0}

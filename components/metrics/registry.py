@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from ablate.components.errors import InputError
-from ablate.components.records import Answer, PackedContext, Question
-from ablate.components.registry import Registry, require_builtins
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Answer, PackedContext, Question
+from ablate.components.contract.registry import Registry, require_builtins
 
 Direction = Literal["higher", "lower", "none"]
 DIRECTIONS: tuple[str, ...] = ("higher", "lower", "none")

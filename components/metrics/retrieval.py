@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-from ablate.components.records import Passage, Question
+from ablate.components.contract.records import Passage, Question
 
 RETRIEVAL_METRIC_NAMES = ("hit", "recall", "precision", "mrr", "ndcg", "full_support")
 GAINS = ("linear", "exponential")

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-from ablate.components.atomic import atomic_write
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.appendix import APPENDIX_HTML, APPENDIX_MD, appendix_markdown
 from ablate.components.report.comparability import not_comparable
 from ablate.components.report.drilldown import drilldown_section
@@ -22,7 +22,7 @@ from ablate.components.report.relevance import unaffected
 from ablate.components.report.slices import requested, slice_section
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.report.worth import worth_plot
-from ablate.components.vocab import BASELINE
+from ablate.components.runtime.atomic import atomic_write
 
 
 def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,

@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.config import get_dotted
-from ablate.components.vocab import BASELINE
+from ablate.components.contract.config import get_dotted
+from ablate.components.contract.vocab import BASELINE
 
 AT_K = re.compile(r"^(candidates|reranked)/.+_at_\d+$")
 CHUNK_FIELDS = ("chunking.size", "chunking.method")

@@ -20,10 +20,10 @@ from typing import Any, Iterable, Sequence, TypeGuard
 
 import polars as pl
 
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.metrics.registry import direction
 from ablate.components.report.evidence import Evidence, Passage, context_key
 from ablate.components.report.numbers import fmt, fmt_signed, is_significant
-from ablate.components.vocab import BASELINE
 
 # The pipeline's stages in order, as metric prefixes, and how the drill-down names them.
 STAGES = (("candidates", "candidates"), ("reranked", "reranked"),

@@ -20,7 +20,8 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.config import get_dotted
+from ablate.components.contract.config import get_dotted
+from ablate.components.contract.vocab import BASELINE, TIERS
 from ablate.components.metrics.consistency import COLUMN as CONSISTENCY
 from ablate.components.metrics.registry import compared, direction
 from ablate.components.report.comparability import chunk_units_finding
@@ -30,7 +31,6 @@ from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.stats_caveats import cannot_reject, few_changed, off_level
 from ablate.components.stats.clusters import FEW_CLUSTERS
 from ablate.components.stats.consistency import consistency_rates, reference_of
-from ablate.components.vocab import BASELINE, TIERS
 
 MAX_LISTED = 6
 

@@ -27,7 +27,8 @@ from typing import Any, Sequence
 import numpy as np
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.metrics.registry import direction
 from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.stats.clusters import cluster_column
@@ -39,7 +40,6 @@ from ablate.components.stats.noninferiority import (
     non_inferiority,
     oriented_differences,
 )
-from ablate.components.vocab import BASELINE
 
 NONINF, WORSE = "non-inferiority", "worse"
 RULES = (NONINF, WORSE)

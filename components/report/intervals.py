@@ -19,10 +19,10 @@ from typing import Any
 
 import polars as pl
 
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.numbers import finite, fmt_ci
 from ablate.components.stats.inference import FLAG_FEW_UNTIED, MIN_UNTIED_FOR_BOOTSTRAP
 from ablate.components.stats.inversion import FLAG_UNBOUNDED
-from ablate.components.vocab import BASELINE
 
 # Marks a CI that excludes 0 beside a comparison that is not significant after correction,
 # or contains 0 beside one that is (glossary: DISAGREE_TEXT).

@@ -8,9 +8,9 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.numbers import ci_odd, finite, fmt_signed, is_significant
 from ablate.components.report.sweep_data import variables, variant_means
-from ablate.components.vocab import BASELINE
 
 _ESC = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
         "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}

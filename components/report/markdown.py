@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.comparability import chunk_units_note, repeated, rerank_changes_nothing
 from ablate.components.report.factorial import factorial_section
 from ablate.components.report.findings import findings, judge
@@ -24,7 +25,6 @@ from ablate.components.report.relevance import latency_stages, section_metrics, 
 from ablate.components.report.stats_caveats import error_rates_text, self_test_text
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
 from ablate.components.report.worth import worth_section
-from ablate.components.vocab import BASELINE
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
            "variant_means", "header_lines"]

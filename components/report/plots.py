@@ -24,8 +24,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
+from ablate.components.contract.vocab import BASELINE  # noqa: E402
 from ablate.components.report.numbers import ci_odd, finite, is_significant  # noqa: E402
-from ablate.components.vocab import BASELINE  # noqa: E402
 
 BASE_COLOR, VAR_COLOR, UP, DOWN = "#57606a", "#0969da", "#1a7f37", "#cf222e"
 BUCKET_COLORS = {"ok": "#2da44e", "correct_refusal": "#8cc0a0", "retrieval_miss": "#cf222e",

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.metrics.registry import direction
 from ablate.components.report.gate import (
     NONINF,

@@ -7,13 +7,13 @@ import math
 from dataclasses import replace
 from typing import Any, Sequence
 
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.comparability import not_comparable
 from ablate.components.report.findings import findings
 from ablate.components.report.intervals import ci_cell
 from ablate.components.report.markdown import _variable_table, mark, unit_text, wtl
 from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
-from ablate.components.vocab import BASELINE
 
 
 def summary_markdown(res: SweepResults, key_metrics: Sequence[str] | None = None) -> str:

@@ -12,12 +12,12 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.config import format_value, get_dotted
-from ablate.components.errors import InputError
+from ablate.components.contract.config import format_value, get_dotted
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.evidence import Evidence, load_evidence
 from ablate.components.stats.compare import STATS_SCHEMA
 from ablate.components.stats.slices import SLICES_FILE
-from ablate.components.vocab import BASELINE
 
 REQUIRED = ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet")
 FACTORIAL_FILE = "factorial.parquet"  # a factorial design's effects (ablate.components.stats.factorial)

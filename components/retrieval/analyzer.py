@@ -15,8 +15,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ablate.components.errors import InputError
-from ablate.components.registry import Registry
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.registry import Registry
 
 # A small English stop list (the classic Lucene/Elasticsearch English set).
 ENGLISH_STOP_WORDS = frozenset(

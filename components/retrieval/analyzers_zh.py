@@ -20,9 +20,9 @@ import unicodedata
 from pathlib import Path
 from typing import Sequence
 
-from ablate.components.cjk import CJK, script_counts
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.retrieval.analyzer import ANALYZERS, Analyzer
+from ablate.components.text.cjk import CJK, script_counts
 
 USER_DICT_FIELD = "retrieval.analyzer_options.user_dict"
 CJK_SHARE_THRESHOLD = 0.5

@@ -37,9 +37,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from ablate.components.config import AnnConfig
-from ablate.components.records import Ranking
-from ablate.components.registry import Registry
+from ablate.components.contract.config import AnnConfig
+from ablate.components.contract.records import Ranking
+from ablate.components.contract.registry import Registry
 from ablate.components.retrieval.dense import DenseIndex, exact_scores
 
 SEED = 1234  # the k-means sampling and initialisation of `ivf`

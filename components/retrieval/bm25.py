@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import sparse
 
-from ablate.components.records import Ranking
+from ablate.components.contract.records import Ranking
 from ablate.components.retrieval import bm25_numba, bm25_variants
 from ablate.components.retrieval.bm25_stats import CollectionStats, term_ids
 from ablate.components.retrieval.topk import topk_rows

@@ -22,13 +22,13 @@ from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from ablate.components.digest import model_identity
-from ablate.components.memory import release_freed_memory
-from ablate.components.progress import Progress
-from ablate.components.records import Ranking
+from ablate.components.contract.records import Ranking
 from ablate.components.retrieval.dense_backends import BACKENDS, cache_id
 from ablate.components.retrieval.embed_cache import EmbeddingCache, text_key
 from ablate.components.retrieval.topk import merge_topk
+from ablate.components.runtime.digest import model_identity
+from ablate.components.runtime.memory import release_freed_memory
+from ablate.components.runtime.progress import Progress
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -45,7 +45,7 @@ class TimedVectors(NamedTuple):
 
 
 def model_fingerprint(model_path: Path) -> str:
-    """The model folder's identity (ablate.components.digest.model_identity): its name and
+    """The model folder's identity (ablate.components.runtime.digest.model_identity): its name and
     the digest of every file in it, a stable id for the embedding cache."""
     return model_identity(model_path)
 

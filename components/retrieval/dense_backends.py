@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ablate.components.registry import Registry
+from ablate.components.contract.registry import Registry
 
 # (model folder, model fingerprint, export folder or None) -> runtime object
 Loader = Callable[[Path, str, "Path | None"], Any]
@@ -67,7 +67,7 @@ def cache_id(fingerprint: str, backend: str) -> str:
 
 def check_installed(backend: str) -> None:
     """A one-line InputError naming the extra when the backend's modules are missing."""
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     decl = BACKENDS.declaration(backend)
     missing = decl.missing_requirement()
     if missing is not None:

@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ablate.components.atomic import atomic_write
+from ablate.components.runtime.atomic import atomic_write
 
 SHARD_FORMAT = "2"  # 2: with `secs`; shards without them are format 1
 

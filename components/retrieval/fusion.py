@@ -18,10 +18,10 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ablate.components.config import FusionConfig, PipelineConfig
-from ablate.components.errors import InputError
-from ablate.components.records import Ranking
-from ablate.components.registry import Registry
+from ablate.components.contract.config import FusionConfig, PipelineConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Ranking
+from ablate.components.contract.registry import Registry
 
 Fuser = Callable[[Mapping[str, Ranking], FusionConfig], Ranking]
 

@@ -14,16 +14,16 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
-from ablate.components.chunk_table import id_order
-from ablate.components.config import RetrievalConfig
-from ablate.components.errors import InputError
-from ablate.components.models import dense_model_path
-from ablate.components.records import Chunk
+from ablate.components.contract.config import RetrievalConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Chunk
 from ablate.components.retrieval import bm25_disk
 from ablate.components.retrieval.analyzer import Analyzer, get_analyzer
 from ablate.components.retrieval.analyzers_zh import choose_analyzer
 from ablate.components.retrieval.bm25 import BM25Index
 from ablate.components.retrieval.dense import DenseEncoder
+from ablate.components.runtime.models import dense_model_path
+from ablate.components.text.chunk_table import id_order
 
 T = TypeVar("T")
 

@@ -32,8 +32,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ablate.components.atomic import atomic_write, file_mode
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
+from ablate.components.runtime.atomic import atomic_write, file_mode
 
 FIELD = "retrieval.dense_backend"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")

@@ -22,10 +22,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ablate.components.config import PipelineConfig, RerankConfig
-from ablate.components.errors import InputError
-from ablate.components.records import Chunk, Question, Ranking
-from ablate.components.registry import Registry
+from ablate.components.contract.config import PipelineConfig, RerankConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Chunk, Question, Ranking
+from ablate.components.contract.registry import Registry
 from ablate.components.retrieval import indexes
 from ablate.components.retrieval.analyzer import Analyzer
 from ablate.components.retrieval.bm25 import BM25Index

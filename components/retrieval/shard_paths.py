@@ -23,9 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ablate.components.atomic import atomic_write
-from ablate.components.chunk_table import id_order
-from ablate.components.records import Chunk, Ranking
+from ablate.components.contract.records import Chunk, Ranking
 from ablate.components.retrieval.ann import DENSE_INDEXES
 from ablate.components.retrieval.bm25_stats import CollectionStats
 from ablate.components.retrieval.latency import encode_timed
@@ -38,6 +36,8 @@ from ablate.components.retrieval.shards import (
     ShardWork,
     read_rows,
 )
+from ablate.components.runtime.atomic import atomic_write
+from ablate.components.text.chunk_table import id_order
 
 # ---- bm25: statistics merge ---------------------------------------------------------------
 

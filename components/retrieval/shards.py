@@ -31,7 +31,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from ablate.components.records import Chunk, Question, Ranking
+from ablate.components.contract.records import Chunk, Question, Ranking
 from ablate.components.retrieval.bm25 import BM25Index
 from ablate.components.retrieval.bm25_stats import CollectionStats, term_ids
 
@@ -178,7 +178,7 @@ class Sharding(Protocol):
 
 def sharding_of(path: str) -> Sharding | None:
     """The Sharding retrieval path `path` declares, None when it declares none."""
-    from ablate.components.registry import registry
+    from ablate.components.contract.registry import registry
     return registry("retrieval path").declaration(path).info.get("shards")
 
 
@@ -186,7 +186,7 @@ def shard_refusal(path: str, cfg: Any) -> str | None:
     """None when retrieval path `path` shards exactly with `cfg`, else why not (one line)."""
     sharding = sharding_of(path)
     if sharding is None:
-        from ablate.components.registry import registry
+        from ablate.components.contract.registry import registry
         can = [n for n in registry("retrieval path").names() if sharding_of(n) is not None]
         return (f"retrieval path '{path}' does not declare how it shards (paths that do: "
                 f"{', '.join(can) or 'none'})")

@@ -3,7 +3,7 @@
 A ranking is list[(chunk_id, score)], best first, ties by chunk_id ascending; a stage
 returns {qid: ranking} for every question given. Every stage is a pure function of its
 inputs and the (typed) pipeline config, so the flow can cache it by key. Paths and
-rerankers are registered with the config fields they read (ablate.components.registry).
+rerankers are registered with the config fields they read (ablate.components.contract.registry).
 
 Latency: pass `latency={}` to receive seconds per question of the online work: query
 analysis + scoring + top-k for bm25, query encoding + index search for dense (both
@@ -24,16 +24,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence, TypeAlias
 
-from ablate.components.chunk_table import chunk_map
-from ablate.components.config import PipelineConfig
-from ablate.components.records import Chunk, Question, Ranking
-from ablate.components.registry import Registry
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.records import Chunk, Question, Ranking
+from ablate.components.contract.registry import Registry
 from ablate.components.retrieval import indexes, shard_paths
 from ablate.components.retrieval.ann import DENSE_INDEXES, IndexedRankings
 from ablate.components.retrieval.fusion import fuse
 from ablate.components.retrieval.latency import encode_timed, mark_reused
 from ablate.components.retrieval.rerank import SignalContext, check_weights, rerank_one
 from ablate.components.retrieval.resources import DEFAULT, Resources
+from ablate.components.text.chunk_table import chunk_map
 
 Latency: TypeAlias = "dict[str, float] | None"
 PathFn = Callable[[Sequence[Chunk], Sequence[Question], PipelineConfig, Resources, Latency],

@@ -13,7 +13,7 @@ from typing import Any
 _EXPORTS = {"compare_variants": "compare", "STATS_COLUMNS": "compare", "OUTPUT_SCHEMA": "compare",
             "adjust_pvalues": "correction", "CORRECTIONS": "correction", "TESTS": "paired_tests",
             "PerQueryTable": "table_io", "load_per_query": "table_io", "read_table": "table_io"}
-from ablate.components.vocab import CI_METHODS, FAMILIES  # noqa: E402
+from ablate.components.contract.vocab import CI_METHODS, FAMILIES  # noqa: E402
 
 __all__ = ["compare_variants", "adjust_pvalues", "STATS_COLUMNS", "OUTPUT_SCHEMA",
            "TESTS", "CI_METHODS", "FAMILIES", "CORRECTIONS", "PerQueryTable",

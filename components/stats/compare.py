@@ -18,13 +18,13 @@ from typing import Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.vocab import CI_METHODS, FAMILIES
 from ablate.components.stats.correction import check_method
 from ablate.components.stats.inference import infer
 from ablate.components.stats.paired_tests import TESTS
 from ablate.components.stats.table_prep import WideTable, prepare_wide
 from ablate.components.stats.ttest import effect_size_dz, paired_moments, wilcoxon_pvalues, win_tie_loss
-from ablate.components.vocab import CI_METHODS, FAMILIES
 
 STATS_SCHEMA: dict[str, pl.DataType] = {
     "metric": pl.String(), "variant": pl.String(), "baseline": pl.String(),

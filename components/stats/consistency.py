@@ -88,8 +88,8 @@ def reference_of(config: dict[str, Any] | None) -> tuple[float, str]:
     whose registration declares `deterministic=True`, or any decoding greedily at
     temperature 0), NaN (not measured) for a stochastic one, from the baseline's config
     (variants.json). A generator registered `remote=True` may still vary slightly."""
-    from ablate.components.config import GeneratorConfig
-    from ablate.components.registry import registry
+    from ablate.components.contract.config import GeneratorConfig
+    from ablate.components.contract.registry import registry
     gen = (config or {}).get("generator") or {}
     name = gen.get("name", GeneratorConfig.model_fields["name"].default)
     temperature = float(gen.get("temperature", 0.0) or 0.0)

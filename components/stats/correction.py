@@ -14,8 +14,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ablate.components.errors import InputError
-from ablate.components.registry import Registry
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.registry import Registry
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ablate.components.vocab import FRACTIONS
+from ablate.components.contract.vocab import FRACTIONS
 
 LETTERS = "ABCD"
 

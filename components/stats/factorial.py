@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats.correction import check_method
 from ablate.components.stats.design import Effect, alias_label, contrast_weights, design_effects, effect_label
 from ablate.components.stats.inference import infer

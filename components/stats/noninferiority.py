@@ -40,7 +40,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats.binary_bound import binary_columns, tango_lower
 from ablate.components.stats.clusters import cluster_se, cluster_sums, n_clusters
 from ablate.components.stats.compare import pair_matrices

@@ -12,8 +12,8 @@ from typing import Callable
 
 import numpy as np
 
-from ablate.components.errors import InputError
-from ablate.components.registry import Registry
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.registry import Registry
 from ablate.components.stats.clusters import cluster_ttest
 from ablate.components.stats.signflip import signflip_pvalues
 from ablate.components.stats.ttest import wilcoxon_pvalues

@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats as sps
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats.clusters import cluster_se, cluster_sums
 from ablate.components.stats.correction import smallest_threshold
 from ablate.components.stats.power import ttest_power

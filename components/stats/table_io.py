@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats.clusters import cluster_column
 
 VARIANT_ALIASES = ("variant", "run", "run_name", "system", "name", "config_id")

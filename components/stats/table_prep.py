@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats.bootstrap import bootstrap_ci
 from ablate.components.stats.clusters import cluster_sums, cluster_ttest
 from ablate.components.stats.correction import check_method

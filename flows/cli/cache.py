@@ -58,7 +58,7 @@ def select(root: Path, older_than: float | None, stages: list[str], everything: 
            now: float) -> tuple[list[CacheFile], int]:
     """What `prune` removes, and how many temporary/incomplete files it spared (fresh ones
     may belong to a run writing right now)."""
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     if older_than is None and not stages and not everything:
         raise InputError("say what to prune: --older-than DAYS, --stage S or --all",
                          field="cache prune")

@@ -18,7 +18,7 @@ from typing import Optional
 
 import typer
 
-from ablate.components.vocab import SPLITS, TIERS
+from ablate.components.contract.vocab import SPLITS, TIERS
 
 
 def cluster_text(choice: str, questions) -> str:
@@ -132,7 +132,7 @@ def register(app: typer.Typer) -> None:
         cache_dir: Optional[str] = typer.Option(None, help="Stage result cache folder."),
     ) -> None:
         """Validate an experiment and its data, and print the plan (writes nothing)."""
-        from ablate.components.errors import InputError
+        from ablate.components.contract.errors import InputError
         from ablate.flows.run.context import RunOptions, build_context
 
         if tier is not None and tier not in TIERS:

@@ -31,10 +31,10 @@ def register(app: typer.Typer) -> None:
                                        "balanced between lost and won, spread over clusters)."),
     ) -> None:
         """Show the questions behind a variant's verdicts, from the saved results."""
-        from ablate.components.errors import InputError
+        from ablate.components.contract.errors import InputError
+        from ablate.components.contract.vocab import BASELINE
         from ablate.components.report.drilldown import explain_text
         from ablate.components.report.sweep_data import load_sweep
-        from ablate.components.vocab import BASELINE
         if lost and won:
             raise InputError("--lost and --won exclude each other (neither: both)", field="--lost")
         res = load_sweep(sweep_dir)

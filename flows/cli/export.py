@@ -2,7 +2,7 @@
 so any standard evaluator (trec_eval, ranx, pytrec_eval) can check ablate's metrics.
 
 Per variant: `<variant>.<stage>.run` per stage and `<variant>.qrels` (graded, exact: see
-components/export_trec.py) give hit, precision, MRR and linear-gain NDCG at any K;
+components/export/export_trec.py) give hit, precision, MRR and linear-gain NDCG at any K;
 `<variant>.<stage>.groups.run` and `<variant>.groups.qrels` (one pseudo-query `qid~g` per
 evidence group) give recall over groups (mean hit) and full support (all hit). Ids that
 are not TREC-safe are percent-encoded; `id_map.tsv` lists them, `export.json` says how the
@@ -23,8 +23,8 @@ STAGES = {"candidates": "fuse", "reranked": "rerank", "final": "assemble"}
 def export_sweep(sweep_dir: Path, out: Path, variants: list[str] | None = None,
                  stages: list[str] | None = None) -> list[Path]:
     """Write the run and qrels files of the module docstring; return the paths."""
-    from ablate.components.errors import InputError
-    from ablate.components.export_trec import (
+    from ablate.components.contract.errors import InputError
+    from ablate.components.export.export_trec import (
         relevant_labels,
         write_group_qrels,
         write_group_run,

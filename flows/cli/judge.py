@@ -32,7 +32,7 @@ import typer
 
 
 def _context(experiment: Path, cache_dir: Optional[str], tier: Optional[str] = None):
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.flows import env
     from ablate.flows.run.context import RunOptions, get_context
     env.prepare()

@@ -15,7 +15,7 @@ import sys
 
 import typer
 
-from ablate.components.errors import InputError, RunFailed
+from ablate.components.contract.errors import InputError, RunFailed
 
 HELP = "ablate: ablation studies of RAG pipelines."
 

@@ -23,8 +23,8 @@ from typing import Optional
 
 import typer
 
-from ablate.components.errors import InputError
-from ablate.components.vocab import BASELINE
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.vocab import BASELINE
 
 
 def find_pilot(out_root: Path, experiment: str) -> Path | None:

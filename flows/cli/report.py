@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from ablate.components.atomic import atomic_write
+from ablate.components.runtime.atomic import atomic_write
 
 
 def _mark_made(sweep_dir: Path) -> None:
@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         plots: bool = typer.Option(True, "--plots/--no-plots", help="Render the PNG plots."),
     ) -> None:
         """Rebuild the ablation report of a finished sweep from its saved results."""
-        from ablate.components.errors import InputError
+        from ablate.components.contract.errors import InputError
         from ablate.components.report.build import build_report, write_files
         from ablate.components.report.sweep_data import load_sweep
         t0 = time.perf_counter()

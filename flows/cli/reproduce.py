@@ -21,8 +21,8 @@ def register(app: typer.Typer) -> None:
                                                                "TREC run file (for trec_eval)."),
     ) -> None:
         """Reproduce a published retrieval run and compare its figures."""
-        from ablate.components import regression
-        from ablate.components.export_trec import write_trec_run
+        from ablate.components.export import regression
+        from ablate.components.export.export_trec import write_trec_run
         reg = regression.load(file)
         out = regression.run(reg, data, say=lambda msg: typer.echo(msg, err=True))
         if run is not None:

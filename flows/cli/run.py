@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ablate.components.vocab import SPLITS, TIERS
+from ablate.components.contract.vocab import SPLITS, TIERS
 from ablate.flows import env
 from ablate.flows.run import console
 
@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         Prefect's and MLflow's own log lines (the Prefect UI keeps them either way). A run
         that fails after it started (a stage, the analysis, the report, MLflow) ends with
         one line naming the cause and the command that continues, and exit code 1."""
-        from ablate.components.errors import InputError, RunFailed
+        from ablate.components.contract.errors import InputError, RunFailed
         from ablate.flows.plan.producible import key_metric_lines, refusal
         from ablate.flows.run import server
         from ablate.flows.run.context import RunOptions, get_context

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         limit: Optional[int] = typer.Option(None, min=1, help="Sweeps running at once."),
     ) -> None:
         """Serve sweeps on their schedules until interrupted (Ctrl-C)."""
-        from ablate.components.errors import InputError
+        from ablate.components.contract.errors import InputError
         from ablate.flows.deploy import PREFECT_YAML, own_definition
         from ablate.flows.deploy import serve as serve_deployments
         from ablate.flows.run import server

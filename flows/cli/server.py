@@ -12,7 +12,7 @@ def register(app: typer.Typer) -> None:
                    force: bool = typer.Option(False, "--force",
                                               help="Stop it even while runs use it.")) -> None:
         """Show or stop the Prefect server `ablate run` keeps for this machine."""
-        from ablate.components.errors import InputError
+        from ablate.components.contract.errors import InputError
         from ablate.flows.run import server
         if action not in ("status", "stop"):
             raise InputError(f"unknown action '{action}' (status, stop)", field="action")
@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
         if action == "stop":
             using = server.users()
             if using and not force:
-                from ablate.components.errors import RunFailed
+                from ablate.components.contract.errors import RunFailed
                 raise RunFailed(f"the Prefect server is in use by pid {', '.join(map(str, using))} "
                                 "(`ablate run` / `ablate serve`); not stopped",
                                 hint="ablate server stop --force")

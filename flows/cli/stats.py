@@ -11,10 +11,10 @@ from typing import Optional
 import polars as pl
 import typer
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.vocab import CI_METHODS, FAMILIES
 from ablate.components.stats.correction import CORRECTIONS
 from ablate.components.stats.paired_tests import TESTS
-from ablate.components.vocab import CI_METHODS, FAMILIES
 
 _OPTION_FIELDS = {"test", "correction", "ci_method", "family", "alpha", "resamples"}
 

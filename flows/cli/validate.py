@@ -15,9 +15,9 @@ from pathlib import Path
 
 import typer
 
+from ablate.components.contract.errors import InputError
 from ablate.components.data import load_dataset
 from ablate.components.data.validate import answerable_without_evidence, collecting
-from ablate.components.errors import InputError
 
 
 def validate(

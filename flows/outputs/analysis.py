@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.metrics.registry import compared
 from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.compare import compare_joint
@@ -20,7 +21,6 @@ from ablate.components.stats.ppi_compare import corrected_comparisons, corrected
 from ablate.components.stats.slices import family_of, sliced_inputs
 from ablate.components.stats.slices import joined as joined_slices
 from ablate.components.stats.slices import take as take_slices
-from ablate.components.vocab import BASELINE
 from ablate.flows.outputs.manifest import design_record
 from ablate.flows.run.context import RunContext
 from ablate.flows.run.sequential import apply_decisions

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from ablate.components.contract.errors import InputError
 from ablate.components.data import load_dataset
 from ablate.components.data.clusters import question_cluster
-from ablate.components.errors import InputError
 from ablate.components.judge.gold import ANNOTATOR, GOLD_METRIC, gold_context_recall
 from ablate.flows.run.store import Store
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.generation import GENERATORS
 from ablate.components.judge.calibration import overlap, read_items, summarize, with_items
 from ablate.components.judge.keys import recorded_config

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.judge.labels import read_labels
 from ablate.components.report.numbers import fmt
 from ablate.components.stats.clusters import cluster_column
@@ -23,7 +24,6 @@ from ablate.components.stats.correction import smallest_threshold
 from ablate.components.stats.ppi import paired_inputs
 from ablate.components.stats.ppi_compare import aligned, label_vectors
 from ablate.components.stats.ppi_plan import plan_labels
-from ablate.components.vocab import BASELINE
 
 
 def plan_lines(sweep_dir: Path, labels_path: Path, half_width: float) -> list[str]:

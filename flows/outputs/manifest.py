@@ -13,11 +13,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
-from ablate.components.cjk import script_counts
 from ablate.components.metrics.answer import resolve_normalizer
 from ablate.components.model_identity import uses_embedder as reads_embedder
-from ablate.components.models import ENGLISH_ONLY_MODELS, dense_model_path
 from ablate.components.retrieval.dense import DenseEncoder
+from ablate.components.runtime.models import ENGLISH_ONLY_MODELS, dense_model_path
+from ablate.components.text.cjk import script_counts
 from ablate.flows.outputs.index_stats import trec_index_stats
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext

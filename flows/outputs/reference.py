@@ -9,7 +9,7 @@ from pathlib import Path
 def load_reference(ref: str, tracking_uri: str | None):  # type: ignore[no-untyped-def]
     """A folder path, else an MLflow run id (a variant's run, or a sweep's parent run
     whose baseline child is taken)."""
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.components.report.reference import reference_from_folder
     if Path(ref).is_dir():
         return reference_from_folder(Path(ref))

@@ -7,10 +7,10 @@ from typing import Any
 
 import polars as pl
 
-from ablate.components.errors import cause
+from ablate.components.contract.errors import cause
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.sweep_data import DEFAULT_KEY, present_key
 from ablate.components.stats.self_test import self_test
-from ablate.components.vocab import BASELINE
 from ablate.flows.run.context import RunContext
 
 

@@ -21,15 +21,15 @@ from typing import Any
 
 import polars as pl
 
-from ablate.components.config import format_value
-from ablate.components.errors import RunFailed, cause
+from ablate.components.contract.config import format_value
+from ablate.components.contract.errors import RunFailed, cause
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.metrics.consistency import with_consistency
 from ablate.components.metrics.registry import is_timing, metric_directions
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.evidence import load_evidence
 from ablate.components.report.sweep_data import FACTORIAL_FILE, WORTH_FILE, SweepResults
 from ablate.components.stats.slices import SLICES_FILE
-from ablate.components.vocab import BASELINE
 from ablate.flows.outputs.analysis import rerun_hint, statistics, stats_hint, tested
 from ablate.flows.outputs.analysis_code import analysis_version
 from ablate.flows.outputs.evidence import write_evidence

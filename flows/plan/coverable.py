@@ -1,5 +1,5 @@
 """`ablate check`'s warning on evidence spans a swept chunking can never cover to the
-label threshold (components/span_coverage.py): per distinct chunking of the variants, the
+label threshold (components/text/span_coverage.py): per distinct chunking of the variants, the
 documents holding evidence are chunked (the corpus's other documents do not matter) and
 each span's best covered fraction compared with `metrics.label_threshold`."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ablate.components.chunking import chunk_documents
-from ablate.components.span_coverage import uncoverable_spans
+from ablate.components.text.chunking import chunk_documents
+from ablate.components.text.span_coverage import uncoverable_spans
 
 
 def coverage_lines(ctx: Any) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from ablate.components.config import PipelineConfig, format_value, get_dotted, has_dotted
+from ablate.components.contract.config import PipelineConfig, format_value, get_dotted, has_dotted
 from ablate.components.stats.design import design_cells
 from ablate.flows.plan.spec import DesignSpec, LoadedSpec
 from ablate.flows.plan.variant import Variant, unknown_variable

@@ -51,11 +51,11 @@ def _embeds_chunks(node: Any) -> bool:
 def embedding_costs(ctx: Any, todo_keys: set[str]) -> list[EmbedCost]:
     """The embedding cost of the stages `todo_keys` (plan keys still to compute), per
     dense model and backend."""
-    from ablate.components.chunking import chunk_documents
-    from ablate.components.models import dense_model_path
     from ablate.components.retrieval.dense import model_fingerprint
     from ablate.components.retrieval.dense_backends import cache_id
     from ablate.components.retrieval.embed_cache import EmbeddingCache, cache_folder, text_key
+    from ablate.components.runtime.models import dense_model_path
+    from ablate.components.text.chunking import chunk_documents
 
     wanted: dict[tuple[str, str], set[str]] = {}  # (model, backend) -> chunk stage keys
     for key in todo_keys:

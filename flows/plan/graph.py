@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ablate.components import __version__ as components_version
-from ablate.components.config import PipelineConfig
+from ablate.components.contract.config import PipelineConfig
 from ablate.components.pipeline import (
     STAGES,
     Resolved,

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 
 NAME_MAX = 255  # bytes of one path part on Linux, macOS and Windows file systems
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ablate.components.config import PipelineConfig, get_dotted
-from ablate.components.errors import InputError
+from ablate.components.contract.config import PipelineConfig, get_dotted
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.registry import CATALOGUE
 from ablate.components.pipeline import STAGES, field_names, file_fields, resolve, stage_parts
-from ablate.components.registry import CATALOGUE
 from ablate.flows.plan.spec import LoadedSpec
 from ablate.flows.plan.variant import Variant
 
@@ -32,7 +32,7 @@ def _check_installed(decl, config: dict) -> None:  # type: ignore[no-untyped-def
 
 
 def registry_field(kind: str) -> str | None:
-    from ablate.components.registry import registry
+    from ablate.components.contract.registry import registry
     return registry(kind).config_field
 
 

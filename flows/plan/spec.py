@@ -22,12 +22,10 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from ablate.components.config import PipelineConfig
-from ablate.components.env_refs import refuse_env_refs
-from ablate.components.errors import InputError
-from ablate.components.judge.config import JudgeConfig
-from ablate.components.registry import registry
-from ablate.components.vocab import (
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.registry import registry
+from ablate.components.contract.vocab import (
     ANSWER_NORMALIZERS,
     CI_METHODS,
     CLUSTER_CHOICES,
@@ -41,6 +39,8 @@ from ablate.components.vocab import (
     SPLITS,
     TIERS,
 )
+from ablate.components.judge.config import JudgeConfig
+from ablate.components.runtime.env_refs import refuse_env_refs
 from ablate.flows.plan.spec_errors import did_you_mean, error_message
 from ablate.flows.plan.yaml_source import line_of, read_yaml
 
@@ -73,7 +73,7 @@ class DatasetSpec(_Spec):
     @field_validator("path")
     @classmethod
     def _no_env_in_path(cls, v: str) -> str:
-        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        """`$VAR` and `${VAR}` are not expanded: refused (components/runtime/env_refs.py)."""
         return refuse_env_refs(v) or v
 
 
@@ -91,7 +91,7 @@ class QuestionsSpec(_Spec):
     @field_validator("ids_file")
     @classmethod
     def _no_env_in_ids_file(cls, v: str | None) -> str | None:
-        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        """`$VAR` and `${VAR}` are not expanded: refused (components/runtime/env_refs.py)."""
         return refuse_env_refs(v)
     max: int | None = Field(None, ge=1)
     """At most this many questions: a seeded sample stratified by (answerable, type)."""
@@ -343,7 +343,7 @@ class ExperimentSpec(_Spec):
     @field_validator("out", "cache_dir")
     @classmethod
     def _no_env_in_paths(cls, v: str) -> str:
-        """`$VAR` and `${VAR}` are not expanded: refused (components/env_refs.py)."""
+        """`$VAR` and `${VAR}` are not expanded: refused (components/runtime/env_refs.py)."""
         return refuse_env_refs(v) or v
 
     @field_validator("plugins")
@@ -402,7 +402,7 @@ def _load_plugins(refs: Any, path: Path, node: Any) -> None:
     """Installed (entry-point) plugins, then the spec's own, before anything is validated
     against the registries (the built-ins first)."""
     from ablate.components import catalogue
-    from ablate.components.plugins import load_entry_points, load_plugins
+    from ablate.components.contract.plugins import load_entry_points, load_plugins
     catalogue.load()
     load_entry_points()
     if refs is None:

@@ -14,20 +14,20 @@ from typing import Any
 
 import polars as pl
 
-from ablate.components.config import PipelineConfig
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Dataset, Question
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.data import load_dataset
 from ablate.components.data.clusters import cluster_labels
 from ablate.components.data.selection import Selected, read_ids, sample, select
-from ablate.components.errors import InputError
 from ablate.components.judge.backends import make_judge
 from ablate.components.judge.keys import key_input
 from ablate.components.judge.labels import read_labels
 from ablate.components.judge.prompts import PromptSet, load_prompts
 from ablate.components.pipeline import with_files_from
-from ablate.components.records import Dataset, Question
 from ablate.components.retrieval.analyzers_zh import choose_analyzer
-from ablate.components.tokenizer import TOKENIZER_NAME
-from ablate.components.vocab import BASELINE
+from ablate.components.text.tokenizer import TOKENIZER_NAME
 from ablate.flows.plan.graph import Plan, build_plan
 from ablate.flows.plan.preflight import check_shards, check_variants
 from ablate.flows.plan.spec import LoadedSpec, load_spec

@@ -8,8 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ablate.components.config import PipelineConfig, flatten
-from ablate.components.vocab import BASELINE
+from ablate.components.contract.config import PipelineConfig, flatten
+from ablate.components.contract.vocab import BASELINE
 from ablate.flows.plan.spec_errors import did_you_mean
 
 

@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from ablate.components.config import PipelineConfig, format_value, has_dotted
-from ablate.components.vocab import BASELINE
+from ablate.components.contract.config import PipelineConfig, format_value, has_dotted
+from ablate.components.contract.vocab import BASELINE
 from ablate.flows.plan.design import design_variants
 from ablate.flows.plan.spec import LoadedSpec
 from ablate.flows.plan.spec_errors import error_message

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 
 
 def line_of(node: Any, loc: tuple[Any, ...]) -> int | None:

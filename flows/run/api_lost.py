@@ -22,7 +22,7 @@ import logging
 import threading
 from typing import Any
 
-from ablate.components.errors import RunFailed
+from ablate.components.contract.errors import RunFailed
 
 _kept: dict[str, Any] = {}
 _muted = {"on": False}

@@ -101,7 +101,7 @@ def quiet(enabled: bool = True) -> Iterator[None]:
     for n, level in levels.items():
         logging.getLogger(n).setLevel(max(level, logging.WARNING))
     _progress["on"] = True
-    # per-item progress of long stages (components/progress.py): Prefect's console
+    # per-item progress of long stages (components/runtime/progress.py): Prefect's console
     # handler is at WARNING now, so the terminal gets these lines from here
     plog = logging.getLogger(PROGRESS_LOGGER)
     progress_handler, plevel = _ProgressLine(), plog.level

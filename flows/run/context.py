@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ablate.components.tokenizer import Tokenizer, get_tokenizer
+from ablate.components.text.tokenizer import Tokenizer, get_tokenizer
 from ablate.flows.plan.sweep_plan import PlannedSweep, RunOptions, plan_sweep
 from ablate.flows.run.store import Store
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from typing import Any, Sequence
 
-from ablate.components.errors import InputError, RunFailed, cause
+from ablate.components.contract.errors import InputError, RunFailed, cause
 
 
 def continue_command(experiment: str, opts: dict[str, Any]) -> str:
@@ -47,7 +47,7 @@ def stage_failure(plan: Any, failures: Sequence[tuple[str, BaseException]], expe
 def exit_called(exc: SystemExit) -> str:
     """What a stage says when a component called sys.exit: the code and the plugin whose
     code called it (components.plugins.plugin_of)."""
-    from ablate.components.plugins import plugin_of
+    from ablate.components.contract.plugins import plugin_of
     who = plugin_of(exc)
     by = f"plugin '{who}'" if who else "a component"
     return f"{by} called sys.exit({exc.code!r}) inside the stage"

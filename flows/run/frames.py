@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ablate.components.contract.records import Answer, PackedContext, Passage, Ranking
 from ablate.components.metrics.registry import PathView
-from ablate.components.records import Answer, PackedContext, Passage, Ranking
 from ablate.components.retrieval.ann import IndexedRankings
 from ablate.components.retrieval.latency import StageSeconds
 

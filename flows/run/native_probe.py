@@ -32,13 +32,13 @@ from importlib import metadata, util
 from pathlib import Path
 from typing import Any
 
-from ablate.components.errors import RunFailed
+from ablate.components.contract.errors import RunFailed
 
 # What the child runs, per library (the product's own loaders, on a tiny input).
 PROBES: dict[str, str] = {
     "llama_cpp": (
         "from ablate.components.generation.llama_local import N_CTX, load_llama\n"
-        "from ablate.components.models import smollm2_gguf_path\n"
+        "from ablate.components.runtime.models import smollm2_gguf_path\n"
         "llm, _ = load_llama(smollm2_gguf_path(), N_CTX)\n"
         "out = llm.create_chat_completion(messages=[{'role': 'user', 'content': 'Hi'}],"
         " max_tokens=4, temperature=0.0, seed=0)\n"

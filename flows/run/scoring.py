@@ -24,11 +24,11 @@ from typing import Any, Mapping, Sequence
 
 import polars as pl
 
+from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.data.clusters import question_cluster
 from ablate.components.metrics.attribution import failure_bucket
 from ablate.components.metrics.registry import PathView, QuestionView, is_timing, score_question
 from ablate.components.metrics.retrieval import groups_present
-from ablate.components.records import Answer, PackedContext, Question
 
 
 def groups_by_qid(labels: pl.DataFrame, questions: Sequence[Question]) -> dict[str, list[dict[str, float]]]:

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 import polars as pl
 
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.sweep_data import present_key
 from ablate.components.stats.sequential import (
     METHOD,
@@ -27,7 +28,6 @@ from ablate.components.stats.sequential import (
     t_boundary,
 )
 from ablate.components.stats.table_prep import paired_differences
-from ablate.components.vocab import BASELINE
 
 NAIVE_FLAG = "naive_after_sequential_stop"
 

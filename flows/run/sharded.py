@@ -29,10 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from ablate.components.atomic import atomic_write
-from ablate.components.chunk_table import id_order
-from ablate.components.errors import InputError
-from ablate.components.records import Chunk, Question, Ranking
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Chunk, Question, Ranking
 from ablate.components.retrieval.latency import mark_reused
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.shards import (
@@ -43,6 +41,8 @@ from ablate.components.retrieval.shards import (
     shard_refusal,
     sharding_of,
 )
+from ablate.components.runtime.atomic import atomic_write
+from ablate.components.text.chunk_table import id_order
 
 if TYPE_CHECKING:
     from distributed import Client

@@ -13,9 +13,9 @@ CONTEXT = "Paris is the capital and largest city of France."
 
 def smoke(backend: str) -> str:
     from ablate.components import catalogue
-    from ablate.components.config import GeneratorConfig, PromptConfig
+    from ablate.components.contract.config import GeneratorConfig, PromptConfig
+    from ablate.components.contract.records import PackedContext, Passage, Question
     from ablate.components.generation import make_generator
-    from ablate.components.records import PackedContext, Passage, Question
     catalogue.load()
     if backend == "llama_cpp":
         from ablate.flows.run.native_probe import ensure_safe
@@ -32,7 +32,7 @@ def smoke(backend: str) -> str:
 
 
 def main(backends: list[str]) -> int:
-    from ablate.components.errors import RunFailed
+    from ablate.components.contract.errors import RunFailed
     for backend in backends or ["torch"]:
         try:
             print(f"smoke check: SmolLM2 on {backend} answered {smoke(backend)}", flush=True)

@@ -16,9 +16,6 @@ from typing import Callable
 
 import polars as pl
 
-from ablate.components.chunk_table import ChunkTable, chunk_map
-from ablate.components.chunking import chunk_documents
-from ablate.components.context import pack_context
 from ablate.components.generation import GENERATORS, torch_gguf
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.judge.backends import BaseJudge, make_judge
@@ -26,16 +23,19 @@ from ablate.components.judge.calibration import judge_items, read_items
 from ablate.components.judge.prompts import PromptSet
 from ablate.components.judge.run import Item, judge_many
 from ablate.components.judge.tasks import JudgeCache
-from ablate.components.labels import label_chunks
-from ablate.components.memory import release_freed_memory
-from ablate.components.models import dense_model_path
-from ablate.components.perturbation import NONE, perturb
-from ablate.components.progress import Progress
 from ablate.components.retrieval import indexes as retrieval_indexes
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.latency import StageSeconds
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
+from ablate.components.runtime.memory import release_freed_memory
+from ablate.components.runtime.models import dense_model_path
+from ablate.components.runtime.progress import Progress
+from ablate.components.text.chunk_table import ChunkTable, chunk_map
+from ablate.components.text.chunking import chunk_documents
+from ablate.components.text.context import pack_context
+from ablate.components.text.labels import label_chunks
+from ablate.components.text.perturbation import NONE, perturb
 from ablate.flows.plan.graph import StageNode
 from ablate.flows.run import sharded
 from ablate.flows.run.context import RunContext
@@ -64,7 +64,7 @@ def load(ctx: RunContext, stage: str, key: str, convert: Callable | None = None)
 
 
 def chunks_of(ctx: RunContext, key: str) -> ChunkTable:
-    """A chunking's chunks as columns (components/chunk_table.py), read once per process."""
+    """A chunking's chunks as columns (components/text/chunk_table.py), read once per process."""
     docs = ctx.dataset.doc_by_id()
 
     def convert(frame: pl.DataFrame) -> ChunkTable:

@@ -19,7 +19,7 @@ from typing import Iterable, Iterator
 
 import polars as pl
 
-from ablate.components.atomic import atomic_write
+from ablate.components.runtime.atomic import atomic_write
 from ablate.flows.env import file_lock
 
 SIDE_FOLDERS = ("embeddings", "generations", "indexes", "judgments", "onnx", "shards")  # caches beside the stages

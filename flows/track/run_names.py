@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ablate.components.config import format_value
-from ablate.components.vocab import BASELINE
+from ablate.components.contract.config import format_value
+from ablate.components.contract.vocab import BASELINE
 
 # A few swept fields whose last segment alone says too little ("name", "size", "weights").
 ALIASES = {"generator.name": "gen", "generator.model": "gen_model", "chunking.size": "chunk",

@@ -33,14 +33,14 @@ import polars as pl
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
-from ablate.components.config import flatten
+from ablate.components.contract.config import flatten
+from ablate.components.contract.vocab import BASELINE
 from ablate.components.model_identity import flat_models
 from ablate.components.report.comparability import not_comparable
 from ablate.components.report.drilldown import question_table
 from ablate.components.report.findings import findings
 from ablate.components.report.sweep_data import SweepResults, load_sweep, report_stats
 from ablate.components.stats.worth_table import worth_run_metrics
-from ablate.components.vocab import BASELINE
 from ablate.flows.track.mlflow_links import runs_page
 from ablate.flows.track.mlflow_store import store_lock
 from ablate.flows.track.run_data import (
@@ -290,7 +290,7 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
 def fetch_reference(run_id: str, tracking_uri: str):  # type: ignore[no-untyped-def]
     """A gate reference from an MLflow run: a variant's run, or a sweep's parent run (its
     baseline child is taken); its per-question scores and data fingerprint."""
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.components.report.reference import Reference
     check_reachable(tracking_uri)
     client = MlflowClient(tracking_uri=tracking_uri)

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from ablate.components.atomic import atomic_write, current_umask, file_mode
+from ablate.components.runtime.atomic import atomic_write, current_umask, file_mode
 
 
 @pytest.fixture

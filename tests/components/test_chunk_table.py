@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from ablate.components.chunk_table import ChunkTable, chunk_map, chunks_of_documents, id_order
-from ablate.components.chunking import chunk_documents
-from ablate.components.config import ChunkingConfig
-from ablate.components.records import Chunk, Document
-from ablate.components.tokenizer import get_tokenizer
+from ablate.components.contract.config import ChunkingConfig
+from ablate.components.contract.records import Chunk, Document
+from ablate.components.text.chunk_table import ChunkTable, chunk_map, chunks_of_documents, id_order
+from ablate.components.text.chunking import chunk_documents
+from ablate.components.text.tokenizer import get_tokenizer
 
 DOCS = [Document("b", "Rouen is a city on the Seine. Its cathedral was painted by Monet many times."),
         Document("a", "北京是中国的首都。 Beijing hosts the 2008 Olympics and many museums."),

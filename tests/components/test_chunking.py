@@ -1,10 +1,10 @@
 import pytest
 
-from ablate.components.chunking import CHUNKERS, chunk_documents, sentence_spans, word_boundaries
-from ablate.components.config import ChunkingConfig
-from ablate.components.errors import InputError
-from ablate.components.records import Document
-from ablate.components.tokenizer import get_tokenizer
+from ablate.components.contract.config import ChunkingConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Document
+from ablate.components.text.chunking import CHUNKERS, chunk_documents, sentence_spans, word_boundaries
+from ablate.components.text.tokenizer import get_tokenizer
 
 TEXT = ("The Normans were the people who in the 10th and 11th centuries gave their name to "
         "Normandy, a region in France. They were descended from Norse raiders and pirates! "

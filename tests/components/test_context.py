@@ -2,9 +2,9 @@ import re
 
 import pytest
 
-from ablate.components.context import pack_context
-from ablate.components.records import Chunk, Document
-from ablate.components.tokenizer import get_tokenizer
+from ablate.components.contract.records import Chunk, Document
+from ablate.components.text.context import pack_context
+from ablate.components.text.tokenizer import get_tokenizer
 
 
 class WordTokenizer:

@@ -6,7 +6,7 @@ import random
 import pytest
 from ranx import Qrels, Run, evaluate
 
-from ablate.components.export_trec import write_trec_qrels, write_trec_run
+from ablate.components.export.export_trec import write_trec_qrels, write_trec_run
 from ablate.components.metrics.retrieval import retrieval_metrics
 
 KS = (1, 3, 5, 10)
@@ -75,7 +75,7 @@ def test_file_formats(tmp_path):
 def test_unsafe_ids_are_percent_encoded_reversibly(tmp_path):
     from urllib.parse import unquote
 
-    from ablate.components.export_trec import encode_id, write_id_map
+    from ablate.components.export.export_trec import encode_id, write_id_map
     ids = ["Time off for family and dependants:0-688", "tab\there", "100%", "a~b#c",
            "Zürich:1-2", "line\nbreak", "safe-id_1.2:3/4+=@,"]
     id_map: dict[str, str] = {}
@@ -100,7 +100,7 @@ def test_unsafe_ids_are_percent_encoded_reversibly(tmp_path):
 def test_exact_grades_are_the_labels_times_one_scale_per_question():
     from fractions import Fraction
 
-    from ablate.components.export_trec import exact_integer_grades
+    from ablate.components.export.export_trec import exact_integer_grades
     rng = random.Random(4)
     for _ in range(200):
         lengths = [rng.randint(1, 200) for _ in range(rng.randint(1, 3))]
@@ -116,7 +116,7 @@ def test_exact_grades_are_the_labels_times_one_scale_per_question():
     # to label / max label x 1e6, rounded, and says so (scale None)
     awkward = {f"c{p}": (p - 1) / p for p in (9973, 9967, 9949)}
     assert exact_integer_grades(awkward) is None
-    from ablate.components.export_trec import qrels_grades
+    from ablate.components.export.export_trec import qrels_grades
     ints, scale = qrels_grades([awkward], 0.0, "exact")
     assert scale is None and max(ints.values()) == 10**6
 
@@ -125,7 +125,7 @@ def test_exact_grades_are_the_labels_times_one_scale_per_question():
 def test_ablate_metrics_on_the_exported_integers_are_unchanged(seed):
     """Hit, precision, MRR and linear NDCG from the integer qrels (one group, any positive
     grade relevant) equal ablate's from the span labels: the export loses nothing."""
-    from ablate.components.export_trec import qrels_grades
+    from ablate.components.export.export_trec import qrels_grades
     rng = random.Random(seed)
     for _ in range(100):
         pool = [f"c{j}" for j in range(25)]

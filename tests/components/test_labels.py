@@ -2,12 +2,12 @@ from pathlib import Path
 
 import pytest
 
-from ablate.components.chunking import chunk_documents
-from ablate.components.config import ChunkingConfig
+from ablate.components.contract.config import ChunkingConfig
+from ablate.components.contract.records import Chunk, Question, Span
 from ablate.components.data import load_dataset
-from ablate.components.labels import ChunkIndex, label_chunks
-from ablate.components.records import Chunk, Question, Span
-from ablate.components.tokenizer import get_tokenizer
+from ablate.components.text.chunking import chunk_documents
+from ablate.components.text.labels import ChunkIndex, label_chunks
+from ablate.components.text.tokenizer import get_tokenizer
 
 DEMO = Path(__file__).resolve().parents[2] / "experiments/data/squad2-dev-half/dev-v2.0.json"
 

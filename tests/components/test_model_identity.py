@@ -3,9 +3,9 @@
 
 import hashlib
 
-from ablate.components.config import PipelineConfig
+from ablate.components.contract.config import PipelineConfig
 from ablate.components.model_identity import flat_models, resolved_models
-from ablate.components.models import smollm2_gguf_path
+from ablate.components.runtime.models import smollm2_gguf_path
 
 
 def _cfg(**over):
@@ -47,9 +47,9 @@ def test_one_digest_serves_the_stage_key_the_cache_and_mlflow(tmp_path):
     the generation cache keys it by the same digest, and MLflow records that digest."""
     import shutil
 
-    from ablate.components.digest import content_digest, model_identity
     from ablate.components.generation.base import make_generator
     from ablate.components.pipeline import read_values
+    from ablate.components.runtime.digest import content_digest, model_identity
     gguf = tmp_path / "tuned.gguf"
     shutil.copyfile(smollm2_gguf_path(), gguf)
     cfg = _cfg(generator__name="smollm2", generator__model=str(gguf), retrieval__paths=["bm25"])

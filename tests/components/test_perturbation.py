@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ablate.components.perturbation import NAMES, perturb
+from ablate.components.text.perturbation import NAMES, perturb
 
 
 def _swapped_once(a: str, b: str) -> bool:

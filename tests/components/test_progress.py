@@ -2,7 +2,7 @@
 
 import itertools
 
-from ablate.components.progress import Progress
+from ablate.components.runtime.progress import Progress
 
 
 def _run(total, step_s, **kw):

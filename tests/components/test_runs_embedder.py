@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ablate.components.config import PipelineConfig
+from ablate.components.contract.config import PipelineConfig
 from ablate.components.model_identity import resolved_models, uses_embedder
 from ablate.flows.outputs.manifest import reads_embedder
 

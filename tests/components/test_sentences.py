@@ -2,7 +2,7 @@
 
 import pytest
 
-from ablate.components.sentences import sentence_spans
+from ablate.components.text.sentences import sentence_spans
 
 
 def _texts(text, **kw):

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from ablate.components.tokenizer import Extent, get_tokenizer, parallel_encoding
+from ablate.components.text.tokenizer import Extent, get_tokenizer, parallel_encoding
 
 TEXTS = ["", "   ", "word", "  Rouen's cathedral, built 1202-1506. ", "北京是中国的首都。 mixed English",
          " ".join(["token"] * 40)]

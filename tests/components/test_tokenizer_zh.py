@@ -4,11 +4,11 @@ import itertools
 
 import pytest
 
-from ablate.components.chunking import chunk_documents
-from ablate.components.config import ChunkingConfig
-from ablate.components.context import pack_context
-from ablate.components.records import Document
-from ablate.components.tokenizer import get_tokenizer
+from ablate.components.contract.config import ChunkingConfig
+from ablate.components.contract.records import Document
+from ablate.components.text.chunking import chunk_documents
+from ablate.components.text.context import pack_context
+from ablate.components.text.tokenizer import get_tokenizer
 
 ZH = ("台北101是台灣最高的建築，高度為508公尺。它位於信義區，觀景台在89樓。"
       "向量检索的 recall 怎么提升？可以把 BM25 与稠密向量混合检索。")

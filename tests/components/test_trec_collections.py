@@ -8,8 +8,8 @@ import random
 
 import pytest
 
+from ablate.components.contract.errors import InputError
 from ablate.components.data import trec
-from ablate.components.errors import InputError
 from ablate.components.metrics import trec as tm
 
 
@@ -75,8 +75,8 @@ def test_qrels_graded_and_errors(tmp_path):
 
 def test_measures_equal_pytrec_eval_on_the_exported_run(tmp_path):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    from ablate.components.export_trec import write_trec_run
-    from ablate.components.regression import distinct_scores
+    from ablate.components.export.export_trec import write_trec_run
+    from ablate.components.export.regression import distinct_scores
     rnd = random.Random(7)
     docs = [f"d{i:03d}" for i in range(200)]
     qrels = {f"q{q}": {d: rnd.choice([0, 1, 2]) for d in rnd.sample(docs, 25)} for q in range(12)}
@@ -130,8 +130,8 @@ def test_validate_cli_reports_the_bad_line(tmp_path, run_cli, capsys):
 
 def test_registered_measures_only_for_trec_collections():
     from ablate.components import catalogue
+    from ablate.components.contract.records import Question
     from ablate.components.metrics.registry import METRICS, QuestionView
-    from ablate.components.records import Question
     catalogue.load()
     q = Question(qid="1", question="x", answers=(), answerable=True, evidence=())
     ranked = ["d3", "d1", "d7", "d2"]

@@ -18,14 +18,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ablate.components.config import PipelineConfig, get_dotted
-from ablate.components.pipeline import contribution, own_reads, read_values, resolve, stage_def
-from ablate.components.registry import (
+from ablate.components.contract.config import PipelineConfig, get_dotted
+from ablate.components.contract.registry import (
     CATALOGUE,
     Declaration,
     all_declarations,
     registry,
 )
+from ablate.components.pipeline import contribution, own_reads, read_values, resolve, stage_def
 from ablate.flows.plan.graph import Plan, StageNode, add_variant
 
 EXPERIMENT = {"data": "d", "questions": "q", "tokenizer": "t", "metrics": {"ks": [5]},

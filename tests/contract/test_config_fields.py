@@ -15,9 +15,9 @@ import copy
 
 import pytest
 
-from ablate.components.config import PipelineConfig, flatten, get_dotted
+from ablate.components.contract.config import PipelineConfig, flatten, get_dotted
+from ablate.components.contract.registry import Declaration, all_declarations
 from ablate.components.pipeline import own_reads
-from ablate.components.registry import Declaration, all_declarations
 from ablate.flows.plan.graph import Plan, add_variant
 from tests.contract.config_cases import (
     EXCLUDED_KINDS,

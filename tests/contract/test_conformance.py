@@ -10,10 +10,10 @@ import math
 import numpy as np
 import pytest
 
-from ablate.components.config import PipelineConfig, get_dotted
+from ablate.components.contract.config import PipelineConfig, get_dotted
+from ablate.components.contract.records import Answer, Chunk, Document, PackedContext, Passage, Question, Span
+from ablate.components.contract.registry import CATALOGUE, Declaration, all_declarations, registry
 from ablate.components.metrics.registry import DIRECTIONS, PathView, QuestionView
-from ablate.components.records import Answer, Chunk, Document, PackedContext, Passage, Question, Span
-from ablate.components.registry import CATALOGUE, Declaration, all_declarations, registry
 
 DOC = Document("d0", "Paris is the capital of France. Berlin is the capital of Germany. "
                      "Rome is in Italy.")
@@ -95,8 +95,8 @@ def _check_never_planned(d: Declaration) -> None:
 
 
 def _check_chunker(d):
-    from ablate.components.chunking import chunk_documents
-    from ablate.components.tokenizer import get_tokenizer
+    from ablate.components.text.chunking import chunk_documents
+    from ablate.components.text.tokenizer import get_tokenizer
     cfg = PipelineConfig.model_validate({"chunking": {"method": d.name, "size": 8, "overlap": 2}})
     chunks = chunk_documents([DOC], cfg.chunking, get_tokenizer())
     # a chunker that does not read chunking.size (document: each document whole) has no budget
@@ -224,7 +224,7 @@ def _check_metric(d):
 
 
 def _check_judge(d):
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.components.judge.backends import JUDGES, BaseJudge, Completion, Request
     from ablate.components.judge.config import JudgeConfig
     cls = JUDGES.get(d.name)
@@ -275,8 +275,8 @@ def _check_normalization(d):
 def _check_dense_backend(d):
     """A backend's runtime embeds like SentenceTransformer.encode: float32 L2-normalised
     rows in input order, each a function of its text alone (what the cache assumes)."""
-    from ablate.components.models import minilm_path
     from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.runtime.models import minilm_path
     missing = d.missing_requirement()
     if missing is not None:
         pytest.skip(f"needs {missing[0]} (pip install 'ablate[{missing[1]}]')")
@@ -295,7 +295,7 @@ def _check_dense_index(d):
     """An index built from ids and vectors (in any order) gives the top k (id, score) per
     query, best first, ties by id, at most every chunk; an approximate one keeps the exact
     index over the same vectors (`exact`), whose top 1 it finds on these few vectors."""
-    from ablate.components.config import AnnConfig
+    from ablate.components.contract.config import AnnConfig
     from ablate.components.retrieval.ann import DENSE_INDEXES
     rng = np.random.default_rng(0)
     vecs = rng.standard_normal((12, 8)).astype(np.float32)

@@ -75,8 +75,8 @@ def test_import_contracts_kept():
 
 
 @pytest.mark.parametrize("importer", [
-    "ablate.components.tokenizer",        # a module at the top of components/
-    "ablate.components.labels",
+    "ablate.components.text.tokenizer",        # a module at the top of components/
+    "ablate.components.text.labels",
     "ablate.components.report.markdown",  # a module of a subpackage
     "ablate.components.stats.consistency",
 ])
@@ -100,4 +100,33 @@ def test_the_catalogue_contract_covers_the_whole_package(importer):
     assert contract.check(graph, verbose=False).kept
     graph.add_import(importer=importer, imported="ablate.components.catalogue", line_number=1,
                      line_contents="from ablate.components import catalogue")
+    assert not contract.check(graph, verbose=False).kept
+
+
+@pytest.mark.parametrize("importer, imported", [
+    ("ablate.components.contract.records", "ablate.components.text.chunking"),  # the bottom reaching up
+    ("ablate.components.text.chunking", "ablate.components.retrieval.bm25"),
+    ("ablate.components.metrics.answer", "ablate.components.stats.signflip"),
+    ("ablate.components.stats.signflip", "ablate.components.report.markdown"),
+    ("ablate.components.runtime.models", "ablate.components.generation.base"),
+])
+def test_the_components_layers_contract_fails_when_broken(importer, imported):
+    """pyproject.toml's layers inside components/ (issue 43.5) are kept by the code as it is
+    and broken by an import from a lower room to a higher one."""
+    import tomllib
+
+    from importlinter import configuration
+    from importlinter.contracts.layers import LayersContract
+    configuration.configure()
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    spec = next(c for c in cfg["contracts"] if c.get("containers") == ["ablate.components"])
+    contract = LayersContract(
+        name=spec["name"], session_options={"root_packages": cfg["root_packages"],
+                                            "include_external_packages": True},
+        contract_options={k: v for k, v in spec.items() if k not in ("name", "type")})
+    graph = grimp.build_graph("ablate.components", "ablate.flows", cache_dir=None,
+                              include_external_packages=True)
+    assert contract.check(graph, verbose=False).kept
+    graph.add_import(importer=importer, imported=imported, line_number=1,
+                     line_contents=f"import {imported}")
     assert not contract.check(graph, verbose=False).kept

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ablate.components.config import PipelineConfig
-from ablate.components.errors import InputError
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.errors import InputError
 from ablate.components.judge.backends import JUDGES, LlamaJudge
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.keys import BY_CONTENT, declared_settings, key_input, read_fields
@@ -168,10 +168,10 @@ def test_an_unreadable_judge_model_is_one_line_before_any_compute(tmp_path, monk
 def test_verdict_cache_identities_and_the_recorded_config_keep_their_form(tmp_path):
     """The verdict cache's identities (the model by the one model identity, the digest the
     stage keys hash), and the manifest records the same config."""
-    from ablate.components.digest import content_digest
+    from ablate.components.contract.registry import installed_version
     from ablate.components.judge.backends import OpenAIJudge
     from ablate.components.judge.keys import recorded_config
-    from ablate.components.registry import installed_version
+    from ablate.components.runtime.digest import content_digest
     model = tmp_path / "judge.gguf"
     model.write_bytes(b"GGUF" + bytes(60))
     sha = content_digest(model)[:16]
@@ -183,7 +183,7 @@ def test_verdict_cache_identities_and_the_recorded_config_keep_their_form(tmp_pa
                                    timeout_s=9)).cache_identity == \
         "judge/openai/v1/http://x/v1/model=m/json_mode=json_schema/temperature=0.0/seed=0"
     # self-preference: the judge's model key is the key of a generator on the same file
-    from ablate.components.config import GeneratorConfig, PromptConfig
+    from ablate.components.contract.config import GeneratorConfig, PromptConfig
     from ablate.components.generation.llama_local import LlamaLocalGenerator
     generator = LlamaLocalGenerator(GeneratorConfig(name="smollm2", model=str(model)), PromptConfig())
     assert LlamaJudge(JudgeConfig(model=str(model))).model_key() == generator.model_key()

@@ -8,8 +8,8 @@ from importlib import metadata
 
 import pytest
 
-from ablate.components.config import PipelineConfig
-from ablate.components.registry import installed_version
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.registry import installed_version
 from ablate.flows.plan.graph import Plan, add_variant
 from tests.contract.test_config_fields import EXPERIMENT
 

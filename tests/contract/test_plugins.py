@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from ablate.components.errors import InputError
-from ablate.components.registry import registry
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.registry import registry
 from ablate.flows.plan.spec import load_spec
 from tests.conftest import registries_restored
 
@@ -87,7 +87,7 @@ def test_entry_point_plugin(tmp_path, monkeypatch):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: ep-plugin-pkg\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[ablate.components]\nmine = ep_plugin_pkg\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    from ablate.components.plugins import load_entry_points
+    from ablate.components.contract.plugins import load_entry_points
     loaded = load_entry_points()
     assert any("ep_plugin_pkg" in k for k in loaded)
     assert "answer/ep_always_one" in registry("metric")

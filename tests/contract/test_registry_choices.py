@@ -61,7 +61,7 @@ def test_a_typo_is_one_line_with_the_registry_s_names(run_cli, tmp_path, capsys,
 
 
 def test_the_reference_lists_the_registry_s_names():
-    from ablate.components.registry import registry
+    from ablate.components.contract.registry import registry
     text = (__import__("tests.conftest", fromlist=["ROOT"]).ROOT / "docs" /
             "experiment-file.md").read_text()
     for field, kind in (("retrieval.dense_index", "dense index"),

@@ -28,10 +28,10 @@ import httpx
 import numpy as np
 import pytest
 
-from ablate.components import config as config_module
-from ablate.components.config import PipelineConfig
-from ablate.components.records import Chunk, Document, PackedContext, Passage, Question
-from ablate.components.registry import CATALOGUE, Declaration, registry
+from ablate.components.contract import config as config_module
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.records import Chunk, Document, PackedContext, Passage, Question
+from ablate.components.contract.registry import CATALOGUE, Declaration, registry
 from ablate.components.retrieval.resources import Resources
 from tests.conftest import registries_restored
 from tests.contract.config_cases import (
@@ -168,8 +168,8 @@ def scratch(tmp_path_factory):
 # (decl, base case, config to hand over) -> its output as plain data
 
 def _chunker(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
-    from ablate.components.chunking import chunk_documents
-    from ablate.components.tokenizer import get_tokenizer
+    from ablate.components.text.chunking import chunk_documents
+    from ablate.components.text.tokenizer import get_tokenizer
     assert cfg.chunking.method == decl.name  # the field that chose it is keyed: held
     return [(c.chunk_id, c.n_tokens) for c in chunk_documents(DOCS, cfg.chunking, get_tokenizer())]
 
@@ -337,8 +337,8 @@ def test_every_kind_is_run_or_config_free():
 def test_an_undeclared_read_is_caught(tmp_path):
     """The check above fails on components that read a field they did not declare: a
     chunker that reads `chunking.size` and a rerank signal that reads `context.budget`."""
-    from ablate.components.chunking import CHUNKERS, token_window
     from ablate.components.retrieval.rerank import SIGNALS
+    from ablate.components.text.chunking import CHUNKERS, token_window
 
     with registries_restored():
         @CHUNKERS.register("sneaky_window", reads=("chunking.overlap",))

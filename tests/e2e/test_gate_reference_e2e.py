@@ -84,7 +84,7 @@ def test_cli_gate_against_folder_and_mlflow_run(sweeps, run_cli, tmp_path):
 
 @pytest.mark.parametrize("drop", [None, 0.0])
 def test_a_gated_run_without_a_margin_stops_before_any_stage(drop, tmp_path):
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.flows.sweep import sweep_flow
     with pytest.raises(InputError, match="gate_max_drop: a gated run needs the largest drop"):
         sweep_flow.fn(experiment=str(tmp_path / "never-read.yaml"), gate_reference="ref",

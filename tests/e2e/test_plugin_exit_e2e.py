@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from ablate.components.errors import RunFailed
+from ablate.components.contract.errors import RunFailed
 from tests.conftest import registries_restored
 from tests.specs import experiment, pipeline, vary
 

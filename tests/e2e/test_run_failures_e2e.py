@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ablate.components.errors import RunFailed
+from ablate.components.contract.errors import RunFailed
 from tests.conftest import ROOT
 from tests.e2e.test_console import SPEC
 from tests.e2e.test_unreachable_mlflow_e2e import _closed_port

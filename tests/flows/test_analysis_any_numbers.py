@@ -11,7 +11,7 @@ import json
 import polars as pl
 import pytest
 
-from ablate.components.errors import RunFailed
+from ablate.components.contract.errors import RunFailed
 from tests.e2e.test_console import SPEC  # a tiny sweep: BM25, extractive answers
 from tests.flows.direct import run_direct
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ablate.components.errors import RunFailed
+from ablate.components.contract.errors import RunFailed
 from ablate.flows.run import api_lost
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from ablate.components.records import Chunk, Question, Span
-from ablate.components.span_coverage import uncoverable_spans
+from ablate.components.contract.records import Chunk, Question, Span
+from ablate.components.text.span_coverage import uncoverable_spans
 from tests.flows.direct import write_spec
 from tests.specs import experiment, pipeline, vary
 
@@ -26,8 +26,8 @@ def test_a_span_cut_in_half_is_covered_at_half_and_not_above():
 
 
 def test_check_warns_per_chunking_with_the_labellers_count(run_cli, capsys, tmp_path):
-    from ablate.components.chunking import chunk_documents
-    from ablate.components.labels import label_chunks
+    from ablate.components.text.chunking import chunk_documents
+    from ablate.components.text.labels import label_chunks
     from ablate.flows.run.context import RunOptions, build_context
     spec = write_spec(tmp_path, experiment(
         "coverage", tier="smoke", smoke_size=30, split="all", metrics={"label_threshold": 1.0},

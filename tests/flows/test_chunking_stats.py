@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import polars as pl
 
-from ablate.components.config import PipelineConfig
-from ablate.components.records import Document
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.records import Document
 from ablate.flows.outputs.manifest import chunking_stats
 
 

@@ -12,8 +12,8 @@ import numpy as np
 import polars as pl
 import pytest
 
+from ablate.components.contract.records import Answer
 from ablate.components.generation.cache import GenerationCache
-from ablate.components.records import Answer
 from ablate.components.retrieval.embed_cache import EmbeddingCache
 from ablate.flows.run.store import STALE_TMP_SECONDS, Store, cache_files, remove_file
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from tests.conftest import FIXTURES
 from tests.specs import TINY_SQUAD, data_set, vary, write_experiment
 

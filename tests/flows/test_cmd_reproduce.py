@@ -89,7 +89,7 @@ def test_reproduce_bad_input_and_missing_data_exit_2(tmp_path, run_cli, capsys):
 
 
 def test_shipped_cacm_regression_loads():
-    from ablate.components import regression
+    from ablate.components.export import regression
     reg = regression.load(ROOT / "experiments" / "regressions" / "cacm-bm25.yaml")
     assert reg.metrics == {"map": 0.3123, "P_30": 0.1942}
     assert reg.index == {"documents": 3204, "unique_terms": 14363, "total_terms": 320968}
@@ -99,8 +99,8 @@ def test_shipped_cacm_regression_loads():
 def test_manifest_index_statistics_for_trec_collections_only():
     from types import SimpleNamespace
 
-    from ablate.components.config import PipelineConfig
-    from ablate.components.records import Document
+    from ablate.components.contract.config import PipelineConfig
+    from ablate.components.contract.records import Document
     from ablate.flows.outputs.index_stats import trec_index_stats
     docs = tuple(Document(k, v) for k, v in DOCS.items())
     cfgs = [PipelineConfig.model_validate({"retrieval": {"paths": ["bm25"], "analyzer": a}})

@@ -44,7 +44,7 @@ def test_model_weights_rewritten_in_place_are_new_keys(tmp_path):
     import os
     import shutil
 
-    from ablate.components.models import minilm_path
+    from ablate.components.runtime.models import minilm_path
     folder = tmp_path / "minilm"
     shutil.copytree(minilm_path(), folder)
     gguf = tmp_path / "model.gguf"

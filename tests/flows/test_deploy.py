@@ -41,7 +41,7 @@ def test_the_nightly_reference_holds_the_nightly_baselines_questions():
                                            (0, "a drop of 0 can never be proven"),
                                            ("0.02", "must be a number")])
 def test_a_gated_deployment_needs_an_allowed_drop(tmp_path, drop, message):
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.flows.deploy import load_definitions
     params = {"experiment": "e.yaml", "gate_reference": "refs/x"}
     if drop is not None:
@@ -74,7 +74,7 @@ def test_definitions_read_from_prefect_yaml():
 
 
 def test_unknown_deployment_is_input_error():
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.flows.deploy import serve
     with pytest.raises(InputError, match="no deployment nope"):
         serve(names=["nope"], path=ROOT / "prefect.yaml")

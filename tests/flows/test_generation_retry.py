@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ablate.components.records import Answer
+from ablate.components.contract.records import Answer
 from tests.specs import write_experiment
 
 CALLS: list[str] = []

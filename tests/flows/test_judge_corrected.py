@@ -21,7 +21,7 @@ SPEC = experiment("judged-corrected", tier="full", split="all", seed=1, stats=FA
 
 
 def _fake_model(self, question, context, system, user):
-    from ablate.components.records import Answer
+    from ablate.components.contract.records import Answer
     if question.answers and sum(map(ord, question.qid)) % 2:
         return Answer(question.answers[0], refused=False, tokens_in=len(user))
     return Answer("Something else entirely", refused=False, tokens_in=len(user))
@@ -89,7 +89,7 @@ def test_report_shows_judged_and_corrected_side_by_side(sweep):
 
 
 def test_bad_labels_are_one_line_at_check_time(sweep, tmp_path):
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.flows.run.context import RunOptions, build_context
     tmp, *_ = sweep
     spec = tmp_path / "exp.yaml"

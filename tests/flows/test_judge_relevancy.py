@@ -65,8 +65,8 @@ def test_the_judge_stage_embeds_with_the_runs_encoder(tmp_path):
 
 
 def test_the_judge_key_follows_the_embedder_and_a_missing_one_is_one_line(tmp_path):
-    from ablate.components.errors import InputError
-    from ablate.components.models import minilm_path
+    from ablate.components.contract.errors import InputError
+    from ablate.components.runtime.models import minilm_path
 
     def key(folder, judge):
         return _context(_spec(tmp_path / folder, judge), tmp_path / "cache").plan.by_variant["baseline"]

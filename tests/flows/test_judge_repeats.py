@@ -26,7 +26,7 @@ WRONG = "Bananas grow on trees"
 def _fake_model(self, question, context, system, user):
     """Seed 0: the gold answer, seed 1: an answer the judge finds irrelevant; the same
     answer at both seeds for an unanswerable question."""
-    from ablate.components.records import Answer
+    from ablate.components.contract.records import Answer
     if not question.answers:
         return Answer("Unknown to me", refused=False, tokens_in=len(user))
     text = question.answers[0] if self.cfg.seed % 2 == 0 else WRONG
@@ -81,7 +81,7 @@ def test_judged_metric_is_the_mean_over_repeats_with_its_spread(judged):
 
 
 def test_scoring_takes_judgments_per_repeat():
-    from ablate.components.records import Answer, Question, Span
+    from ablate.components.contract.records import Answer, Question, Span
     from ablate.flows.run.scoring import score_variant
     q = Question("q1", "Capital of France?", ("Paris",), True, ((Span("d", 0, 5),),))
     labels = pl.DataFrame({"qid": ["q1"], "group": [0], "chunk_id": ["c1"], "gain": [1.0]})
@@ -101,7 +101,7 @@ def test_scoring_takes_judgments_per_repeat():
 def test_a_repeat_without_judgments_is_undefined_there():
     """A frame judged once per question (stage version 1) gives a list of one: the other
     repeats' judged metrics are NaN, never a copy of repeat 0's verdicts."""
-    from ablate.components.records import Answer, Question, Span
+    from ablate.components.contract.records import Answer, Question, Span
     from ablate.flows.run.scoring import score_variant
     from ablate.flows.run.stages import judgments_of
     q = Question("q1", "Capital of France?", ("Paris",), True, ((Span("d", 0, 5),),))

@@ -50,7 +50,7 @@ FAILING_QID = None  # set per test: the question whose relevance verdict is unus
 
 def _fake_model(self, question, context, system, user):
     """Stands in for SmolLM2: knows every other answer, refuses the rest."""
-    from ablate.components.records import Answer
+    from ablate.components.contract.records import Answer
     if question.answers and sum(map(ord, question.qid)) % 2:
         return Answer(question.answers[0], refused=False, tokens_in=len(user))
     return Answer("I don't know.", refused=True, tokens_in=len(user))

@@ -3,7 +3,7 @@ one line naming the stage, the library and what to do, never a dead sweep."""
 
 import pytest
 
-from ablate.components.errors import RunFailed
+from ablate.components.contract.errors import RunFailed
 from ablate.flows.run import native_probe
 
 
@@ -52,7 +52,7 @@ def test_the_real_probes_pass_here(state_home):
 
 
 def test_only_stages_that_need_a_library_are_probed(tmp_path):
-    from ablate.components.config import PipelineConfig
+    from ablate.components.contract.config import PipelineConfig
     from ablate.components.pipeline import STAGES, resolve
 
     class Node:

@@ -36,7 +36,7 @@ def test_local_model_without_the_extra_is_one_line_naming_it(tmp_path, no_llama,
 
 
 def test_baseline_local_model_without_the_extra(tmp_path, no_llama):
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.flows.run.context import RunOptions, build_context
     with pytest.raises(InputError) as info:
         build_context(str(_spec(tmp_path, "smollm2", "extractive")), RunOptions())
@@ -52,7 +52,7 @@ def test_torch_backend_needs_no_llama(tmp_path, no_llama):
 
 
 def test_requirement_follows_the_backend():
-    from ablate.components.registry import registry
+    from ablate.components.contract.registry import registry
     decl = registry("generator").declaration("smollm2")
     assert decl.required_modules({"generator": {"backend": "torch"}}) == ()
     assert decl.required_modules({"generator": {"backend": "llama_cpp"}}) == ("llama_cpp",)
@@ -66,7 +66,7 @@ def test_retrieval_only_spec_needs_no_llama(tmp_path, no_llama):
 
 def test_declaration_sees_the_module_when_installed():
     pytest.importorskip("llama_cpp")
-    from ablate.components.registry import registry
+    from ablate.components.contract.registry import registry
     assert registry("generator").declaration("smollm2").missing_requirement() is None
 
 

@@ -40,6 +40,6 @@ def test_editing_a_plugin_changes_the_keys_of_its_stages_only(tmp_path):
 
 def test_builtin_components_carry_no_source_digest():
     from ablate.components import catalogue
-    from ablate.components.registry import all_declarations
+    from ablate.components.contract.registry import all_declarations
     catalogue.load()
     assert all(d.source == "" for d in all_declarations() if d.origin.startswith("ablate.components."))

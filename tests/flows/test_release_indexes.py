@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ablate.components.config import RetrievalConfig
-from ablate.components.records import Chunk
+from ablate.components.contract.config import RetrievalConfig
+from ablate.components.contract.records import Chunk
 from ablate.components.retrieval import indexes
 from ablate.flows.run.stages import release_models
 

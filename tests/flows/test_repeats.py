@@ -10,7 +10,7 @@ import statistics
 import polars as pl
 import pytest
 
-from ablate.components.records import Answer, Question, Span
+from ablate.components.contract.records import Answer, Question, Span
 from ablate.flows.run.scoring import score_variant
 from tests.specs import write_experiment
 

@@ -34,10 +34,10 @@ def test_undefined_outside_denominator():
 import httpx  # noqa: E402
 import polars as pl  # noqa: E402
 
-from ablate.components.config import GeneratorConfig, PromptConfig  # noqa: E402
+from ablate.components.contract.config import GeneratorConfig, PromptConfig  # noqa: E402
+from ablate.components.contract.records import Answer, PackedContext, Passage, Question, Span  # noqa: E402
 from ablate.components.generation.openai_http import OpenAIGenerator  # noqa: E402
 from ablate.components.metrics.retrieval import metric_keys, retrieval_metrics  # noqa: E402
-from ablate.components.records import Answer, PackedContext, Passage, Question, Span  # noqa: E402
 from ablate.flows.run.scoring import score_variant  # noqa: E402
 
 TEXT = "Paris is the capital of France. Berlin is the capital of Germany. Rome is in Italy."

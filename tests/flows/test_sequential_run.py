@@ -109,7 +109,7 @@ def test_the_prefect_flow_runs_the_looks(prefect_server, tmp_path, shared_cache)
 
 
 def test_sequential_with_a_factorial_design_is_a_spec_error(tmp_path):
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.flows.run.context import RunOptions, build_context
     spec = write_spec(tmp_path, SPEC.split("sweeps:")[0] + (
         "design:\n  kind: factorial\n  variables:\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ablate.components.config import ChunkingConfig, PipelineConfig
-from ablate.components.tokenizer import get_tokenizer
+from ablate.components.contract.config import ChunkingConfig, PipelineConfig
+from ablate.components.text.tokenizer import get_tokenizer
 from tests.conftest import ROOT
 from tests.specs import pipeline, write_experiment
 
@@ -37,8 +37,8 @@ def client():
 
 @pytest.fixture(scope="module")
 def demo():
-    from ablate.components.chunking import chunk_documents
     from ablate.components.data import load_dataset
+    from ablate.components.text.chunking import chunk_documents
     data = load_dataset(DEMO, format="squad")
     chunks = chunk_documents(data.documents, ChunkingConfig(size=64, overlap=16), get_tokenizer())
     return chunks, list(data.questions)[:120]
@@ -64,10 +64,10 @@ def test_bm25_sharded_equals_one_index(client, demo, tmp_path):
 
 
 def test_dense_sharded_equals_one_index(client, demo, tmp_path):
-    from ablate.components.models import dense_model_path
     from ablate.components.retrieval.dense import DenseEncoder
     from ablate.components.retrieval.resources import Resources
     from ablate.components.retrieval.stages import retrieve_path
+    from ablate.components.runtime.models import dense_model_path
     from ablate.flows.run import sharded
     chunks, questions = demo
     chunks = chunks[:240]
@@ -187,7 +187,7 @@ def test_a_plugin_path_that_declares_no_sharding_is_refused(run_cli, tmp_path, c
     try:
         assert run_cli("check", str(spec)) == 2
     finally:
-        from ablate.components.registry import registry
+        from ablate.components.contract.registry import registry
         registry("retrieval path")._items.pop("plain_43", None)
         registry("retrieval path")._decls.pop("plain_43", None)
     err = capsys.readouterr().err.strip()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.flows.plan.preflight import check_variants
 from ablate.flows.plan.spec import load_spec
 from ablate.flows.plan.variants import expand

@@ -64,7 +64,7 @@ def _weird_dataset(folder: Path) -> Path:
 
 def _fake_model(self, question, context, system, user):
     """Stands in for SmolLM2: knows every other answer, refuses the rest."""
-    from ablate.components.records import Answer
+    from ablate.components.contract.records import Answer
     if question.answers and sum(map(ord, question.qid)) % 2:
         return Answer(question.answers[0], refused=False, tokens_in=len(user))
     return Answer("I don't know.", refused=True, tokens_in=len(user))
@@ -141,8 +141,8 @@ def test_embedder_window_share_matches_the_embedder(sweep):
     embedder's own tokenizer (with its [CLS]/[SEP]) and its max_seq_length."""
     from tokenizers import Tokenizer
 
-    from ablate.components.models import dense_model_path
     from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.runtime.models import dense_model_path
     from ablate.flows.outputs.manifest import chunking_stats
     from ablate.flows.run.stages import chunks_of
     ctx, out = sweep
@@ -170,8 +170,8 @@ def test_embedder_cut_matches_the_embedder(sweep):
     never read), against the embedder's own tokenizer and its max_seq_length."""
     from tokenizers import Tokenizer
 
-    from ablate.components.models import dense_model_path
     from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.runtime.models import dense_model_path
     from ablate.flows.outputs.manifest import chunking_stats
     from ablate.flows.run.stages import chunks_of
     ctx, _ = sweep
@@ -324,7 +324,7 @@ def test_outputs_and_cache_entries_honour_the_umask(sweep):
     (mkstemp); every file a run leaves is now created as open() would create it."""
     import stat
 
-    from ablate.components.atomic import file_mode
+    from ablate.components.runtime.atomic import file_mode
     ctx, out = sweep
     files = [p for root in (out, ctx.store.root) for p in root.rglob("*")
              if p.is_file() and not p.name.startswith(".")]

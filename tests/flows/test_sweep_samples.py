@@ -10,7 +10,7 @@ import json
 import polars as pl
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from tests.flows.direct import run_direct, write_spec
 from tests.specs import TINY_SQUAD
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.flows.plan.yaml_source import read_yaml
 
 

@@ -40,8 +40,7 @@ class HashingEncoder:
 
 
 def run() -> dict:
-    from ablate.components.chunking import chunk_documents
-    from ablate.components.config import (
+    from ablate.components.contract.config import (
         ChunkingConfig,
         FusionConfig,
         GeneratorConfig,
@@ -50,16 +49,17 @@ def run() -> dict:
         RerankConfig,
         RetrievalConfig,
     )
-    from ablate.components.context import pack_context
     from ablate.components.data import load_dataset
     from ablate.components.data.tiers import select_questions
     from ablate.components.generation import make_generator
     from ablate.components.generation.extractive import extract_answer
-    from ablate.components.labels import label_chunks
     from ablate.components.retrieval.dense import DenseIndex
     from ablate.components.retrieval.resources import Resources
     from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
-    from ablate.components.tokenizer import get_tokenizer
+    from ablate.components.text.chunking import chunk_documents
+    from ablate.components.text.context import pack_context
+    from ablate.components.text.labels import label_chunks
+    from ablate.components.text.tokenizer import get_tokenizer
 
     ds = load_dataset(DEMO, format="squad")
     # the smoke tier the demo runs, plus a larger slice for the generator (it is cheap) and

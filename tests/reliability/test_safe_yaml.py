@@ -53,7 +53,7 @@ def test_experiment_file_cannot_run_code(case, edit, line, field, tmp_path, caps
 
 def test_spec_loader_is_the_safe_loader(tmp_path, monkeypatch):
     """Direct check on ablate.flows.plan.spec: the tag is refused before any constructor runs."""
-    from ablate.components.errors import InputError
+    from ablate.components.contract.errors import InputError
     from ablate.flows.plan.spec import load_spec
     p = tmp_path / "exp.yaml"
     p.write_text(f"name: !!python/object/apply:os.system ['{TOUCH}']\ndataset: {{path: x}}\n")

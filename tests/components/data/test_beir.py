@@ -1,8 +1,8 @@
 import pytest
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Span
 from ablate.components.data import load_dataset
-from ablate.components.errors import InputError
-from ablate.components.records import Span
 
 
 def test_qrels_become_whole_document_spans_with_grades(fixtures):

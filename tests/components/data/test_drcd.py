@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from ablate.components.chunking import chunk_documents
-from ablate.components.config import ChunkingConfig
+from ablate.components.contract.config import ChunkingConfig
+from ablate.components.contract.records import Chunk
 from ablate.components.data import load_dataset
-from ablate.components.labels import label_chunks
-from ablate.components.records import Chunk
-from ablate.components.tokenizer import get_tokenizer
+from ablate.components.text.chunking import chunk_documents
+from ablate.components.text.labels import label_chunks
+from ablate.components.text.tokenizer import get_tokenizer
 
 DRCD = Path(__file__).resolve().parents[3] / "experiments/data/drcd-dev/DRCD_dev.json"
 

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Span
 from ablate.components.data import load_dataset
-from ablate.components.errors import InputError
-from ablate.components.records import Span
 
 
 def test_native_folder_loads_groups_and_alternatives(fixtures):

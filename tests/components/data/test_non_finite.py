@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from ablate.components.contract.errors import InputError
 from ablate.components.data import load_dataset
 from ablate.components.data.finite_json import NonFinite, loads
-from ablate.components.errors import InputError
 from tests.components.data.test_jsonl import DOC, Q, _span, _with, _write
 
 
@@ -53,8 +53,8 @@ def test_loads_keeps_finite_numbers_and_strings():
 
 def test_a_grade_given_as_nan_in_python_is_refused_by_validation(tmp_path):
     """Spans built by a plugin reader, not from JSON, are checked too."""
+    from ablate.components.contract.records import Document, Question, Span
     from ablate.components.data.validate import Origin, check_questions
-    from ablate.components.records import Document, Question, Span
     q = Question("q1", "?", ("Alpha",), True, ((Span("d1", 0, 5, float("nan")),),))
     with pytest.raises(InputError, match="positive finite"):
         check_questions([(q, Origin("x.jsonl", 1))], [Document("d1", "Alpha beta gamma.")])

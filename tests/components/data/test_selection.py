@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Question
 from ablate.components.data.selection import read_ids, select
 from ablate.components.data.tiers import split_pool
-from ablate.components.errors import InputError
-from ablate.components.records import Question
 
 
 def _qs(n=400):

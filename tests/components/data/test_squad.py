@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Span
 from ablate.components.data import load_dataset
 from ablate.components.data.squad import slug
-from ablate.components.errors import InputError
-from ablate.components.records import Span
 
 DEMO = Path(__file__).resolve().parents[3] / "experiments/data/squad2-dev-half/dev-v2.0.json"
 

@@ -2,9 +2,9 @@ from collections import Counter
 
 import pytest
 
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Question
 from ablate.components.data.tiers import frozen_test_qids, select_questions
-from ablate.components.errors import InputError
-from ablate.components.records import Question
 
 
 def _qs(n=1000):

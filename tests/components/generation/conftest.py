@@ -2,7 +2,7 @@
 
 import pytest
 
-from ablate.components.records import PackedContext, Passage, Question
+from ablate.components.contract.records import PackedContext, Passage, Question
 
 NORMANS = ("The Normans were the people who in the 10th and 11th centuries gave their name to "
            "Normandy, a region in France. They were descended from Norse raiders and pirates "

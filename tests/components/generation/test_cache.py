@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.records import Answer
 from ablate.components.generation.base import BaseGenerator
 from ablate.components.generation.cache import GenerationCache, cache_key
-from ablate.components.records import Answer
 
 
 class CountingGen(BaseGenerator):

@@ -8,7 +8,8 @@ import json
 import httpx
 import pytest
 
-from ablate.components.config import GeneratorConfig, PipelineConfig, PromptConfig
+from ablate.components.contract.config import GeneratorConfig, PipelineConfig, PromptConfig
+from ablate.components.contract.records import Answer, PackedContext, Passage, Question
 from ablate.components.generation import make_generator
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.generation.citations import cited_reply, parse_citations, strip_citations
@@ -17,7 +18,6 @@ from ablate.components.generation.openai_http import OpenAIGenerator
 from ablate.components.generation.prompt import CITE_EN, CITE_ZH, render_prompt
 from ablate.components.metrics.answer import answer_metrics
 from ablate.components.pipeline import STAGES, read_values, resolve
-from ablate.components.records import Answer, PackedContext, Passage, Question
 
 # ---- parsing -------------------------------------------------------------------------
 

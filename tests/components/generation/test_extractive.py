@@ -1,9 +1,9 @@
 """The extractive baseline on hand-made contexts."""
 
-from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.records import PackedContext, Passage
 from ablate.components.generation import make_generator
 from ablate.components.generation.extractive import extract_answer
-from ablate.components.records import PackedContext, Passage
 
 
 def _gen(threshold=0.3):

@@ -12,7 +12,7 @@ import llama_cpp
 import pytest
 
 from ablate.components.generation import llama_local
-from ablate.components.models import smollm2_gguf_path
+from ablate.components.runtime.models import smollm2_gguf_path
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ Runs without llama.cpp: the identity reads the GGUF file's name, size and whole-
 
 import pytest
 
-from ablate.components.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.config import GeneratorConfig, PromptConfig
 from ablate.components.generation import llama_local
 
 

@@ -4,10 +4,10 @@ optional extra, which CI installs with scripts/install.sh --test)."""
 
 import pytest
 
-from ablate.components.config import GeneratorConfig, PromptConfig
-from ablate.components.errors import InputError
+from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import PackedContext, Passage
 from ablate.components.generation import llama_local, make_generator, torch_gguf
-from ablate.components.records import PackedContext, Passage
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +110,7 @@ def test_converted_copy_is_the_same_model(tmp_path, monkeypatch):
     what the model read from the GGUF file computes, with the same chat template."""
     import torch
 
-    from ablate.components.models import smollm2_gguf_path
+    from ablate.components.runtime.models import smollm2_gguf_path
     monkeypatch.setenv("ABLATE_STATE_HOME", str(tmp_path))
     monkeypatch.setattr(torch_gguf, "_MODELS", {})
     path = smollm2_gguf_path()

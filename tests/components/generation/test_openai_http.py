@@ -7,8 +7,8 @@ import time
 import httpx
 import pytest
 
-from ablate.components.config import GeneratorConfig, PromptConfig
-from ablate.components.errors import InputError
+from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.errors import InputError
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.generation.openai_http import OpenAIGenerator
 

@@ -4,8 +4,8 @@ serving the bundled SmolLM2 GGUF; the server is started here and stopped afterwa
 
 import pytest
 
-from ablate.components.config import GeneratorConfig, PromptConfig
-from ablate.components.errors import InputError
+from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.errors import InputError
 from ablate.components.generation import make_generator
 from ablate.components.generation.cache import GenerationCache
 from tests.servers import llama_server

@@ -2,8 +2,9 @@
 
 import pytest
 
-from ablate.components.config import PromptConfig
-from ablate.components.errors import InputError
+from ablate.components.contract.config import PromptConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import PackedContext, Passage
 from ablate.components.generation.prompt import (
     CLOSED_BOOK_SYSTEM,
     ZH_SYSTEM,
@@ -12,7 +13,6 @@ from ablate.components.generation.prompt import (
     prompt_language,
     render_prompt,
 )
-from ablate.components.records import PackedContext, Passage
 
 
 def _ctx(*texts):

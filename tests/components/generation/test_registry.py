@@ -3,11 +3,11 @@ that can run here without a server."""
 
 import pytest
 
-from ablate.components.config import GeneratorConfig, PromptConfig
-from ablate.components.errors import InputError
+from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Answer
 from ablate.components.generation import GENERATORS, Generator, make_generator
 from ablate.components.generation.cache import GenerationCache
-from ablate.components.records import Answer
 
 
 def test_registry_names():

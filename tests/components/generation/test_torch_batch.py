@@ -5,11 +5,11 @@ Chinese, of different prompt lengths (so batches are padded)."""
 
 import pytest
 
-from ablate.components.config import GeneratorConfig, PromptConfig
-from ablate.components.errors import InputError
+from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import PackedContext, Passage
 from ablate.components.generation import llama_local, make_generator, torch_gguf
 from ablate.components.generation.base import GENERATORS
-from ablate.components.records import PackedContext, Passage
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +61,7 @@ def test_batch_size_is_a_setting_not_a_key():
 def test_decoding_stops_between_batches(normans_ctx, question):
     """A stop request raised from the progress callback ends the stage after the batch in
     hand (the rest is never decoded)."""
-    from ablate.components.models import smollm2_gguf_path
+    from ablate.components.runtime.models import smollm2_gguf_path
     seen = []
 
     def done(batch):

@@ -10,7 +10,7 @@ import json
 import httpx
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.judge.backends import OpenAIJudge, Request, make_judge
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import load_prompts

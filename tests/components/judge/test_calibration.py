@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.judge.agreement import cohen_kappa, design_effect, shortfalls, summarize, wilson
 from ablate.components.judge.calibration import held_out, judge_items, overlap, read_items, render, with_items
 from ablate.components.judge.calibset import build, write_jsonl

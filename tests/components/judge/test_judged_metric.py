@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from ablate.components.contract.plugins import load_plugins
+from ablate.components.contract.records import Answer, PackedContext, Passage, Question
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.keys import key_input
 from ablate.components.judge.prompts import load_prompts
 from ablate.components.judge.run import Item, judge_item
 from ablate.components.metrics.judged import judged_names
 from ablate.components.metrics.registry import METRICS, QuestionView, score_question
-from ablate.components.plugins import load_plugins
-from ablate.components.records import Answer, PackedContext, Passage, Question
 from tests.components.judge.fakes import ScriptedJudge, rule_script
 from tests.conftest import registries_restored
 

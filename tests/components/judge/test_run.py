@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from ablate.components.contract.records import Answer, PackedContext, Passage, Question
 from ablate.components.judge.backends import Completion
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.judge.prompts import load_prompts
@@ -16,7 +17,6 @@ from ablate.components.judge.run import judge_item as _judge_item
 from ablate.components.judge.tasks import JudgeCache
 from ablate.components.metrics.judged import rank_weighted_precision, share_yes
 from ablate.components.metrics.registry import METRICS, QuestionView
-from ablate.components.records import Answer, PackedContext, Passage, Question
 from ablate.components.retrieval.resources import Resources
 from tests.components.judge.fakes import ScriptedJudge, TableEncoder, rule_script
 

@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from ablate.components.contract.records import Answer, PackedContext, Passage, Question
 from ablate.components.metrics.answer import (
     answer_cost,
     answer_metrics,
@@ -13,7 +14,6 @@ from ablate.components.metrics.answer import (
     normalize_answer,
     token_f1,
 )
-from ablate.components.records import Answer, PackedContext, Passage, Question
 
 
 @pytest.mark.parametrize("raw, norm", [

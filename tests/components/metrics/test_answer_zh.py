@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from ablate.components.contract.records import Answer, PackedContext, Passage, Question
 from ablate.components.metrics.answer import (
     answer_metrics,
     exact_match,
@@ -19,7 +20,6 @@ from ablate.components.metrics.answer_zh import (
     remove_punctuation,
     word_tokenize,
 )
-from ablate.components.records import Answer, PackedContext, Passage, Question
 
 
 @pytest.mark.parametrize("text, tokens", [

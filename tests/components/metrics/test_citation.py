@@ -8,9 +8,9 @@ import math
 
 import pytest
 
+from ablate.components.contract.records import Answer, PackedContext, Passage, Question, Span
 from ablate.components.metrics.citation import COLUMNS, citation_scores
 from ablate.components.metrics.registry import QuestionView, lookup, score_question
-from ablate.components.records import Answer, PackedContext, Passage, Question, Span
 
 DOC = "x" * 200
 PARAMS = {"ks": [1, 5], "gain": "linear", "label_threshold": 0.5, "correct_f1": 0.5}

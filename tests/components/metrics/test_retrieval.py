@@ -2,13 +2,13 @@ import math
 
 import pytest
 
+from ablate.components.contract.records import Passage, Question, Span
 from ablate.components.metrics.retrieval import (
     RETRIEVAL_METRIC_NAMES,
     metric_keys,
     retrieval_metrics,
     span_coverage,
 )
-from ablate.components.records import Passage, Question, Span
 
 
 def test_single_group_basic_values():

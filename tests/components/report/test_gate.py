@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.report.gate import check_gate, explain
 from ablate.components.report.sweep_data import load_sweep
 from tests.components.report.synthetic import STATS, make_sweep

@@ -7,7 +7,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.report.reference import Reference, compare_to_reference, reference_markdown
 
 STATS = {"test": "permutation", "correction": "holm", "alpha": 0.05, "resamples": 2000,

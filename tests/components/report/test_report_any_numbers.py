@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ablate.components.config import PipelineConfig
+from ablate.components.contract.config import PipelineConfig
 from ablate.components.report.build import build_report
 from ablate.components.report.plots import variable_plot
 from ablate.components.report.summary import summary_markdown, summary_rows

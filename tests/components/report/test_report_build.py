@@ -9,7 +9,7 @@ import re
 import polars as pl
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.report.build import build_report, write_files
 from ablate.components.report.findings import findings
 from ablate.components.report.latex import render_latex

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from ablate.components.config import PipelineConfig
+from ablate.components.contract.config import PipelineConfig
 from ablate.components.report.findings import findings, warnings
 from ablate.components.report.markdown import header_lines, render_markdown
 from ablate.components.report.sweep_data import report_stats

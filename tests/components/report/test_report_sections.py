@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ablate.components.config import PipelineConfig
+from ablate.components.contract.config import PipelineConfig
 from ablate.components.report.markdown import latency_table, render_markdown
 from ablate.components.report.plots import latency_means
 from ablate.components.report.relevance import can_change, section_metrics

@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from ablate.components.records import Chunk, Question
+from ablate.components.contract.records import Chunk, Question
 
 TEXTS = [
     "The Normans were a people in Normandy, a region in France.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.retrieval.analyzer import ANALYZERS, get_analyzer
 
 

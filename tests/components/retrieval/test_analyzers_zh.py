@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.retrieval.analyzer import get_analyzer
 from ablate.components.retrieval.analyzers_zh import choose_analyzer, read_user_dict
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from ablate.components.config import AnnConfig, PipelineConfig
+from ablate.components.contract.config import AnnConfig, PipelineConfig
+from ablate.components.contract.records import Question
 from ablate.components.metrics.registry import METRICS, PathView, QuestionView
-from ablate.components.records import Question
 from ablate.components.retrieval.ann import DENSE_INDEXES, flat, hnsw, ivf, ivf_cells
 
 
@@ -107,7 +107,7 @@ def test_flat_keys_are_those_from_before_the_index_was_a_variable(monkeypatch):
     `retrieval.dense_index` existed (commit 1c13c3f, dense path version 2: 3eb51f62...),
     with only the dense path's version since bumped to 3 (exact pair scores) and library
     and package versions fixed; changing an ANN parameter leaves them as they are."""
-    from ablate.components import registry
+    from ablate.components.contract import registry
     from ablate.flows.plan import graph
     monkeypatch.setattr(registry, "installed_version", lambda d: "pinned")
     monkeypatch.setattr(graph, "components_version", "pinned")

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from retrieval_helpers import TEXTS
 
-from ablate.components.models import minilm_path
 from ablate.components.retrieval.bert_torch import BertEncoder, supported
 from ablate.components.retrieval.dense import DenseEncoder
+from ablate.components.runtime.models import minilm_path
 from tests.fresh import imported_after
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -45,7 +45,7 @@ def test_bitwise_same_as_sentence_transformers(reference, texts, batch_size):
 
 
 def test_torch_backend_imports_neither_library():
-    code = ("from ablate.components.models import minilm_path; "
+    code = ("from ablate.components.runtime.models import minilm_path; "
             "from ablate.components.retrieval.dense import DenseEncoder; "
             "v = DenseEncoder(minilm_path(), None).encode(['hello', '你好']); "
             "assert v.shape == (2, 384), v.shape")

@@ -8,8 +8,8 @@ import random
 import numpy as np
 from retrieval_helpers import random_corpus
 
-from ablate.components.config import RetrievalConfig
-from ablate.components.records import Chunk
+from ablate.components.contract.config import RetrievalConfig
+from ablate.components.contract.records import Chunk
 from ablate.components.retrieval import bm25_disk, indexes
 from ablate.components.retrieval.bm25 import BM25Index
 

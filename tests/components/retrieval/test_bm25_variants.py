@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import pytest
 
-from ablate.components.config import PipelineConfig
+from ablate.components.contract.config import PipelineConfig
 from ablate.components.retrieval import bm25_variants as bv
 from ablate.components.retrieval.bm25 import BM25Index
 from ablate.components.retrieval.bm25_stats import CollectionStats

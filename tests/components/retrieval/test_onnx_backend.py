@@ -13,11 +13,11 @@ import sys
 import numpy as np
 import pytest
 
-from ablate.components.config import PipelineConfig
-from ablate.components.errors import InputError
-from ablate.components.models import minilm_path
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.errors import InputError
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.embed_cache import text_key
+from ablate.components.runtime.models import minilm_path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytest.importorskip("onnxruntime")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from retrieval_helpers import FakeEncoder, make_chunks, make_questions
 
-from ablate.components.config import PipelineConfig, RerankConfig, RetrievalConfig
-from ablate.components.errors import InputError
-from ablate.components.records import Chunk, Question
+from ablate.components.contract.config import PipelineConfig, RerankConfig, RetrievalConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Chunk, Question
 from ablate.components.retrieval.rerank import check_weights
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import rerank_rankings

@@ -7,15 +7,15 @@ import pytest
 from rank_bm25 import BM25Okapi
 from retrieval_helpers import TEXTS, make_chunks, make_questions
 
-from ablate.components.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
-from ablate.components.errors import InputError
-from ablate.components.models import minilm_path
-from ablate.components.records import Chunk
+from ablate.components.contract.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Chunk
 from ablate.components.retrieval.analyzer import get_analyzer
 from ablate.components.retrieval.bm25 import BM25Index
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
+from ablate.components.runtime.models import minilm_path
 
 
 def P(retrieval=RetrievalConfig(), fusion=FusionConfig(), rerank=RerankConfig()) -> PipelineConfig:

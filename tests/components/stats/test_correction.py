@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats.correction import adjust_pvalues, resamples_needed, smallest_threshold
 
 # Benjamini & Hochberg (1995), section 4: the 15 p-values of the myocardial infarction

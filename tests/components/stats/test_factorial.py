@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats.design import Effect, contrast_weights, design_cells, design_effects
 from ablate.components.stats.factorial import Design, factorial_effects
 

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from scipy import stats as sps
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats.clusters import cluster_sums
 from ablate.components.stats.inversion import inversion_interval
 from ablate.components.stats.noninferiority import (

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import TTestPower
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats import compare_variants
 from ablate.components.stats.clusters import cluster_ttest
 from ablate.components.stats.power import ttest_power

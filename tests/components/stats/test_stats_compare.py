@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 from threadpoolctl import threadpool_limits
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats import STATS_COLUMNS, adjust_pvalues, compare_variants
 
 ISSUE_COLUMNS = ("metric, variant, baseline, n_used, n_clusters, n_undefined, mean_variant, "

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats import compare_variants, load_per_query
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 from ablate.components.stats.factorial import Design
 from ablate.components.stats.worth import (
     all_cells,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from ablate.components.records import Chunk, Document, PackedContext, Passage
+from ablate.components.contract.records import Chunk, Document, PackedContext, Passage
 
 POLICIES = ("skip", "stop", "truncate")
 

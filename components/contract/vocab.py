@@ -22,3 +22,6 @@ LABEL_MODES = ("span", "document")  # chunk relevance: covered span fraction, or
 DESIGN_KINDS = ("factorial",)  # experiment `design.kind`
 FRACTIONS = ("full", "half")  # `design.fraction`: every cell, or the 2^(4-1) half (D = ABC)
 DEFAULT_KEY_METRICS = ("final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em")
+# `query.perturbation`: "none" and the perturbations of ablate.components.text.perturbation
+# (which checks at import that it implements exactly these).
+PERTURBATION_NAMES = ("none", "typo", "casing", "stopword", "punctuation", "script", "fullwidth")

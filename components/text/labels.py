@@ -20,9 +20,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Iterable, Sequence
 
-from ablate.components.chunk_table import chunks_of_documents
-from ablate.components.records import Chunk, Question
-from ablate.components.vocab import LABEL_MODES
+from ablate.components.contract.records import Chunk, Question
+from ablate.components.contract.vocab import LABEL_MODES
+from ablate.components.text.chunk_table import chunks_of_documents
 
 # qid -> one {chunk_id: value} per evidence group (empty tuple: no evidence)
 Labels = dict[str, tuple[dict[str, float], ...]]

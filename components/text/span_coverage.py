@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ablate.components.labels import ChunkIndex
-from ablate.components.records import Chunk, Question
+from ablate.components.contract.records import Chunk, Question
+from ablate.components.text.labels import ChunkIndex
 
 
 def uncoverable_spans(chunks: Sequence[Chunk], questions: Sequence[Question],

@@ -8,7 +8,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 # Dense models trained on English only: the report warns when one reads a Chinese corpus.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ablate.components.cjk import CJK
+from ablate.components.text.cjk import CJK
 
 _CJK_END = f"(?:[。｡！？；]|(?<=[{CJK}])[…!?])[。｡！？；…!?]*[」』”’）]*"
 _ENDS = {

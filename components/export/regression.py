@@ -29,11 +29,11 @@ from typing import Any, Callable, Mapping, Sequence
 import yaml
 from pydantic import ValidationError
 
-from ablate.components.config import PipelineConfig
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.records import Ranking
 from ablate.components.data import trec
-from ablate.components.errors import InputError
 from ablate.components.metrics import trec as trec_metrics
-from ablate.components.records import Ranking
 
 INDEX_STATS = ("documents", "unique_terms", "total_terms")
 KEYS = {"name", "description", "source", "data_hint", "collection", "topics", "qrels",

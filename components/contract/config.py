@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
-from ablate.components.perturbation import NAMES as PERTURBATION_NAMES
+from ablate.components.contract.vocab import PERTURBATION_NAMES
 
 
 def check_weights(weights: dict[str, float], kind: str) -> dict[str, float]:
@@ -282,7 +282,7 @@ class QueryConfig(_Frozen):
     read it: `none`, `typo` (two adjacent characters swapped in one word), `casing`,
     `stopword` (one dropped), `punctuation` (removed), `script` (traditional <-> simplified
     Chinese), `fullwidth` (full-width forms); seeded by the question id
-    (components/perturbation.py)."""
+    (components/text/perturbation.py)."""
 
 
 class PipelineConfig(_Frozen):

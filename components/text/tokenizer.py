@@ -14,7 +14,7 @@ from typing import Iterator, NamedTuple, Sequence
 
 from tokenizers import Tokenizer as _HFTokenizer
 
-from ablate.components.models import minilm_path
+from ablate.components.runtime.models import minilm_path
 
 TOKENIZER_NAME = "all-MiniLM-L6-v2-wordpiece"
 Offsets = list[tuple[int, int]]

@@ -15,7 +15,7 @@ from typing import Any, Collection, Iterable, Iterator, Mapping, Sequence, overl
 
 import numpy as np
 
-from ablate.components.records import Chunk, Document
+from ablate.components.contract.records import Chunk, Document
 
 
 class ChunkTable(Sequence[Chunk]):

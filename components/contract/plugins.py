@@ -20,8 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Sequence
 
-from ablate.components.errors import InputError
-from ablate.components.registry import RegistrationError, all_declarations
+from ablate.components.contract.errors import InputError
+from ablate.components.contract.registry import RegistrationError, all_declarations
 
 ENTRY_POINT_GROUP = "ablate.components"
 _LOADED: dict[str, ModuleType] = {}

@@ -9,7 +9,7 @@ to check it). chunk_id is
 
 - token_window: windows of at most `size` tokens; consecutive windows share at most
   `overlap` tokens (the nearest word boundary at or after end - overlap).
-- sentence: whole sentences (ablate.components.sentences: Latin and Chinese sentence ends)
+- sentence: whole sentences (ablate.components.text.sentences: Latin and Chinese sentence ends)
   packed greedily up to `size`; the next chunk repeats the
   trailing whole sentences of the previous one that fit in `overlap`. A sentence longer
   than `size` is cut into token windows.
@@ -23,11 +23,11 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Callable, Sequence
 
-from ablate.components.config import ChunkingConfig
-from ablate.components.records import Chunk, Document
-from ablate.components.registry import Registry
-from ablate.components.sentences import sentence_spans
-from ablate.components.tokenizer import Extent
+from ablate.components.contract.config import ChunkingConfig
+from ablate.components.contract.records import Chunk, Document
+from ablate.components.contract.registry import Registry
+from ablate.components.text.sentences import sentence_spans
+from ablate.components.text.tokenizer import Extent
 
 Offsets = list[tuple[int, int]]
 Splitter = Callable[[str, Offsets, ChunkingConfig], list[tuple[int, int]]]  # token ranges

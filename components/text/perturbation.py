@@ -26,7 +26,8 @@ import unicodedata
 from functools import lru_cache
 from typing import Callable
 
-from ablate.components.cjk import CJK, has_cjk
+from ablate.components.contract.vocab import PERTURBATION_NAMES
+from ablate.components.text.cjk import CJK, has_cjk
 
 NONE = "none"
 STOP_EN = frozenset("a an the of in on at to for by with from and or is are was were be been "
@@ -100,6 +101,8 @@ PERTURBATIONS: dict[str, Callable[[str, str], str]] = {
     "script": script, "fullwidth": fullwidth,
 }
 NAMES = (NONE, *PERTURBATIONS)
+if NAMES != PERTURBATION_NAMES:  # the vocabulary the config validates against
+    raise ImportError(f"perturbations {NAMES} are not the vocabulary {PERTURBATION_NAMES}")
 
 
 def perturb(name: str, text: str, seed: str) -> str:

@@ -16,7 +16,7 @@ orchestration needs to know about it:
   names an analyzer); their declarations are folded into the stage that uses this one;
 - `files`: fields (or dotted keys inside a read dict) holding paths of files or folders
   it reads (a user dictionary, a GGUF file, a dense model folder): their contents, not
-  only their names, are hashed into stage keys (ablate.components.digest), and a relative path
+  only their names, are hashed into stage keys (ablate.components.runtime.digest), and a relative path
   that exists in the experiment file's folder is taken from there;
 - `reads_context`: whether it reads the assembled context (generators);
 - `model_bound`: whether it runs a model that already uses every core (one at a time);
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
-from ablate.components.errors import InputError
+from ablate.components.contract.errors import InputError
 
 T = TypeVar("T")
 
@@ -78,7 +78,7 @@ class Declaration:
         """The modules it requires; with `requires_when`, none unless `config` (a dumped
         pipeline config) holds that value."""
         if self.requires_when is not None and config is not None:
-            from ablate.components.config import get_dotted
+            from ablate.components.contract.config import get_dotted
             field_name, value = self.requires_when
             if get_dotted(config, field_name) != value:
                 return ()

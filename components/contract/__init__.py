@@ -1,0 +1,1 @@
+"""The contract every component meets: the registries and their declarations, the typed records passed between stages, the validated config of a variant, plugins, the CLI's two errors and the shared vocabularies. The bottom of components/: it imports no other room."""

@@ -1,0 +1,1 @@
+"""Text as the pipeline measures it: the experiment tokenizer, CJK, sentences, chunking with exact offsets, span labels on any chunking, packing chunks into the context budget, and query perturbations."""
