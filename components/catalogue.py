@@ -20,6 +20,7 @@ def load() -> None:
     from ablate.components.judge import (
         backends,  # noqa: F401
         ragas,  # noqa: F401
+        torch_judge,  # noqa: F401
     )
     from ablate.components.metrics import builtin, citation, consistency, index, trec  # noqa: F401
     from ablate.components.retrieval import (  # noqa: F401

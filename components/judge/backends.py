@@ -229,5 +229,3 @@ def make_judge(cfg: JudgeConfig) -> BaseJudge:
     """The backend `cfg.backend` names, built from the judge config."""
     return JUDGES.get(cfg.backend)(cfg)
 
-
-from ablate.components.judge import torch_judge  # noqa: E402,F401  (registers `torch`)
