@@ -240,7 +240,7 @@ CONFIG_FREE = {
     "correction": "p-values",
 }
 SKIP = {("analyzer", "auto"): "not an analyzer: `auto` is resolved per corpus before any stage "
-                              "runs (flows/run/context.py); the one it picks is checked by name"}
+                              "runs (flows/plan/sweep_plan.py); the one it picks is checked by name"}
 
 
 def _outcome(run: Callable[[], Any]) -> tuple:
