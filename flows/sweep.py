@@ -28,7 +28,6 @@ from typing import Any, Callable
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
-from prefect.futures import as_completed
 from prefect.runtime import flow_run
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
@@ -42,6 +41,7 @@ from ablate.flows.run import api_lost, console
 from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.run.failures import exit_called, stage_failure
 from ablate.flows.run.sharded import check_scheduler, shown_label
+from ablate.flows.run.stage_progress import report_progress, sweep_eta
 from ablate.flows.run.stages import release_models, run_stage, timing_key
 from ablate.flows.run.stale import remove_stale
 
@@ -84,62 +84,6 @@ def _replay_remote(ctx: Any, results: list[dict[str, Any]]) -> None:
                 ctx.note_timing(r["timing_key"], r["seconds"])
 
 
-class AfterModels:
-    """Calls `then(any stage computed so far)` once, as soon as no model-bound stage (dense
-    retrieval, semantic rerank, a local LLM: they run a model) of `keys` is left."""
-
-    def __init__(self, plan: Any, keys: Any, then: Callable[[bool], None] | None) -> None:
-        self.waiting = {k for k in keys if plan.nodes[k].model_bound}
-        self.then, self.computed = then, False
-        if not self.waiting:
-            self._fire()
-
-    def finished(self, key: str, computed: bool) -> None:
-        self.computed = self.computed or computed
-        self.waiting.discard(key)
-        if not self.waiting:
-            self._fire()
-
-    def _fire(self) -> None:
-        then, self.then = self.then, None
-        if then is not None:
-            then(self.computed)
-
-
-def _report_progress(futures: dict[str, Any], plan: Any, started: float,
-                     models_done: Callable[[bool], None] | None = None,
-                     eta: Any = None) -> None:
-    """Wait for every stage, printing one compact console line per stage as it finishes
-    (quiet mode; the task's own log line goes to Prefect either way); `models_done` is
-    called while the light stages still run (AfterModels)."""
-    keys = {id(fut): key for key, fut in futures.items()}
-    after = AfterModels(plan, futures, models_done)
-    for done, fut in enumerate(as_completed(list(futures.values())), start=1):
-        node = plan.nodes[keys[id(fut)]]
-        try:
-            r = fut.result()
-        except Exception:  # raised below, once every stage has finished
-            r = None
-        console.stage_line(done, len(futures),
-                           r["label"] if isinstance(r, dict) else node.label, node.key,
-                           r["computed"] if isinstance(r, dict) else None,
-                           r["seconds"] if isinstance(r, dict) else 0.0, time.time() - started)
-        after.finished(node.key, isinstance(r, dict) and r["computed"])
-        if eta is not None and isinstance(r, dict):  # one sweep-level ETA line (sweep_eta.py)
-            eta.finished(node.key, bool(r["computed"]), float(r["seconds"]))
-
-
-def _sweep_eta(ctx: Any) -> Any:
-    """The sweep-level ETA (flows/run/sweep_eta.py), in quiet mode only; None if it fails."""
-    if not console.quieting():
-        return None
-    from ablate.flows.run.sweep_eta import SweepEta
-    try:
-        return SweepEta(ctx)
-    except Exception:  # noqa: BLE001 - an estimate never stops a run
-        return None
-
-
 def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
               models_done: Callable[[bool], None] | None = None) -> list[dict[str, Any]]:
     """Every stage of the context's plan as a Prefect task, in dependency order."""
@@ -147,7 +91,7 @@ def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
     for key, node in ctx.plan.nodes.items():
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
             experiment, opts, key, return_state=False, wait_for=[futures[d] for d in node.deps])
-    _report_progress(futures, ctx.plan, started, models_done, _sweep_eta(ctx))
+    report_progress(futures, ctx.plan, started, models_done, sweep_eta(ctx))
     results, failures = [], []
     for key, fut in futures.items():
         try:

@@ -183,7 +183,7 @@ def register(app: typer.Typer) -> None:
 def _held_out_pool(experiment: Path, data: Path, dataset):
     """The questions of DATA the experiment's split never selects, and a note saying so."""
     from ablate.components.data.tiers import split_pool
-    from ablate.flows.plan.spec import load_spec
+    from ablate.flows.plan.spec_load import load_spec
     loaded = load_spec(experiment)
     spec = loaded.spec
     if loaded.resolve(spec.dataset.path).resolve() != Path(data).resolve():

@@ -200,7 +200,7 @@ def register(app: typer.Typer) -> None:
             total_seconds,
         )
         from ablate.components.stats.sample_size import check_target, planning_alpha
-        from ablate.flows.plan.spec import load_spec
+        from ablate.flows.plan.spec_load import load_spec
 
         spec = load_spec(experiment).spec
         a = spec.stats.alpha if alpha is None else alpha

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from ablate.components.contract.config import PipelineConfig, format_value, get_dotted, has_dotted
 from ablate.components.stats.design import design_cells
-from ablate.flows.plan.spec import DesignSpec, LoadedSpec
+from ablate.flows.plan.spec import DesignSpec
+from ablate.flows.plan.spec_load import LoadedSpec
 from ablate.flows.plan.variant import Variant, unknown_variable
 
 MIN_VARIABLES, MAX_VARIABLES = 2, 4

@@ -18,7 +18,7 @@ from ablate.components.contract.config import PipelineConfig, get_dotted
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.registry import CATALOGUE
 from ablate.components.pipeline import STAGES, field_names, file_fields, resolve, stage_parts
-from ablate.flows.plan.spec import LoadedSpec
+from ablate.flows.plan.spec_load import LoadedSpec
 from ablate.flows.plan.variant import Variant
 
 

@@ -30,7 +30,7 @@ from ablate.components.retrieval.analyzers_zh import choose_analyzer
 from ablate.components.text.tokenizer import TOKENIZER_NAME
 from ablate.flows.plan.graph import Plan, build_plan
 from ablate.flows.plan.preflight import check_shards, check_variants
-from ablate.flows.plan.spec import LoadedSpec, load_spec
+from ablate.flows.plan.spec_load import LoadedSpec, load_spec
 from ablate.flows.plan.variant import Variant
 from ablate.flows.plan.variants import expand
 

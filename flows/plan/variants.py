@@ -13,8 +13,8 @@ from pydantic import ValidationError
 from ablate.components.contract.config import PipelineConfig, format_value, has_dotted
 from ablate.components.contract.vocab import BASELINE
 from ablate.flows.plan.design import design_variants
-from ablate.flows.plan.spec import LoadedSpec
 from ablate.flows.plan.spec_errors import error_message
+from ablate.flows.plan.spec_load import LoadedSpec
 from ablate.flows.plan.variant import Variant, config_id, unknown_variable
 
 

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from ablate.flows.plan.graph import StageNode
-    from ablate.flows.plan.spec import LoadedSpec, RunnerSpec
+    from ablate.flows.plan.spec import RunnerSpec
+    from ablate.flows.plan.spec_load import LoadedSpec
     from ablate.flows.run.context import RunContext
 
 FOLDER = "shards"  # in the cache folder (a side folder: store.SIDE_FOLDERS)

@@ -10,7 +10,7 @@ import pytest
 
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.registry import registry
-from ablate.flows.plan.spec import load_spec
+from ablate.flows.plan.spec_load import load_spec
 from tests.conftest import registries_restored
 
 

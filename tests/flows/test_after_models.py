@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ablate.flows.sweep import AfterModels
+from ablate.flows.run.stage_progress import AfterModels
 
 
 def _plan(bound: dict[str, bool]) -> SimpleNamespace:

@@ -10,7 +10,7 @@ import pytest
 
 from ablate.components.contract.errors import InputError
 from ablate.flows.plan.preflight import check_variants
-from ablate.flows.plan.spec import load_spec
+from ablate.flows.plan.spec_load import load_spec
 from ablate.flows.plan.variants import expand
 
 BASE = """\

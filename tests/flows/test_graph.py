@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from ablate.flows.plan.graph import build_plan
-from ablate.flows.plan.spec import load_spec
+from ablate.flows.plan.spec_load import load_spec
 from ablate.flows.plan.variants import expand
 
 SPEC = """\

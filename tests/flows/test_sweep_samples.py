@@ -116,7 +116,7 @@ def test_a_command_line_tier_puts_every_variant_on_it(sweep):
 
 
 def test_tier_and_n_together_is_a_spec_error(tmp_path):
-    from ablate.flows.plan.spec import load_spec
+    from ablate.flows.plan.spec_load import load_spec
     spec = write_spec(tmp_path, SPEC.replace("    n: 30", "    n: 30\n    tier: smoke"))
     with pytest.raises(InputError) as err:
         load_spec(spec)

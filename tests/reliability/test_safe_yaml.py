@@ -54,7 +54,7 @@ def test_experiment_file_cannot_run_code(case, edit, line, field, tmp_path, caps
 def test_spec_loader_is_the_safe_loader(tmp_path, monkeypatch):
     """Direct check on ablate.flows.plan.spec: the tag is refused before any constructor runs."""
     from ablate.components.contract.errors import InputError
-    from ablate.flows.plan.spec import load_spec
+    from ablate.flows.plan.spec_load import load_spec
     p = tmp_path / "exp.yaml"
     p.write_text(f"name: !!python/object/apply:os.system ['{TOUCH}']\ndataset: {{path: x}}\n")
     monkeypatch.chdir(tmp_path)

@@ -105,7 +105,8 @@ def test_judge_config_checks():
 def test_unknown_backend_is_refused_where_the_spec_is_validated(tmp_path):
     from pydantic import ValidationError
 
-    from ablate.flows.plan.spec import ExperimentSpec, load_spec
+    from ablate.flows.plan.spec import ExperimentSpec
+    from ablate.flows.plan.spec_load import load_spec
     spec = {"name": "x", "dataset": {"path": "d"}, "judge": {"backend": "gpt"}}
     with pytest.raises(ValidationError, match="unknown judge backend 'gpt'") as e:
         ExperimentSpec.model_validate(spec)
