@@ -11,16 +11,10 @@ from typing import Any
 
 import polars as pl
 
+from ablate.components.contract.records import Passage  # one document range, as packed
+
 QUESTIONS_FILE = "questions.parquet"
 CONTEXTS_FILE = "contexts.parquet"
-
-
-@dataclass(frozen=True)
-class Passage:
-    doc_id: str
-    start: int
-    end: int
-    text: str
 
 
 @dataclass(frozen=True)
