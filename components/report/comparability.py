@@ -19,6 +19,7 @@ import polars as pl
 
 from ablate.components.contract.config import get_dotted
 from ablate.components.contract.vocab import BASELINE
+from ablate.components.text.chunking import chunk_token_limit
 
 AT_K = re.compile(r"^(candidates|reranked)/.+_at_\d+$")
 CHUNK_FIELDS = ("chunking.size", "chunking.method")
@@ -98,7 +99,7 @@ def chunk_units_finding(metrics: Sequence[str], variants: Sequence[dict[str, Any
     base = next((v.get("config") for v in variants if v.get("name") == baseline), None) or {}
     named = ", ".join(differ[:MAX_NAMED]) + (f", … ({len(differ) - MAX_NAMED} more)"
                                              if len(differ) > MAX_NAMED else "")
-    size = get_dotted(base, "chunking.size", None)
+    size = chunk_token_limit(base)
     text = ("Not comparable across chunk sizes: candidates/*@k and reranked/*@k count k "
             f"chunks, and {named} {'chunks' if len(differ) == 1 else 'chunk'} differently "
             "from the baseline"

@@ -31,6 +31,7 @@ from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.stats_caveats import cannot_reject, few_changed, off_level
 from ablate.components.stats.clusters import FEW_CLUSTERS
 from ablate.components.stats.consistency import consistency_rates, reference_of
+from ablate.components.text.chunking import chunk_token_limit
 
 MAX_LISTED = 6
 
@@ -75,7 +76,7 @@ class BudgetUse:
     """How a variant's contexts use the token budget (from its config and per_query)."""
 
     budget: int
-    size: int  # chunking.size: tokens per chunk at most
+    size: int  # tokens per chunk at most (text.chunking.chunk_token_limit)
     depth: int  # rerank.depth: the reranked chunks the context may take
     full: float  # share of contexts with no room for another chunk (0 when the top always fits)
     tokens: float  # mean context tokens
@@ -105,7 +106,8 @@ def budget_use(name: str, variants: Sequence[dict[str, Any]],
     col = "final/context_tokens"
     if not cfg or per_query is None or col not in per_query.columns:
         return None
-    budget, size, depth = (_positive(cfg, k) for k in ("context.budget", "chunking.size", "rerank.depth"))
+    budget, depth = (_positive(cfg, k) for k in ("context.budget", "rerank.depth"))
+    size = chunk_token_limit(cfg)
     if budget is None or size is None or depth is None:
         return None
     rows = per_query.filter(pl.col("variant") == name)

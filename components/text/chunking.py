@@ -21,9 +21,9 @@ to check it). chunk_id is
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from ablate.components.contract.config import ChunkingConfig
+from ablate.components.contract.config import ChunkingConfig, get_dotted
 from ablate.components.contract.records import Chunk, Document
 from ablate.components.contract.registry import Registry
 from ablate.components.text.sentences import sentence_spans
@@ -34,6 +34,21 @@ Splitter = Callable[[str, Offsets, ChunkingConfig], list[tuple[int, int]]]  # to
 
 CHUNKERS: Registry[Splitter] = Registry("chunker", config_field="chunking.method")
 _READS = ("chunking.size", "chunking.overlap")
+
+
+def chunk_token_limit(config: dict[str, Any]) -> int | None:
+    """The most tokens one chunk of a pipeline config (a variant's dumped config) holds:
+    its `chunking.size` when its chunker reads that field, None when it does not (the
+    `document` method: a chunk is its whole document) or the size is unknown. The one
+    reading of `chunking.size` for code outside chunking (budget findings, the judge's
+    cost estimate, the comparability note)."""
+    method = get_dotted(config, "chunking.method", ChunkingConfig().method)
+    if not isinstance(method, str) or method not in CHUNKERS:
+        return None
+    if "chunking.size" not in CHUNKERS.declaration(method).reads:
+        return None
+    size = get_dotted(config, "chunking.size", ChunkingConfig().size)
+    return size if isinstance(size, int) and size > 0 else None
 
 
 def word_boundaries(text: str, offsets: Offsets) -> list[int]:

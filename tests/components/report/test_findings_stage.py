@@ -112,3 +112,11 @@ def test_budget_use_numbers():
     assert budget_use("rerank.depth=3", VARIANTS, _per_query()).can_bind is False
     assert budget_use("baseline", VARIANTS, None) is None
     assert budget_use("nobody", VARIANTS, _per_query()) is None
+
+
+def test_a_chunker_that_reads_no_size_gives_no_chunk_bound():
+    # `document` chunks are whole documents: chunking.size (left in the dumped config at
+    # its default) bounds nothing, so whether the budget binds is not known
+    whole = {**_config(100), "chunking": {"method": "document", "size": 100, "overlap": 0}}
+    variants = [{"name": "baseline", "config": whole}]
+    assert budget_use("baseline", variants, _per_query()) is None
