@@ -3,7 +3,13 @@ import pytest
 from ablate.components.contract.config import ChunkingConfig
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Document
-from ablate.components.text.chunking import CHUNKERS, chunk_documents, sentence_spans, word_boundaries
+from ablate.components.text.chunking import (
+    CHUNKERS,
+    chunk_documents,
+    chunk_token_limit,
+    sentence_spans,
+    word_boundaries,
+)
 from ablate.components.text.tokenizer import get_tokenizer
 
 TEXT = ("The Normans were the people who in the 10th and 11th centuries gave their name to "
@@ -132,3 +138,11 @@ def test_document_chunker_keeps_each_document_whole(tok):
     chunks = chunk_documents(docs, cfg, tok)
     assert [(c.doc_id, c.start, c.end) for c in chunks] == [("a", 2, 13), ("b", 0, len(long_text))]
     assert chunks[1].text == long_text and chunks[1].n_tokens > 16
+
+
+def test_chunk_token_limit_is_the_size_only_where_the_chunker_reads_it():
+    assert chunk_token_limit({"chunking": {"method": "token_window", "size": 128}}) == 128
+    assert chunk_token_limit({"chunking": {"method": "sentence", "size": 64}}) == 64
+    assert chunk_token_limit({"chunking": {"method": "document", "size": 128}}) is None
+    assert chunk_token_limit({"chunking": {"method": "no_such_chunker", "size": 128}}) is None
+    assert chunk_token_limit({}) == 256  # the defaults: token_window, 256
