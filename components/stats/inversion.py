@@ -114,18 +114,7 @@ class SignPatterns:
 
 def _endpoint(pat: SignPatterns, cols: np.ndarray, inner: np.ndarray, outer: np.ndarray,
               level: np.ndarray) -> np.ndarray:
-    """Bisection between inner (kept) and outer (rejected) shifts: the last kept shift.
-    Counted on the patterns still undecided on the bracket
-    (ablate.components.stats.inversion_narrow): the same p at every step, so the same
-    endpoint as full_endpoint."""
-    from ablate.components.stats.inversion_narrow import narrowed_endpoint
-    return narrowed_endpoint(pat, cols, inner, outer, level, BISECT_STEPS)
-
-
-def full_endpoint(pat: SignPatterns, cols: np.ndarray, inner: np.ndarray, outer: np.ndarray,
-                  level: np.ndarray) -> np.ndarray:
-    """_endpoint counting every pattern at every step (the reference the narrowed one
-    must equal)."""
+    """Bisection between inner (kept) and outer (rejected) shifts: the last kept shift."""
     inner, outer = inner.copy(), outer.copy()
     for _ in range(BISECT_STEPS):
         mid = 0.5 * (inner + outer)
