@@ -51,3 +51,19 @@ def test_enumeration_shares_sign_matrices_with_the_same_p():
     for j, m in enumerate(method):
         if m == "exact-enum":
             assert p[j] == enum_pvalue(D[:, j])
+
+
+def test_columns_where_no_question_differs_count_as_the_formula():
+    # such a column (every cluster sum 0) is counted from its distinct c, weighted
+    rng = np.random.default_rng(5)
+    for g in (18, 9):  # Monte-Carlo patterns, then every pattern
+        S = rng.normal(size=(g, 8)).round(2)
+        S[:, [0, 3, 4, 7]] = 0.0
+        N = rng.integers(1, 4, size=(g, 8)).astype(float)
+        N[:, 7] = 1.0
+        pat = SignPatterns(S, N, resamples=3000, seed=2, threads=1)
+        assert pat.zero.tolist() == [True, False, False, True, True, False, False, True]
+        for cols in (np.arange(8), np.array([7, 1, 0, 4]), np.array([3, 0])):
+            for t in (np.zeros(cols.size), rng.normal(scale=1e-12, size=cols.size),
+                      rng.normal(scale=0.5, size=cols.size)):
+                assert np.array_equal(pat.pvalue(t, cols), _direct(pat, S, N, t, cols))

@@ -1,0 +1,86 @@
+"""The inversion interval (ablate.components.stats.inversion) on the demo's comparisons,
+with and without the shortcut for columns where no question differs (counted once per
+distinct c, weighted: issue 42, item 5), side by side in one run, alternately; checks that
+both give the same endpoints bit for bit and prints the ratio with the load average.
+
+    python benchmarks/inversion_zero_columns.py [--experiment experiments/demo.yaml]
+                                                [--cache-dir DIR] [--rounds 3]
+
+Needs the experiment's stage cache (after `python benchmarks/demo_time.py --keep DIR`,
+DIR/cache); the interval's inputs are captured from the run's own statistics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--experiment", default="experiments/demo.yaml")
+    ap.add_argument("--cache-dir", default=".ablate/cache")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+
+    from ablate.components import catalogue
+    from ablate.components.stats import inference, inversion
+    from ablate.flows.outputs import analysis
+    from ablate.flows.outputs import write as w
+    from ablate.flows.run.context import RunOptions, build_context
+
+    catalogue.load()
+    ctx = build_context(args.experiment, RunOptions(cache_dir=args.cache_dir))
+    per_query, _ = w.collect_per_query(ctx)
+    captured: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    real = inference.inversion_interval
+
+    def capture(*a: Any, **k: Any):
+        captured.append((a, k))
+        return real(*a, **k)
+    inference.inversion_interval = capture
+    analysis.statistics(ctx, per_query, w.variant_records(ctx), None)
+    inference.inversion_interval = real
+    (a, k) = captured[0]
+
+    init = inversion.SignPatterns.__init__
+
+    def without_shortcut(self, *ia: Any, **ik: Any) -> None:
+        init(self, *ia, **ik)
+        self.zero = np.zeros_like(self.zero)
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    out: dict[str, np.ndarray] = {}
+    for _ in range(args.rounds):
+        for name in ("without", "with"):
+            inversion.SignPatterns.__init__ = without_shortcut if name == "without" else init
+            t0 = time.perf_counter()
+            lo, hi, _ = inversion.inversion_interval(*a, **k)
+            times[name].append(time.perf_counter() - t0)
+            out[name] = np.concatenate([lo, hi])
+    inversion.SignPatterns.__init__ = init
+    S = a[2]
+    zero = int((~np.any(S != 0, axis=0) & (a[3].sum(axis=0) > 0)).sum())
+    same = out["with"].tobytes() == out["without"].tobytes()
+    print(f"experiment: {args.experiment}; {S.shape[1]} columns, {zero} where no question "
+          f"differs; {args.rounds} rounds; load average {_load()}; {os.cpu_count()} cores")
+    for name, v in times.items():
+        print(f"  {name + ' shortcut':<18}{statistics.median(v):7.3f} s  "
+              f"(range {min(v):.3f}-{max(v):.3f})")
+    print(f"ratio (with / without, medians): "
+          f"{statistics.median(times['with']) / statistics.median(times['without']):.2f}; "
+          f"endpoints identical: {same}")
+
+
+if __name__ == "__main__":
+    main()
