@@ -1,17 +1,17 @@
 """The fields of `generator:` each variant sets are ones its generator reads (issue 43.2).
 
 Each generator accepts `name`, the shared fields and its own settings model's fields
-(components/generation/settings.py). The rule, variant by variant:
+(components/generation/settings.py); a field no registered generator declares is refused
+when the file loads (contract/config.py). The rule, variant by variant:
 
 - a field written for a variant (a sweep value, a design cell, a named variant's `set`)
   that its generator does not read is refused: one line at that value's YAML line;
-- the baseline's fields are written for the whole sweep: one the baseline's own generator
-  does not read is kept when a generator the sweep runs reads it (the demo's baseline
-  sets `max_new_tokens` for the model generators its sweep reaches), else refused at its
-  line;
-- a variant inheriting a baseline field its generator does not read ignores it (its
-  generator is handed the default, and its stage keys never hashed it), and `ablate
-  check` says so, one notice line per field and variant.
+- the baseline's fields are the whole study's settings (the demo's baseline sets
+  `max_new_tokens` for the model generators its sweep reaches, and experiment files
+  written before generators had settings of their own set fields their generator never
+  read): a variant whose generator does not read one ignores it (its generator is handed
+  the default, its stage keys never hashed it, its config is unchanged), and `ablate
+  check` says so: one notice line per field and generator, naming the variants.
 """
 
 from __future__ import annotations
@@ -57,33 +57,25 @@ def _not_read(name: str, field: str) -> str:
 
 def check_generator_fields(loaded: LoadedSpec, variants: list[Variant],
                            notices: list[str]) -> None:
-    """Refuse fields written for a generator that does not read them; tell (in
-    `notices`) which baseline fields a variant's generator ignores."""
-    base_gen = loaded.spec.baseline.generator
-    base_written = set(base_gen.model_fields_set) - set(COMMON)
-    runs: dict[str, set[str]] = {}  # generator name -> variants running it
-    for v in variants:
-        runs.setdefault(v.config.generator.name, set()).add(v.name)
-    readers = {f: sorted(n for n in runs if f in accepted(GENERATORS.declaration(n)))
-               for f in base_written}
-    for f in sorted(base_written):
-        if not readers[f]:
-            raise loaded.error(_not_read(base_gen.name, f), ("baseline", "generator", f))
+    """Refuse fields written in a variant for a generator that does not read them; tell
+    (in `notices`) which baseline fields which variants' generators ignore."""
+    base_written = set(loaded.spec.baseline.generator.model_fields_set) - set(COMMON)
+    runs = {v.config.generator.name for v in variants}
+    ignored: dict[tuple[str, str], list[str]] = {}  # (field, generator) -> variants
     for v in variants:
         name = v.config.generator.name
         own = accepted(GENERATORS.declaration(name))
-        if v.is_baseline:
-            written, whole = set(), False
-        else:
-            written, whole = _written(_overrides(v))
+        written, whole = _written(_overrides(v))
         for f in sorted(written - own):
             raise loaded.error(f"{_not_read(name, f)} (variant {v.name})", v.loc)
         inherited = set() if whole else base_written - written
         for f in sorted(inherited - own):
-            others = ", ".join(g for g in readers[f] if g != name)
-            line = loaded.line_of(("baseline", "generator", f))
-            notices.append(f"{loaded.path}:{line}: generator.{f} is not read by {name} "
-                           f"(variant {v.name}): ignored there; read by {others}")
-
-
-
+            ignored.setdefault((f, name), []).append(v.name)
+    for (f, name), names in sorted(ignored.items()):
+        readers = sorted(g for g in runs if f in accepted(GENERATORS.declaration(g)))
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        line = loaded.line_of(("baseline", "generator", f))
+        notices.append(f"{loaded.path}:{line}: generator.{f} is not read by {name}: ignored "
+                       f"in its {len(names)} variant{'s' if len(names) > 1 else ''} "
+                       f"({shown}); " + (f"read by {', '.join(readers)}" if readers else
+                                         "no generator of this experiment reads it"))

@@ -83,14 +83,16 @@ def test_a_plugin_generator_s_fields_are_validated(run_cli, tmp_path, capsys, fi
     assert message in err and f"field 'baseline.generator.{field}'" in err
 
 
-def test_a_field_the_chosen_generator_does_not_read_is_one_line(run_cli, tmp_path, capsys):
+def test_a_field_swept_for_a_generator_that_does_not_read_it_is_one_line(run_cli, tmp_path,
+                                                                         capsys):
     spec = write_experiment(tmp_path, "wrong", smoke_size=6,
-                            baseline=pipeline(generator={"name": "smollm2", "threshold": 0.2}))
+                            baseline=pipeline(generator={"name": "smollm2"}),
+                            sweeps=[vary("generator.threshold", 0.1)])
     assert run_cli("check", str(spec)) == 2
     err = _one_line(capsys, spec)
-    assert ":9:" in err  # the generator block's line (tests/specs.py's fixed layout)
+    assert ":12:" in err  # the sweep's values (tests/specs.py's fixed layout)
     assert "generator 'smollm2' does not read 'threshold'" in err
-    assert "field 'baseline.generator.threshold'" in err
+    assert "field 'sweeps.0.values.0'" in err
 
 
 def test_a_typo_in_a_generator_field_gets_a_did_you_mean(run_cli, tmp_path, capsys):
@@ -126,15 +128,17 @@ def test_the_demo_s_inherited_threshold_is_ignored_where_unread(run_cli, tmp_pat
     assert "generator.max_new_tokens is not read by extractive" in text
 
 
-def test_a_baseline_field_no_generator_of_the_sweep_reads_is_refused(run_cli, tmp_path, capsys):
+def test_a_baseline_field_no_generator_of_the_sweep_reads_is_told(run_cli, tmp_path, capsys):
+    """Files from before generators had settings of their own keep working (the bundled
+    factorial and robustness demos set max_new_tokens for extractive): the field is
+    ignored, and check says so at its line."""
     spec = write_experiment(
         tmp_path, "nobody", smoke_size=6,
-        baseline=pipeline(generator={"name": "extractive", "base_url": "http://x/v1"}),
-        sweeps=[vary("generator.name", "smollm2")])
-    assert run_cli("check", str(spec)) == 2
-    err = _one_line(capsys, spec)
-    assert "generator 'extractive' does not read 'base_url'" in err
-    assert "field 'baseline.generator.base_url'" in err
+        baseline=pipeline(generator={"name": "extractive", "max_new_tokens": 32}))
+    assert run_cli("check", str(spec)) == 0, capsys.readouterr().err
+    out = capsys.readouterr()
+    assert (f"{spec}:9: generator.max_new_tokens is not read by extractive: ignored in its 1 "
+            "variant (baseline); no generator of this experiment reads it") in out.out + out.err
 
 
 def test_the_backend_is_a_registry_s_names(run_cli, tmp_path, capsys):
