@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
                       model_serializer, model_validator)
@@ -291,15 +291,20 @@ class GeneratorConfig(_Frozen):
         return self
 
 
+SettingsModels = Callable[[], list[tuple[str, type[BaseModel]]]]
+# (generator name, settings model) of the registered generators: set by the generator
+# registry (components/generation/base.py), so this bottom layer imports none of it
+_SETTINGS_MODELS: list[SettingsModels] = []
+
+
+def provide_settings_models(lookup: SettingsModels) -> None:
+    _SETTINGS_MODELS[:] = [lookup]
+
+
 def _settings_models(chosen: str) -> list[tuple[str, type[BaseModel]]]:
     """(generator name, settings model) of the registered generators that declare a
     model of their own, the `chosen` one first."""
-    from ablate.components.contract.registry import CATALOGUE
-    reg = CATALOGUE.get("generator")
-    if reg is None:
-        return []
-    out = [(d.name, d.settings_model) for d in reg.declarations()
-           if isinstance(d.settings_model, type) and issubclass(d.settings_model, BaseModel)]
+    out = _SETTINGS_MODELS[0]() if _SETTINGS_MODELS else []
     return sorted(out, key=lambda nm: nm[0] != chosen)
 
 

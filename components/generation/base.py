@@ -13,7 +13,7 @@ import dataclasses
 import time
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.config import GeneratorConfig, PromptConfig, provide_settings_models
 from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.contract.registry import Declaration, Registry
 from ablate.components.generation.cache import GenerationCache
@@ -46,6 +46,8 @@ class GeneratorRegistry(Registry[Callable[[GeneratorConfig, PromptConfig], Gener
 
 
 GENERATORS = GeneratorRegistry("generator", config_field="generator.name")
+provide_settings_models(lambda: [(d.name, d.settings_model) for d in GENERATORS.declarations()
+                                 if d.settings_model is not None])
 
 
 def make_generator(cfg: GeneratorConfig, prompt: PromptConfig) -> Generator:

@@ -142,56 +142,64 @@ def resolve_gguf(model: str | None) -> Path:
 
 
 class GGUFEngine(Protocol):
-    """What runs a GGUF chat model (`generator.backend` names one)."""
+    """What runs a GGUF chat model (`generator.backend` names one). It is handed the file,
+    the messages and the decoding settings the generator declares, never a config."""
 
     batched: bool  # decodes `generator.batch_size` prompts together (else one at a time)
 
-    def identity(self) -> str: ...
+    @staticmethod
+    def identity() -> str: ...
 
-    def chat(self, path: Path, messages: list[dict[str, str]],
-             c: Any) -> tuple[str, int, int]: ...
+    @staticmethod
+    def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int,
+             temperature: float, seed: int) -> tuple[str, int, int]: ...
 
 
-GGUF_ENGINES: Registry[GGUFEngine] = Registry("gguf engine", config_field="generator.backend")
+GGUF_ENGINES: Registry[type[GGUFEngine]] = Registry("gguf engine",
+                                                    config_field="generator.backend")
 
 
-class _TorchEngine:
+@GGUF_ENGINES.register("torch")
+class TorchEngine:
     """transformers reads the GGUF file and PyTorch decodes (torch_gguf), batched."""
 
     batched = True
 
-    def identity(self) -> str:
+    @staticmethod
+    def identity() -> str:
         from ablate.components.generation import torch_gguf
         return f"torch/{torch_gguf.versions()}/dtype={torch_gguf.DTYPE}"
 
-    def chat(self, path: Path, messages: list[dict[str, str]], c: Any) -> tuple[str, int, int]:
+    @staticmethod
+    def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int,
+             temperature: float, seed: int) -> tuple[str, int, int]:
         from ablate.components.generation import torch_gguf
-        return torch_gguf.chat(path, messages, c.max_new_tokens, c.temperature, c.seed, STOP,
-                               N_CTX)
+        return torch_gguf.chat(path, messages, max_new_tokens, temperature, seed, STOP, N_CTX)
 
 
-class _LlamaCppEngine:
+@GGUF_ENGINES.register("llama_cpp", requires={"llama_cpp": "local-llm"})
+class LlamaCppEngine:
     """llama-cpp-python (the extra ablate[local-llm]), one prompt at a time."""
 
     batched = False
 
-    def identity(self) -> str:
+    @staticmethod
+    def identity() -> str:
         return f"llama_cpp/llama_cpp_python={_llama_version()}"
 
-    def chat(self, path: Path, messages: list[dict[str, str]], c: Any) -> tuple[str, int, int]:
-        llm, lock = load_llama(path, N_CTX, c.seed)
+    @staticmethod
+    def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int,
+             temperature: float, seed: int) -> tuple[str, int, int]:
+        llm, lock = load_llama(path, N_CTX, seed)
         with lock:
             llm.reset()
             adapt_threads(llm)
-            out = llm.create_chat_completion(messages=messages, max_tokens=c.max_new_tokens,
-                                             temperature=c.temperature, seed=c.seed, stop=STOP)
+            out = llm.create_chat_completion(messages=messages, max_tokens=max_new_tokens,
+                                             temperature=temperature, seed=seed, stop=STOP)
         usage = out.get("usage") or {}
         return (out["choices"][0]["message"]["content"] or "",
                 int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
 
-
-GGUF_ENGINES.register("torch")(_TorchEngine())
-GGUF_ENGINES.register("llama_cpp", requires={"llama_cpp": "local-llm"})(_LlamaCppEngine())
 
 _LLM_READS = ("generator.backend", "generator.model", "generator.max_new_tokens",
               "generator.temperature", "generator.seed", "prompt")
@@ -280,7 +288,9 @@ class LlamaLocalGenerator(BaseGenerator):
 
     def _chat(self, messages: list[dict[str, str]]) -> tuple[str, int, int]:
         """(reply, prompt tokens, generated tokens) from the configured backend."""
-        return GGUF_ENGINES.get(self.cfg.backend).chat(self.path, messages, self.cfg)
+        c = self.cfg
+        return GGUF_ENGINES.get(c.backend).chat(self.path, messages, c.max_new_tokens,
+                                                c.temperature, c.seed)
 
 
 @GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True,
