@@ -11,8 +11,15 @@ import difflib
 import math
 from typing import Any, Callable, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
-                      model_serializer, model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ablate.components.contract.vocab import PERTURBATION_NAMES
 

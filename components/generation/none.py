@@ -12,7 +12,6 @@ from __future__ import annotations
 from ablate.components.generation.base import GENERATORS, BaseGenerator
 from ablate.components.generation.settings import record_settings
 
-
 NoSettings = record_settings("NoSettings", "No answers: a retrieval-only study.")
 
 

@@ -28,8 +28,8 @@ from ablate.components.judge.prompts import PromptSet, load_prompts
 from ablate.components.pipeline import with_files_from
 from ablate.components.retrieval.analyzers_zh import choose_analyzer
 from ablate.components.text.tokenizer import TOKENIZER_NAME
-from ablate.flows.plan.graph import Plan, build_plan
 from ablate.flows.plan.generator_fields import check_generator_fields
+from ablate.flows.plan.graph import Plan, build_plan
 from ablate.flows.plan.preflight import check_shards, check_variants
 from ablate.flows.plan.spec_load import LoadedSpec, load_spec
 from ablate.flows.plan.variant import Variant
