@@ -150,7 +150,8 @@ def _section(name: str, model: type[BaseModel], pipeline_prefix: str | None,
     out += ["| field | type | default | allowed | meaning |", "|---|---|---|---|---|"]
     children: list[tuple[str, type[BaseModel], str | None]] = []
     prefix = f"{name.removesuffix('[]')}{'[]' if name.endswith('[]') else ''}." if name else ""
-    for fname, info in model.model_fields.items():
+    generators = model.__name__ == "GeneratorConfig"
+    for fname, info in _fields(model):
         path = f"{prefix}{fname}"
         pipe = f"{pipeline_prefix}{fname}" if pipeline_prefix is not None else None
         inner = inner_model(info.annotation)
@@ -169,8 +170,50 @@ def _section(name: str, model: type[BaseModel], pipeline_prefix: str | None,
                    f"{'**required**' if info.is_required() else '–'} | "
                    f"[fields](#{_anchor(sub)}) | {text} |")
     out.append("")
+    if generators:
+        out += _generator_sections(name, pipeline_prefix, regs)
     for child in children:
         out += _section(*child, regs)
+    return out
+
+
+def _fields(model: type[BaseModel]) -> list[tuple[str, FieldInfo]]:
+    """The fields a section's table lists: `generator:` lists the fields every generator
+    shares; each generator's own are listed under it (_generator_sections)."""
+    if model.__name__ != "GeneratorConfig":
+        return list(model.model_fields.items())
+    from ablate.components.generation.settings import COMMON
+    return [(f, model.model_fields[f]) for f in COMMON]
+
+
+def _generator_sections(name: str, pipeline_prefix: str | None,
+                        regs: dict[str, Any]) -> list[str]:
+    """One table per built-in generator: the fields of its registered settings model."""
+    from ablate.components.contract.registry import registry
+    from ablate.components.generation.settings import settings_fields, settings_model
+    reg = registry("generator")
+    out: list[str] = []
+    for gen in builtin_names(reg):
+        decl = reg.declaration(gen)
+        model = settings_model(decl)
+        out += [f"### {name}: `{gen}`", ""]
+        doc = " ".join((model.__doc__ or "").split())
+        out += [f"{doc} With `name: {gen}`, `{name}` accepts these fields besides "
+                f"[the shared ones](#{_anchor(name)}); any other is refused.", ""]
+        fields = settings_fields(decl)
+        if not fields:
+            out += ["It has no settings of its own.", ""]
+            continue
+        out += ["| field | type | default | allowed | meaning |", "|---|---|---|---|---|"]
+        for fname in fields:
+            info = model.model_fields[fname]
+            path = f"{name}.{fname}"
+            pipe = f"{pipeline_prefix}{fname}" if pipeline_prefix is not None else None
+            named = pipe in regs and info.annotation is str
+            out.append(f"| `{path}` | {'choice' if named else _type(info.annotation)} | "
+                       f"{_default(info)} | {_allowed(info, path, pipe, regs)} | "
+                       f"{_text(info, path)} |")
+        out.append("")
     return out
 
 

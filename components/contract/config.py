@@ -7,10 +7,19 @@ depends only on what it reads.
 
 from __future__ import annotations
 
+import difflib
 import math
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from ablate.components.contract.vocab import PERTURBATION_NAMES
 
@@ -190,15 +199,33 @@ class ContextConfig(_Frozen):
     """The chunk that does not fit: `skip` it and try the next, `truncate` it and stop, or `stop`."""
 
 
+class SettingError(ValueError):
+    """A bad field of a section, named (so the message can point at its YAML line)."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 class GeneratorConfig(_Frozen):
-    """The answer generator."""
+    """The answer generator: its `name`, the fields every generator shares (`repeats`,
+    `cost_per_1k_in`, `cost_per_1k_out`) and the chosen generator's own settings, listed
+    under each generator below (its registered settings model,
+    components/generation/settings.py). A field the chosen generator does not read is
+    refused, except one the baseline holds for another generator the sweep runs (it is
+    ignored where unread, and `ablate check` says so)."""
+
+    # a plugin generator's own settings are stored beside the built-ins' (validated by
+    # its settings model, _plugin_settings); the built-ins' fields below are the record
+    # whose dump identifies a config, as it always has
+    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
 
     name: str = "extractive"
     """`extractive` (copies the best-supported span, no model), `smollm2` (local
     SmolLM2-135M, see `backend`), `openai` (an OpenAI-compatible endpoint),
     `closed_book` (SmolLM2 without context) or `none` (a retrieval-only study: no answers;
     the context is still assembled under the budget)."""
-    backend: Literal["torch", "llama_cpp"] = "torch"
+    backend: str = "torch"  # a `gguf engine` (generation/llama_local.py), checked by preflight
     """`smollm2` / `closed_book`: the engine that runs the GGUF file. `torch` (default):
     transformers and PyTorch, nothing to compile, any CPU; `llama_cpp`: llama-cpp-python,
     the optional extra (`bash scripts/install.sh --llama-cpp`); measured speeds of both
@@ -239,6 +266,53 @@ class GeneratorConfig(_Frozen):
     """Price per 1,000 prompt tokens, for the `cost/usd` metric."""
     cost_per_1k_out: float = Field(0.0, ge=0)
     """Price per 1,000 generated tokens, for the `cost/usd` metric."""
+
+    @model_validator(mode="after")
+    def _plugin_settings(self) -> "GeneratorConfig":
+        """Fields outside the record belong to a registered generator's settings model
+        (the chosen generator's first): validated by it, its defaults filled in for the
+        chosen generator's own fields so equal settings dump (and key) alike; a field no
+        generator declares is refused with the nearest known field."""
+        extra = self.__pydantic_extra__
+        models = _settings_models(self.name)
+        if extra is None or (not extra and not models):
+            return self
+        chosen = models[0][1] if models and models[0][0] == self.name else None
+        for key, value in list(extra.items()):
+            owner = next((m for _, m in models if key in m.model_fields), None)
+            if owner is None:
+                known = sorted(set(type(self).model_fields).union(
+                    *(m.model_fields for _, m in models)))
+                near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+                raise SettingError("unknown field" + (f"; did you mean {near[0]}?" if near else
+                                                      f" (known: {', '.join(known)})"), key)
+            try:
+                extra[key] = getattr(owner.model_validate({key: value}), key)
+            except ValidationError as exc:
+                raise SettingError(exc.errors()[0]["msg"].removeprefix("Value error, "),
+                                   key) from None
+        if chosen is not None:
+            for key, info in chosen.model_fields.items():
+                if key not in extra and key not in type(self).model_fields:
+                    extra[key] = info.get_default(call_default_factory=True)
+        return self
+
+
+SettingsModels = Callable[[], list[tuple[str, type[BaseModel]]]]
+# (generator name, settings model) of the registered generators: set by the generator
+# registry (components/generation/base.py), so this bottom layer imports none of it
+_SETTINGS_MODELS: list[SettingsModels] = []
+
+
+def provide_settings_models(lookup: SettingsModels) -> None:
+    _SETTINGS_MODELS[:] = [lookup]
+
+
+def _settings_models(chosen: str) -> list[tuple[str, type[BaseModel]]]:
+    """(generator name, settings model) of the registered generators that declare a
+    model of their own, the `chosen` one first."""
+    out = _SETTINGS_MODELS[0]() if _SETTINGS_MODELS else []
+    return sorted(out, key=lambda nm: nm[0] != chosen)
 
 
 DEFAULT_SYSTEM = (

@@ -33,6 +33,10 @@ orchestration needs to know about it:
   identity nor the field that chose it to a stage key, so configs that leave the field
   at it keep the keys they had. It may declare no `reads` or `files` (a registration
   error otherwise);
+- `settings_model`: a generator's typed settings, a pydantic model whose fields (each with
+  a default and a docstring) are the `generator.*` fields it accepts
+  (components/generation/settings.py); a field of `generator:` that the chosen
+  generator's model lacks is refused at check time;
 - `requires`: (Python module, pip extra) pairs it needs installed, checked before
   anything runs; with `requires_when` (a config field and value) only when that field
   holds that value (the local GGUF generators need `llama_cpp` from `ablate[local-llm]`
@@ -73,6 +77,8 @@ class Declaration:
     libraries: tuple[str, ...] = ()  # distributions whose versions shape its output (keyed)
     info: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     neutral: bool = False  # chosen through `uses`, adds nothing to a stage key
+    # a generator's typed settings (a pydantic model): the `generator.*` fields it accepts
+    settings_model: Any = field(default=None, compare=False, hash=False)
 
     def required_modules(self, config: dict[str, Any] | None = None) -> tuple[str, ...]:
         """The modules it requires; with `requires_when`, none unless `config` (a dumped
@@ -157,7 +163,7 @@ class Registry(Generic[T]):
                  produces: bool = True, requires: dict[str, str] | None = None,
                  requires_when: tuple[str, Any] | None = None,
                  libraries: tuple[str, ...] = (), neutral: bool = False,
-                 **info: Any) -> Callable[[T], T]:
+                 settings_model: Any = None, **info: Any) -> Callable[[T], T]:
         """Decorator: register `obj` under `name` with its declaration. The version
         defaults to the object's `version` attribute (generator classes), else "1"."""
         def deco(obj: T) -> T:
@@ -172,13 +178,18 @@ class Registry(Generic[T]):
                 self.kind, name, tuple(reads), tuple(settings), tuple(sorted((uses or {}).items())),
                 tuple(files), reads_context, model_bound, str(ver),
                 module, produces, tuple(sorted((requires or {}).items())), requires_when,
-                _plugin_source(module), tuple(libraries), dict(info), neutral)
+                _plugin_source(module), tuple(libraries), dict(info), neutral, settings_model)
+            self._check(decl)
             self._items[name] = obj
             self._decls[name] = decl
             if isinstance(obj, type):  # a class can read its own declaration
                 obj.declaration = decl  # type: ignore[attr-defined]
             return obj
         return deco
+
+    def _check(self, decl: Declaration) -> None:
+        """A kind's own rule for a declaration (the generators': their settings model
+        holds every `generator.*` field they read); RegistrationError when it is broken."""
 
     def get(self, name: str) -> T:
         try:

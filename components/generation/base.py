@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from ablate.components.contract.config import GeneratorConfig, PromptConfig
+from ablate.components.contract.config import GeneratorConfig, PromptConfig, provide_settings_models
 from ablate.components.contract.records import Answer, PackedContext, Question
-from ablate.components.contract.registry import Registry
+from ablate.components.contract.registry import Declaration, Registry
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.generation.citations import cited_reply
 from ablate.components.generation.prompt import first_answer_line, is_refusal, render_prompt
+from ablate.components.generation.settings import check_declaration, settings_of
 from ablate.components.runtime.progress import Progress
 
 Item = tuple[Question, "PackedContext | None"]
@@ -36,8 +37,17 @@ class Generator(Protocol):
     def model_key(self) -> str | None: ...
 
 
-GENERATORS: Registry[Callable[[GeneratorConfig, PromptConfig], Generator]] = Registry(
-    "generator", config_field="generator.name")
+class GeneratorRegistry(Registry[Callable[[GeneratorConfig, PromptConfig], Generator]]):
+    """Generators, each registered with its typed settings (`settings_model=`, a pydantic
+    model of the `generator.*` fields it reads: components/generation/settings.py)."""
+
+    def _check(self, decl: Declaration) -> None:
+        check_declaration(decl)
+
+
+GENERATORS = GeneratorRegistry("generator", config_field="generator.name")
+provide_settings_models(lambda: [(d.name, d.settings_model) for d in GENERATORS.declarations()
+                                 if d.settings_model is not None])
 
 
 def make_generator(cfg: GeneratorConfig, prompt: PromptConfig) -> Generator:
@@ -61,6 +71,15 @@ class BaseGenerator:
     @property
     def cache_identity(self) -> str:
         raise NotImplementedError
+
+    @property
+    def settings(self) -> Any:
+        """Its typed settings (its registered settings model holding this config's
+        values), e.g. `self.settings.threshold`."""
+        decl = getattr(type(self), "declaration", None)
+        if decl is None:
+            raise RuntimeError(f"{type(self).__name__} is not a registered generator")
+        return settings_of(self.cfg, decl)
 
     def model_key(self) -> str | None:
         """The model itself (file or endpoint + name), compared with the judge's to flag

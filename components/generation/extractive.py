@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.generation.base import GENERATORS, BaseGenerator
+from ablate.components.generation.settings import record_settings
 from ablate.components.metrics.answer import STOPWORDS
 from ablate.components.text.cjk import CJK
 from ablate.components.text.sentences import sentence_spans
@@ -170,7 +171,12 @@ def extract_cited(question: str, context: PackedContext | None,
     return _best_span(best, question, terms), support, best.passage
 
 
+ExtractiveSettings = record_settings(
+    "ExtractiveSettings", "Copies the best-supported span of the context; no model.", "threshold")
+
+
 @GENERATORS.register("extractive", reads=("generator.threshold", "prompt"), reads_context=True,
+                     settings_model=ExtractiveSettings,
                      deterministic=True)  # the same answer on every run (stats.consistency)
 class ExtractiveGenerator(BaseGenerator):
     """Copies the best-supported span of the context; refuses below the threshold."""

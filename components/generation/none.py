@@ -10,9 +10,12 @@ of different sizes on the same number of tokens.
 from __future__ import annotations
 
 from ablate.components.generation.base import GENERATORS, BaseGenerator
+from ablate.components.generation.settings import record_settings
+
+NoSettings = record_settings("NoSettings", "No answers: a retrieval-only study.")
 
 
-@GENERATORS.register("none", produces=False)
+@GENERATORS.register("none", produces=False, settings_model=NoSettings)
 class NoGenerator(BaseGenerator):
     """Produces no answers; its stage is never planned, so it is never called."""
 

@@ -26,6 +26,7 @@ import httpx
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.generation.base import GENERATORS, BaseGenerator, Job
+from ablate.components.generation.settings import record_settings
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 FATAL_STATUS = frozenset({401, 403, 404})
@@ -33,7 +34,13 @@ BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 30.0
 
 
-@GENERATORS.register("openai", remote=True, reads=("generator.model", "generator.base_url",
+OpenAISettings = record_settings(
+    "OpenAISettings", "An OpenAI-compatible chat completions endpoint.",
+    "model", "base_url", "api_key_env", "timeout_s", "max_retries", "concurrency",
+    "max_new_tokens", "temperature", "seed")
+
+
+@GENERATORS.register("openai", remote=True, settings_model=OpenAISettings, reads=("generator.model", "generator.base_url",
                                       "generator.max_new_tokens", "generator.temperature",
                                       "generator.seed", "prompt"),
                      settings=("generator.timeout_s", "generator.max_retries",

@@ -19,6 +19,14 @@ def did_you_mean(word: object, known: Any) -> str:
     return f"; did you mean {near[0]}?" if near else ""
 
 
+def error_loc(err: ErrorDetails) -> tuple[Any, ...]:
+    """Where a pydantic error is (validator names left out), down to the field a
+    validator of a whole section names (config.SettingError: a generator's setting)."""
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    field = getattr((err.get("ctx") or {}).get("error"), "field", None)
+    return loc + (field,) if isinstance(field, str) else loc
+
+
 def error_message(err: ErrorDetails, loc: tuple[Any, ...], root: type[BaseModel]) -> str:
     """A pydantic error (at `loc` of the `root` model) as a short message, with a
     suggestion for near-misses."""

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ablate.components.contract.errors import InputError
 from ablate.flows.plan.spec import ExperimentSpec
-from ablate.flows.plan.spec_errors import error_message
+from ablate.flows.plan.spec_errors import error_loc, error_message
 from ablate.flows.plan.yaml_source import line_of, read_yaml
 
 
@@ -69,7 +69,7 @@ def load_spec(path: str | Path) -> LoadedSpec:
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        loc = error_loc(err)
         raise InputError(error_message(err, loc, ExperimentSpec), path=str(path),
                          line=line_of(node, loc), field=".".join(str(p) for p in loc)) from None
     return LoadedSpec(spec=spec, path=path, node=node)

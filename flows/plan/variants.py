@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from ablate.components.contract.config import PipelineConfig, format_value, has_dotted
 from ablate.components.contract.vocab import BASELINE
 from ablate.flows.plan.design import design_variants
-from ablate.flows.plan.spec_errors import error_message
+from ablate.flows.plan.spec_errors import error_loc, error_message
 from ablate.flows.plan.spec_load import LoadedSpec
 from ablate.flows.plan.variant import Variant, config_id, unknown_variable
 
@@ -42,7 +42,7 @@ def _apply(base: dict[str, Any], overrides: dict[str, Any], loaded: LoadedSpec,
         return adjust(PipelineConfig.model_validate(data))
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        where = error_loc(err)
         message = error_message(err, where, PipelineConfig)
         raise loaded.error(f"{'.'.join(str(p) for p in where)}: {message}", loc) from None
 

@@ -165,6 +165,9 @@ def _check_generator(d):
     cls = GENERATORS.get(d.name)
     assert isinstance(cls, type) and issubclass(cls, BaseGenerator)
     assert cls.declaration is d  # the class reads its own declaration (context use)
+    from ablate.components.generation.settings import settings_model
+    model = settings_model(d)  # its typed settings: each with a default and a docstring
+    assert all(not f.is_required() and f.description for f in model.model_fields.values())
     if not d.produces:
         return  # never planned (check_declaration)
     if d.name != "extractive":
@@ -314,7 +317,19 @@ def _check_dense_index(d):
         assert [c for c, _ in exact.search(vecs[[4]], 2)[0]] == ["c03", "c07"]
 
 
+def _check_gguf_engine(d):
+    """An engine of the local GGUF generators: says whether it batches, names itself in
+    the generation's identity (answers differ between engines), and chats."""
+    from ablate.components.generation.llama_local import GGUF_ENGINES
+    engine = GGUF_ENGINES.get(d.name)
+    assert isinstance(engine.batched, bool) and callable(engine.chat) and engine.declaration is d
+    if d.missing_requirement() is not None:
+        pytest.skip(f"needs {d.missing_requirement()[0]}")
+    assert engine.identity().startswith(f"{d.name}/")
+
+
 CONTRACTS = {
+    "gguf engine": _check_gguf_engine,
     "dense index": _check_dense_index,
     "chunker": _check_chunker, "analyzer": _check_analyzer, "retrieval path": _check_path,
     "fuser": _check_fuser, "rerank signal": _check_signal, "reranker": _check_reranker,

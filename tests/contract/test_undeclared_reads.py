@@ -234,6 +234,7 @@ INVOKERS: dict[str, Callable[[Declaration, Case, PipelineConfig], Any]] = {
 # Kinds whose callables are never handed a pipeline config (checked by signature below).
 CONFIG_FREE = {
     "dense backend": "a model folder, its fingerprint and an export folder",
+    "gguf engine": "a GGUF file, chat messages and the decoding settings its generator declares",
     "score normalization": "one path's scores",
     "metric": "a QuestionView (its params: the experiment's metrics, the score stage's reads)",
     "statistical test": "the paired differences",
