@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ablate.components.contract.config import PipelineConfig, get_dotted
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.registry import Declaration, registry
 from ablate.components.runtime.digest import content_digest
 

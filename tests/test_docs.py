@@ -28,7 +28,8 @@ def test_experiment_file_reference_is_current():
 
 def test_reference_lists_every_field_default_and_component_name():
     text = (ROOT / "docs" / "experiment-file.md").read_text(encoding="utf-8")
-    from ablate.components.contract.config import PipelineConfig, flatten
+    from ablate.components.contract.config import PipelineConfig
+    from ablate.components.contract.dotted import flatten
     for dotted in flatten(PipelineConfig()):
         top = ".".join(dotted.split(".")[:2])
         assert f"`baseline.{top}" in text, dotted

@@ -84,7 +84,7 @@ class Declaration:
         """The modules it requires; with `requires_when`, none unless `config` (a dumped
         pipeline config) holds that value."""
         if self.requires_when is not None and config is not None:
-            from ablate.components.contract.config import get_dotted
+            from ablate.components.contract.dotted import get_dotted
             field_name, value = self.requires_when
             if get_dotted(config, field_name) != value:
                 return ()

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ablate.components.contract.config import get_dotted
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.errors import InputError
 from ablate.components.judge.backends import JUDGES
 from ablate.components.judge.config import JudgeConfig

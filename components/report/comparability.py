@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.contract.config import get_dotted
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.text.chunking import chunk_token_limit
 

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.contract.config import get_dotted
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.vocab import BASELINE, TIERS
 from ablate.components.metrics.consistency import COLUMN as CONSISTENCY
 from ablate.components.metrics.registry import compared, direction

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ablate.components.contract.config import get_dotted
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.metrics.registry import depends_on
 from ablate.components.pipeline import STAGES
 

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.contract.config import format_value, get_dotted
+from ablate.components.contract.dotted import format_value, get_dotted
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.evidence import Evidence, load_evidence

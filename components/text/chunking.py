@@ -23,7 +23,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Any, Callable, Sequence
 
-from ablate.components.contract.config import ChunkingConfig, get_dotted
+from ablate.components.contract.config import ChunkingConfig
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.records import Chunk, Document
 from ablate.components.contract.registry import Registry
 from ablate.components.text.sentences import sentence_spans

@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from ablate.components.contract.config import format_value
+from ablate.components.contract.dotted import format_value
 from ablate.components.contract.errors import RunFailed, cause
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.metrics.consistency import with_consistency

@@ -15,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from ablate.components.contract.config import PipelineConfig, format_value, get_dotted, has_dotted
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.dotted import format_value, get_dotted, has_dotted
 from ablate.components.stats.design import design_cells
 from ablate.flows.plan.spec import DesignSpec
 from ablate.flows.plan.spec_load import LoadedSpec

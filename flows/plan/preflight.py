@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ablate.components.contract.config import PipelineConfig, get_dotted
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.registry import CATALOGUE
 from ablate.components.pipeline import STAGES, field_names, file_fields, resolve, stage_parts

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ablate.components.contract.config import PipelineConfig, get_dotted
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.errors import InputError
 from ablate.components.metrics.registry import METRICS, OPTIONAL_STAGES, SOURCES, lookup
 from ablate.components.pipeline import present_stages, resolve, stage_def, stage_parts

@@ -8,7 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ablate.components.contract.config import PipelineConfig, flatten
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.dotted import flatten
 from ablate.components.contract.vocab import BASELINE
 from ablate.flows.plan.spec_errors import did_you_mean
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ablate.components.contract.config import format_value
+from ablate.components.contract.dotted import format_value
 from ablate.components.contract.vocab import BASELINE
 
 # A few swept fields whose last segment alone says too little ("name", "size", "weights").

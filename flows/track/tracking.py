@@ -33,7 +33,7 @@ import polars as pl
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
 from mlflow.tracking import MlflowClient
 
-from ablate.components.contract.config import flatten
+from ablate.components.contract.dotted import flatten
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.model_identity import flat_models
 from ablate.components.report.comparability import not_comparable

@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ablate.components.contract.config import PipelineConfig, get_dotted
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.registry import (
     CATALOGUE,
     Declaration,

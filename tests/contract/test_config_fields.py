@@ -15,7 +15,8 @@ import copy
 
 import pytest
 
-from ablate.components.contract.config import PipelineConfig, flatten, get_dotted
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.dotted import flatten, get_dotted
 from ablate.components.contract.registry import Declaration, all_declarations
 from ablate.components.pipeline import own_reads
 from ablate.flows.plan.graph import Plan, add_variant

@@ -10,7 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from ablate.components.contract.config import PipelineConfig, get_dotted
+from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.records import Answer, Chunk, Document, PackedContext, Passage, Question, Span
 from ablate.components.contract.registry import CATALOGUE, Declaration, all_declarations, registry
 from ablate.components.metrics.registry import DIRECTIONS, PathView, QuestionView
