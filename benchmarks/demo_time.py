@@ -5,7 +5,8 @@ then the same command again unchanged (it computes nothing).
     python benchmarks/demo_time.py [--experiment experiments/demo.yaml] [--keep DIR]
 
 `--keep DIR` runs in DIR (which must not exist) and keeps the sweep folder, caches and
-MLflow store there, to read the report afterwards.
+MLflow store there, to read the report afterwards. `--rerun DIR --times N` times N
+unchanged re-runs in a DIR kept earlier (no cold run): each prints its seconds and load.
 
 Prints `cold: <s> s` and `unchanged re-run: <s> s`, each a whole process (imports,
 Prefect's temporary server, the flow, the report and MLflow logging included), each with
@@ -50,7 +51,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--experiment", default="experiments/demo.yaml")
     ap.add_argument("--keep", default=None, help="run in this new folder and keep it")
+    ap.add_argument("--rerun", default=None, help="only re-run, in this folder kept earlier")
+    ap.add_argument("--times", type=int, default=1, help="re-runs with --rerun")
     args = ap.parse_args()
+    if args.rerun:
+        for _ in range(args.times):
+            warm = run_once(args.experiment, Path(args.rerun).resolve())
+            print(f"unchanged re-run: {warm[0]:.1f} s  (load average {warm[1]})", flush=True)
+        return
     if args.keep:
         Path(args.keep).mkdir(parents=True)
         cold = run_once(args.experiment, Path(args.keep).resolve())

@@ -11,6 +11,7 @@ tier and the larger ones (and never in a smaller one).
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ablate.components.contract.errors import InputError
@@ -18,23 +19,34 @@ from ablate.components.contract.records import Question
 from ablate.components.contract.vocab import SPLITS, TIERS
 
 
+@lru_cache(maxsize=1 << 17)  # a run orders the same questions ~10 times (plan, tiers, samples)
 def _key(seed: int, salt: str, qid: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}\x1f{salt}\x1f{qid}".encode()).digest()[:8], "big")
 
 
 def stratified_order(questions: Iterable[Question], seed: int, salt: str) -> list[Question]:
     """All questions in a seeded order whose every prefix is proportionally stratified."""
-    strata: dict[tuple[bool, str], list[Question]] = {}
-    for q in questions:
-        strata.setdefault((q.answerable, q.type or ""), []).append(q)
+    questions = list(questions)
+    order = _stratified_positions(tuple((q.qid, q.answerable, q.type or "") for q in questions),
+                                  seed, salt)
+    return [questions[i] for i in order]
+
+
+@lru_cache(maxsize=16)  # a run orders the same pool once per variant and tier: once here
+def _stratified_positions(rows: tuple[tuple[str, bool, str], ...], seed: int,
+                          salt: str) -> tuple[int, ...]:
+    """stratified_order as positions in `rows` ((qid, answerable, type) per question)."""
+    strata: dict[tuple[bool, str], list[int]] = {}
+    for i, (_, answerable, kind) in enumerate(rows):
+        strata.setdefault((answerable, kind), []).append(i)
     keyed = []
     for members in strata.values():
-        members.sort(key=lambda q: (_key(seed, salt, q.qid), q.qid))
+        members.sort(key=lambda i: (_key(seed, salt, rows[i][0]), rows[i][0]))
         n = len(members)
-        for i, q in enumerate(members):
-            keyed.append(((i + 0.5) / n, _key(seed, salt + "/tie", q.qid), q.qid, q))
+        for r, i in enumerate(members):
+            keyed.append(((r + 0.5) / n, _key(seed, salt + "/tie", rows[i][0]), rows[i][0], i))
     keyed.sort(key=lambda t: t[:3])
-    return [t[3] for t in keyed]
+    return tuple(t[3] for t in keyed)
 
 
 def frozen_test_qids(questions: Sequence[Question], *, seed: int,

@@ -26,7 +26,6 @@ from itertools import chain, repeat
 from typing import Iterable, Sequence
 
 import numpy as np
-from scipy import sparse
 
 from ablate.components.contract.records import Ranking
 from ablate.components.retrieval import bm25_numba, bm25_variants
@@ -131,6 +130,7 @@ class BM25Index:
         # pairs are sorted by (term, doc) already, so the arrays are built directly
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(np.bincount(term, minlength=n_terms), out=indptr[1:])
+        from scipy import sparse  # here: a run whose stages are all cached builds no index
         self.matrix = sparse.csr_matrix((weight, doc, indptr), shape=(n_terms, n))
         del term
         frequent = np.flatnonzero(df > DENSE_SHARE * n)

@@ -27,7 +27,6 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-from scipy import sparse
 
 from ablate.components.retrieval.bm25 import BM25Index
 
@@ -144,6 +143,7 @@ def load(folder: Path) -> BM25Index | None:
     index.ids = ids
     index.vocab = {t: i for i, t in enumerate(terms)}
     index.idf, index.doc_len = arr["idf"], arr["doc_len"]
+    from scipy import sparse  # here: a run whose stages are all cached reads no index
     index.matrix = sparse.csr_matrix((arr["data"], arr["indices"], arr["indptr"]),
                                      shape=(n_terms, n), copy=False)
     index._dense = arr["dense"]

@@ -29,6 +29,7 @@ from ablate.components.retrieval.topk import merge_topk
 from ablate.components.runtime.digest import model_identity
 from ablate.components.runtime.memory import release_freed_memory
 from ablate.components.runtime.progress import Progress
+from ablate.components.runtime.threads import torch_threads
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -116,10 +117,11 @@ class DenseEncoder:
         slice's model time (loading the model not included) is split evenly over its texts."""
         out, secs = [], []
         # one encode at a time: torch (or onnxruntime) already uses every core
-        with self._encode_lock:
+        with self._encode_lock, torch_threads(self.backend == "torch") as threads:
             for i in range(0, len(texts), self.progress_slice):
                 part = texts[i:i + self.progress_slice]
                 model = self.model  # loaded (once) outside the timed call
+                threads.adjust()  # the cores the machine leaves idle now
                 t0 = time.perf_counter()
                 vecs = model.encode(part, batch_size=self.batch_size, normalize_embeddings=True,
                                     convert_to_numpy=True, show_progress_bar=False)

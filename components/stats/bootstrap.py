@@ -17,7 +17,6 @@ estimate.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 BLOCK = 1024
 FLAG_BCA_UNDEFINED = "bca_undefined_used_percentile"
@@ -69,6 +68,8 @@ def _quantiles(sorted_boot: np.ndarray, valid: np.ndarray, levels: np.ndarray) -
 def _bca_levels(D: np.ndarray, M: np.ndarray, codes: np.ndarray, boot: np.ndarray,
                 theta: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """BCa (lower, upper) percentile levels per column; NaN where BCa is undefined."""
+    from scipy.special import ndtr, ndtri  # here: a run whose stages are all cached never
+    # analyses, and scipy is ~0.5 s of its start (tests/flows/test_cached_run_imports.py)
     g = int(codes.max()) + 1
     sums = np.zeros((g, D.shape[1]))
     sizes = np.zeros((g, D.shape[1]))

@@ -12,7 +12,6 @@ from typing import Any, Sequence
 
 import numpy as np
 import polars as pl
-from scipy.special import betaincinv  # the beta quantile, without importing scipy.stats (~1 s)
 
 from ablate.components.metrics.consistency import COLUMN
 from ablate.components.stats.clusters import cluster_se, cluster_sums
@@ -34,6 +33,9 @@ def clustered_interval(values: Sequence[float], clusters: Sequence[Any],
     factor) over the binomial one, at least 1. At a rate of 0 or 1 the clusters' variance
     cannot be estimated, so the effective n is the number of clusters (every cluster as
     one answer: the most conservative design effect)."""
+    # the beta quantile, without importing scipy.stats (~1 s); imported here, as a run
+    # whose stages are all cached never needs it
+    from scipy.special import betaincinv
     n = len(values)
     if n == 0:
         return 0.0, math.nan, math.nan

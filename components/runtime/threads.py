@@ -1,0 +1,68 @@
+"""How many threads a CPU-bound library call (torch's intra-op pool) should use now.
+
+On a machine whose other processes keep the cores busy, more threads than idle cores
+wait on each other at every operation: each parallel operation ends on a barrier that
+holds until the slowest thread has been scheduled. Measured with MiniLM (the torch
+dense backend) under a load average of ~8 on 2 cores: 96 chunks of 100 tokens took
+23.9-26.2 s on 2 threads and 16.4-17.4 s on 1 (benchmarks/dense_threads.py measures it
+side by side). On a quiet machine every core is used, as before.
+"""
+
+from __future__ import annotations
+
+import os
+
+ENV = "ABLATE_TORCH_THREADS"  # a positive integer fixes the count (no load rule)
+
+
+def idle_cores(most: int | None = None, cores: int | None = None, load: float | None = None,
+               running: int = 0) -> int:
+    """The cores other processes leave idle, between 1 and `most` (and the cores): the
+    cores less the 1-minute load average, this process's own `running` busy threads not
+    counted as others'; ABLATE_TORCH_THREADS, when a positive integer, instead."""
+    fixed = os.environ.get(ENV, "").strip()
+    if fixed.isdigit() and int(fixed) > 0:
+        return int(fixed)
+    if cores is None:
+        cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                 else os.cpu_count() or 1)
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    others = max(0.0, load - running)
+    return max(1, min(most or cores, cores, int(cores - others + 0.5)))
+
+
+class torch_threads:
+    """A context in which `adjust()` sets torch's intra-op threads to `idle_cores` (at
+    most what torch had on entry, this process's busy threads being those it ran with
+    last); the count torch had is restored on exit. Inactive (`active` False, or torch
+    not imported yet): does nothing and imports nothing.
+
+    The count may change the last bits of a float32 result (a reduction split over
+    threads sums in another order), never what a ranking of those results selects
+    (tests/components/retrieval/test_dense_threads.py)."""
+
+    def __init__(self, active: bool = True) -> None:
+        self.active = active
+        self._torch = None
+        self._entry = 0
+
+    def __enter__(self) -> "torch_threads":
+        if self.active:
+            import torch  # the torch backend imports it to load the model anyway
+            self._torch = torch
+            self._entry = torch.get_num_threads()
+        return self
+
+    def adjust(self) -> int:
+        """Set and return the threads for the next call (0: inactive)."""
+        if self._torch is None:
+            return 0
+        n = idle_cores(most=self._entry, running=self._torch.get_num_threads())
+        if n != self._torch.get_num_threads():
+            self._torch.set_num_threads(n)
+        return n
+
+    def __exit__(self, *exc: object) -> None:
+        if self._torch is not None and self._torch.get_num_threads() != self._entry:
+            self._torch.set_num_threads(self._entry)
