@@ -11,6 +11,7 @@ side by side). On a quiet machine every core is used, as before.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 ENV = "ABLATE_TORCH_THREADS"  # a positive integer fixes the count (no load rule)
 
@@ -44,7 +45,7 @@ class torch_threads:
 
     def __init__(self, active: bool = True) -> None:
         self.active = active
-        self._torch = None
+        self._torch: Any = None
         self._entry = 0
 
     def __enter__(self) -> "torch_threads":
