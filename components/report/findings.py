@@ -106,8 +106,7 @@ def budget_use(name: str, variants: Sequence[dict[str, Any]],
     col = "final/context_tokens"
     if not cfg or per_query is None or col not in per_query.columns:
         return None
-    budget, depth = (_positive(cfg, k) for k in ("context.budget", "rerank.depth"))
-    size = chunk_token_limit(cfg)
+    budget, depth, size = _positive(cfg, "context.budget"), _positive(cfg, "rerank.depth"), chunk_token_limit(cfg)
     if budget is None or size is None or depth is None:
         return None
     rows = per_query.filter(pl.col("variant") == name)
