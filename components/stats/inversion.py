@@ -74,12 +74,14 @@ class SignPatterns:
         # a column where no question differs (every S_g = 0: a = 0 for every pattern, the
         # hits depend on c alone) is counted once per distinct c, weighted by how many
         # patterns share it: the same outcome for each, so the same counts, at a fraction
-        # of the work (a third of the demo's columns: variants that cannot change a metric)
+        # of the work (a third of the demo's columns: variants that cannot change a metric).
+        # Column j's distinct c and weights: zero_c/zero_w[zero_ptr[j]:zero_ptr[j + 1]].
         self.zero = ~np.any(S != 0, axis=0)
-        parts = [(j, *np.unique(self.c_t[j], return_counts=True)) for j in np.flatnonzero(self.zero)]
-        self.zero_col = np.concatenate([np.full(c.size, j) for j, c, _ in parts]) if parts else np.zeros(0, np.int64)
-        self.zero_c = np.concatenate([c for _, c, _ in parts]) if parts else np.zeros(0)
-        self.zero_w = np.concatenate([w for _, _, w in parts]) if parts else np.zeros(0, np.int64)
+        distinct = [np.unique(self.c_t[j], return_counts=True) if z else (np.zeros(0), np.zeros(0, np.int64))
+                    for j, z in enumerate(self.zero)]
+        self.zero_ptr = np.concatenate([[0], np.cumsum([c.size for c, _ in distinct])]).astype(np.int64)
+        self.zero_c = np.concatenate([c for c, _ in distinct]) if distinct else np.zeros(0)
+        self.zero_w = np.concatenate([w for _, w in distinct]) if distinct else np.zeros(0, np.int64)
 
     def pvalue(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Two-sided sign-flip p of the shift t[i] for column cols[i]."""
@@ -128,18 +130,14 @@ class SignPatterns:
                 list(pool.map(count, starts))
         return hits
 
-
     def _zero_hits(self, t: np.ndarray, threshold: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        """_hits of columns where no question differs, from their distinct c (a = 0)."""
-        pos = np.full(self.zero.size, -1)
-        pos[cols] = np.arange(cols.size)
-        sel = pos[self.zero_col] >= 0
-        k, c, w = pos[self.zero_col[sel]], self.zero_c[sel], self.zero_w[sel]
-        x = t[k] * c
-        np.subtract(0.0, x, out=x)
-        np.abs(x, out=x)
-        hit = x >= threshold[k]
-        return np.bincount(k[hit], weights=w[hit], minlength=cols.size).round().astype(np.int64)
+        """_hits of columns where no question differs, from their distinct c (a = 0, so
+        |a - t c| is |t c|); an entry per (t, column), a column may stand more than once."""
+        lo, size = self.zero_ptr[cols], np.diff(self.zero_ptr)[cols]
+        k = np.repeat(np.arange(cols.size), size)  # the entry each distinct c belongs to
+        idx = np.arange(k.size) - np.repeat(np.cumsum(size) - size, size) + lo[k]
+        hit = np.abs(t[k] * self.zero_c[idx]) >= threshold[k]
+        return np.bincount(k[hit], weights=self.zero_w[idx][hit], minlength=cols.size).round().astype(np.int64)
 
 
 def _endpoint(pat: SignPatterns, cols: np.ndarray, inner: np.ndarray, outer: np.ndarray,
