@@ -22,19 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu  # noqa: E402  (model name and vector extensions)
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def cpu() -> str:
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown CPU"
-    name = next((ln.split(":", 1)[1].strip() for ln in info.splitlines()
-                 if ln.startswith("model name")), "unknown CPU")
-    flags = next((ln for ln in info.splitlines() if ln.startswith("flags")), "")
-    has = [f for f in ("avx2", "avx512f", "amx_tile", "amx_int8") if f" {f}" in flags]
-    return f"{name} ({', '.join(has) or 'no AVX2'})"
 
 
 def step(name: str, cmd: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, int]:
