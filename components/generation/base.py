@@ -10,6 +10,7 @@ code version); with the rendered prompt it keys the GenerationCache.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
@@ -72,10 +73,11 @@ class BaseGenerator:
     def cache_identity(self) -> str:
         raise NotImplementedError
 
-    @property
+    @functools.cached_property
     def settings(self) -> Any:
         """Its typed settings (its registered settings model holding this config's
-        values), e.g. `self.settings.threshold`."""
+        values), e.g. `self.settings.threshold`: built once per generator (the config is
+        frozen), so reading it per question costs an attribute lookup."""
         decl = getattr(type(self), "declaration", None)
         if decl is None:
             raise RuntimeError(f"{type(self).__name__} is not a registered generator")

@@ -66,6 +66,8 @@ def test_a_plugin_generator_brings_its_own_settings(run_cli, tmp_path, capsys):
     gen = make_generator(cfg.generator, cfg.prompt)
     assert gen.settings.words == 5 and gen.settings.style == "short"
     assert GENERATORS.declaration("parrot43").settings_model.__name__ == "ParrotSettings"
+    # read per question: the typed view is built once per generator, not per access
+    assert gen.settings is gen.settings
 
 
 @pytest.mark.parametrize("field, value, message", [
