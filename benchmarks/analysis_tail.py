@@ -18,26 +18,33 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe, load_average  # noqa: E402
 
 
-def _load() -> str:
-    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def cached_run(doc: str) -> tuple[argparse.Namespace, Any]:
+    """(the command line: --experiment, --cache-dir, --rounds; the experiment's run
+    context built from its stage cache, every stage cached as after the run)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--experiment", default="experiments/demo.yaml")
     ap.add_argument("--cache-dir", default=".ablate/cache")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-
     from ablate.components import catalogue
+    from ablate.flows.run.context import RunOptions, build_context
+    catalogue.load()
+    return args, build_context(args.experiment, RunOptions(cache_dir=args.cache_dir))
+
+
+def main() -> None:
+    args, ctx = cached_run(__doc__)
     from ablate.components.report.build import build_report, write_files
     from ablate.components.report.evidence import load_evidence
     from ablate.components.report.sweep_data import SweepResults
@@ -48,10 +55,6 @@ def main() -> None:
     from ablate.flows.outputs.self_test import self_test_record
     from ablate.flows.outputs.timings import with_reused
     from ablate.flows.outputs.worth import compute_worth
-    from ablate.flows.run.context import RunOptions, build_context
-
-    catalogue.load()
-    ctx = build_context(args.experiment, RunOptions(cache_dir=args.cache_dir))
     times: dict[str, list[float]] = {}
     state: dict[str, Any] = {}
 
@@ -91,8 +94,8 @@ def main() -> None:
     med = {k: statistics.median(v) for k, v in times.items()}
     # the tail runs "report with plots" only; the run without plots shows the plots' share
     tail = sum(v for k, v in med.items() if k != "report without plots")
-    print(f"experiment: {args.experiment}; {args.rounds} rounds; load average {_load()}; "
-          f"{os.cpu_count()} cores")
+    print(f"experiment: {args.experiment}; {args.rounds} rounds; load average {load_average()}; "
+          f"{describe()}")
     for k, v in med.items():
         lo, hi = min(times[k]), max(times[k])
         print(f"  {k:<24}{v:7.3f} s  (range {lo:.3f}-{hi:.3f})")

@@ -12,36 +12,27 @@ DIR/cache); the interval's inputs are captured from the run's own statistics.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-def _load() -> str:
-    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from analysis_tail import cached_run  # noqa: E402  (the run context from the stage cache)
+from machine import describe, load_average  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--experiment", default="experiments/demo.yaml")
-    ap.add_argument("--cache-dir", default=".ablate/cache")
-    ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
-
-    from ablate.components import catalogue
+    args, ctx = cached_run(__doc__)
     from ablate.components.stats import inference, inversion
     from ablate.flows.outputs import analysis
     from ablate.flows.outputs import write as w
-    from ablate.flows.run.context import RunOptions, build_context
 
-    catalogue.load()
-    ctx = build_context(args.experiment, RunOptions(cache_dir=args.cache_dir))
     per_query, _ = w.collect_per_query(ctx)
     captured: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     real = inference.inversion_interval
@@ -73,7 +64,7 @@ def main() -> None:
     zero = int((~np.any(S != 0, axis=0) & (a[3].sum(axis=0) > 0)).sum())
     same = out["with"].tobytes() == out["without"].tobytes()
     print(f"experiment: {args.experiment}; {S.shape[1]} columns, {zero} where no question "
-          f"differs; {args.rounds} rounds; load average {_load()}; {os.cpu_count()} cores")
+          f"differs; {args.rounds} rounds; load average {load_average()}; {describe()}")
     for name, v in times.items():
         print(f"  {name + ' shortcut':<18}{statistics.median(v):7.3f} s  "
               f"(range {min(v):.3f}-{max(v):.3f})")

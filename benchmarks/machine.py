@@ -25,3 +25,9 @@ def describe() -> str:
     """The CPU and the cores this process may use: '<cpu>, 2 cores'."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return f"{cpu()}, {cores} cores"
+
+
+def load_average() -> str:
+    """The load average (1, 5, 15 min), as `uptime` prints it: a timing is comparable
+    only beside the load it ran under."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
