@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ablate.components.contract.errors import InputError
+from ablate.components.runtime.threads import idle_cores
 
 _LOAD_LOCK = threading.Lock()
 _MODELS: dict[str, tuple[Any, Any, threading.Lock]] = {}
@@ -164,19 +165,12 @@ def decode_threads(most: int | None = None, cores: int | None = None,
     operation (measured under load 17 on 2 cores: a batch of 3 took 136 s on 2 threads,
     11 s on 1). The thread count never changes an answer (test_llama_local.py::
     test_torch_thread_count_does_not_change_answers), so it is no part of any key;
-    ABLATE_TORCH_THREADS fixes it."""
-    fixed = os.environ.get("ABLATE_TORCH_THREADS", "").strip()
-    if fixed.isdigit() and int(fixed) > 0:
-        return int(fixed)
-    if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if load is None:
-        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    ABLATE_TORCH_THREADS fixes it. The rule is runtime.threads.idle_cores, the dense
+    encoder's too."""
     if running is None:
         import torch
         running = torch.get_num_threads()
-    others = max(0.0, load - running)
-    return max(1, min(most or cores, cores, int(cores - others + 0.5)))
+    return idle_cores(most, cores, load, running)
 
 
 class WindowError(ValueError):

@@ -2,10 +2,12 @@
 
 On a machine whose other processes keep the cores busy, more threads than idle cores
 wait on each other at every operation: each parallel operation ends on a barrier that
-holds until the slowest thread has been scheduled. Measured with MiniLM (the torch
-dense backend) under a load average of ~8 on 2 cores: 96 chunks of 100 tokens took
-23.9-26.2 s on 2 threads and 16.4-17.4 s on 1 (benchmarks/dense_threads.py measures it
-side by side). On a quiet machine every core is used, as before.
+holds until the slowest thread has been scheduled (the local generator measured a batch
+of 3 at 136 s on 2 threads against 11 s on 1 under load 17 on 2 cores: docs/hardware.md).
+On a quiet machine every core is used, as before. For MiniLM, benchmarks/dense_threads.py
+measures the rule against torch's default side by side; on 2026-12-04 at load 2.3-3.3 on
+2 cores of an AMD EPYC it gave no gain (best rounds 0.91x: round 1 22.96 s with the rule vs 25.21 s,
+round 2 18.43 s vs 16.71 s), with identical vectors and rankings.
 """
 
 from __future__ import annotations
