@@ -40,9 +40,9 @@ OpenAISettings = record_settings(
     "max_new_tokens", "temperature", "seed")
 
 
-@GENERATORS.register("openai", remote=True, settings_model=OpenAISettings, reads=("generator.model", "generator.base_url",
-                                      "generator.max_new_tokens", "generator.temperature",
-                                      "generator.seed", "prompt"),
+@GENERATORS.register("openai", remote=True, settings_model=OpenAISettings,
+                     reads=("generator.model", "generator.base_url", "generator.max_new_tokens",
+                            "generator.temperature", "generator.seed", "prompt"),
                      settings=("generator.timeout_s", "generator.max_retries",
                                "generator.concurrency", "generator.api_key_env"),
                      reads_context=True)
