@@ -66,8 +66,9 @@ def check_generator_fields(loaded: LoadedSpec, variants: list[Variant],
         name = v.config.generator.name
         own = accepted(GENERATORS.declaration(name))
         written, whole = _written(_overrides(v))
-        for f in sorted(written - own):
-            raise loaded.error(f"{_not_read(name, f)} (variant {v.name})", v.loc)
+        unread = sorted(written - own)
+        if unread:  # the first, at the variant's line
+            raise loaded.error(f"{_not_read(name, unread[0])} (variant {v.name})", v.loc)
         inherited = set() if whole else base_written - written
         for f in sorted(inherited - own):
             ignored.setdefault((f, name), []).append(v.name)
