@@ -20,7 +20,9 @@ clusters when 2^G is at most EXACT_PATTERNS (exact), else the Monte-Carlo sign m
 signflip (same seed), p = (c + 1) / (B + 1). Each endpoint is found by bisection between
 a shift the test keeps and one it rejects (beyond the most extreme difference only the
 all-equal-sign patterns are as extreme, p = 2 / 2^G); with too few clusters to reject
-anything (G <= 5 at 0.05) the side is unbounded and the endpoint is NaN.
+anything (G <= 5 at 0.05) the side is unbounded and the endpoint is NaN. After its first
+steps the bisection counts only the patterns its bracket leaves undecided
+(ablate.components.stats.inversion_prune): the same decisions, so the same endpoints.
 
 Method: test inversion (Lehmann & Romano, Testing Statistical Hypotheses, 3.5); for
 randomisation tests, Garthwaite 1996, "Confidence intervals from randomization tests".
@@ -32,6 +34,7 @@ import os
 
 import numpy as np
 
+from ablate.components.stats.inversion_prune import pruned_endpoint
 from ablate.components.stats.signflip import REL_TOL, sign_matrix_blocks
 
 EXACT_PATTERNS = 2**14   # enumerate every sign pattern of the clusters up to this many
@@ -86,10 +89,17 @@ class SignPatterns:
     def pvalue(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Two-sided sign-flip p of the shift t[i] for column cols[i]."""
         t, cols = np.asarray(t, dtype=np.float64), np.asarray(cols)
+        return self.p_of(self._hits(t, self.threshold(t, cols), cols))
+
+    def threshold(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """observed - tol: a pattern is a hit where |a - t c| is at least this."""
         observed = np.abs(self.total_s[cols] - t * self.total_n[cols])
         spread = np.abs(self.S[:, cols] - t * self.N[:, cols]).sum(axis=0)
         tol = REL_TOL * spread + 1e-300
-        hits = self._hits(t, observed - tol, cols)
+        return observed - tol
+
+    def p_of(self, hits: np.ndarray) -> np.ndarray:
+        """The p of these hit counts."""
         if self.exact:
             return hits / self.patterns
         return (hits + 1.0) / (self.patterns + 1.0)
@@ -141,8 +151,12 @@ class SignPatterns:
 
 
 def _endpoint(pat: SignPatterns, cols: np.ndarray, inner: np.ndarray, outer: np.ndarray,
-              level: np.ndarray) -> np.ndarray:
-    """Bisection between inner (kept) and outer (rejected) shifts: the last kept shift."""
+              level: np.ndarray, plain: bool = False) -> np.ndarray:
+    """Bisection between inner (kept) and outer (rejected) shifts: the last kept shift.
+    Counted on the patterns the bracket leaves undecided (inversion_prune: the same
+    decisions, so the same endpoints), or on every pattern at every step when `plain`."""
+    if not plain:
+        return pruned_endpoint(pat, cols, inner, outer, level, BISECT_STEPS)
     inner, outer = inner.copy(), outer.copy()
     for _ in range(BISECT_STEPS):
         mid = 0.5 * (inner + outer)
@@ -154,13 +168,14 @@ def _endpoint(pat: SignPatterns, cols: np.ndarray, inner: np.ndarray, outer: np.
 
 def inversion_interval(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarray,
                        level: np.ndarray, reject0: np.ndarray | None, *, resamples: int,
-                       seed: int
+                       seed: int, plain: bool = False
                        ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(low, high, flag) per column of the interval at per-column test level `level`
     (module docstring). D, M: questions x columns (differences, used mask), only for the
     range of the differences; S, N: cluster sums and counts (ablate.components.stats.clusters);
     reject0: whether the column's test rejects theta = 0 at its level (None: this test's
-    own p at 0 decides)."""
+    own p at 0 decides); plain: bisect counting every pattern at every step (the same
+    endpoints, slower: for tests and benchmarks)."""
     ncol = D.shape[1]
     low, high = np.full(ncol, np.nan), np.full(ncol, np.nan)
     flags = [""] * ncol
@@ -187,8 +202,8 @@ def inversion_interval(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarra
     hi_out = np.where(hi_forced, 0.0, d_max)
     lo_bounded = lo_forced | (pat.pvalue(lo_out, local) <= lev)
     hi_bounded = hi_forced | (pat.pvalue(hi_out, local) <= lev)
-    lo = _endpoint(pat, local, lo_in, lo_out, lev)
-    hi = _endpoint(pat, local, hi_in, hi_out, lev)
+    lo = _endpoint(pat, local, lo_in, lo_out, lev, plain)
+    hi = _endpoint(pat, local, hi_in, hi_out, lev, plain)
     low[cols] = np.where(lo_bounded, lo, np.nan)
     high[cols] = np.where(hi_bounded, hi, np.nan)
     for i in np.flatnonzero(~(lo_bounded & hi_bounded)):
