@@ -30,8 +30,6 @@ randomisation tests, Garthwaite 1996, "Confidence intervals from randomization t
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ablate.components.stats.inversion_prune import pruned_endpoint
@@ -40,20 +38,19 @@ from ablate.components.stats.signflip import REL_TOL, sign_matrix_blocks
 EXACT_PATTERNS = 2**14   # enumerate every sign pattern of the clusters up to this many
 BISECT_STEPS = 48        # halvings of the bracket (2^-48 of the data's range)
 FLAG_UNBOUNDED = "too_few_clusters_unbounded"
-BLOCK_COLUMNS = 8         # columns of the pattern sums counted in one pass (in cache)
-MAX_THREADS = 4           # threads counting blocks (numpy runs them without the GIL)
-PARALLEL_WORK = 2**20     # columns x patterns from which counting is shared out
+BLOCK_COLUMNS = 16        # columns of the pattern sums counted in one pass (in cache)
 
 
 class SignPatterns:
     """a = signs @ S and c = signs @ N for every pattern and column: enough to evaluate
     the sign-flip p of any shift of every column. Stored column by column (`a_t`, `c_t`:
     columns x patterns), so a block of columns is contiguous: pvalue counts each block's
-    hits in one pass over its memory (in place, on `threads` threads), computing every
-    element as `np.abs(a - t * c) >= observed - tol` does, so the counts are the same."""
+    hits in one pass over its memory (in place), computing every element as
+    `np.abs(a - t * c) >= observed - tol` does, so the counts are the same. On one
+    thread: sharing the blocks out over threads made the demo's intervals slower on 2
+    busy cores (2026-12-04), and the pruned bisection counts every pattern at few steps."""
 
-    def __init__(self, S: np.ndarray, N: np.ndarray, resamples: int, seed: int,
-                 threads: int | None = None):
+    def __init__(self, S: np.ndarray, N: np.ndarray, resamples: int, seed: int):
         g = S.shape[0]
         self.exact = 2**g <= EXACT_PATTERNS
         a_parts, c_parts = [], []
@@ -73,7 +70,6 @@ class SignPatterns:
         self.patterns = self.a_t.shape[1]
         self.S, self.N = S, N
         self.total_s, self.total_n = S.sum(axis=0), N.sum(axis=0)
-        self.threads = max(1, min(MAX_THREADS, os.cpu_count() or 1) if threads is None else threads)
         # a column where no question differs (every S_g = 0: a = 0 for every pattern, the
         # hits depend on c alone) is counted once per distinct c, weighted by how many
         # patterns share it: the same outcome for each, so the same counts, at a fraction
@@ -106,7 +102,7 @@ class SignPatterns:
 
     def _hits(self, t: np.ndarray, threshold: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Per column, the patterns with |a - t c| >= threshold, a block of columns at a
-        time (the blocks share out over the threads; numpy lets go of the GIL)."""
+        time."""
         hits = np.zeros(cols.size, dtype=np.int64)
         zero = self.zero[cols]
         if zero.any():
@@ -116,9 +112,7 @@ class SignPatterns:
             rest = np.flatnonzero(~zero)
             hits[rest] = self._hits(t[rest], threshold[rest], cols[rest])
             return hits
-        starts = range(0, cols.size, BLOCK_COLUMNS)
-
-        def count(start: int) -> None:
+        for start in range(0, cols.size, BLOCK_COLUMNS):
             stop = min(start + BLOCK_COLUMNS, cols.size)
             idx = cols[start:stop]
             if idx[-1] - idx[0] == stop - start - 1 and np.all(np.diff(idx) == 1):
@@ -129,15 +123,6 @@ class SignPatterns:
             np.subtract(a, x, out=x)
             np.abs(x, out=x)
             hits[start:stop] = np.count_nonzero(x >= threshold[start:stop, None], axis=1)
-
-        work = cols.size * self.patterns
-        if self.threads < 2 or work < PARALLEL_WORK:
-            for start in starts:
-                count(start)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-            with ThreadPoolExecutor(self.threads) as pool:
-                list(pool.map(count, starts))
         return hits
 
     def _zero_hits(self, t: np.ndarray, threshold: np.ndarray, cols: np.ndarray) -> np.ndarray:
