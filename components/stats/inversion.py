@@ -20,7 +20,9 @@ clusters when 2^G is at most EXACT_PATTERNS (exact), else the Monte-Carlo sign m
 signflip (same seed), p = (c + 1) / (B + 1). Each endpoint is found by bisection between
 a shift the test keeps and one it rejects (beyond the most extreme difference only the
 all-equal-sign patterns are as extreme, p = 2 / 2^G); with too few clusters to reject
-anything (G <= 5 at 0.05) the side is unbounded and the endpoint is NaN.
+anything (G <= 5 at 0.05) the side is unbounded and the endpoint is NaN. After its first
+steps the bisection counts only the patterns its bracket leaves undecided
+(ablate.components.stats.inversion_prune): the same decisions, so the same endpoints.
 
 Method: test inversion (Lehmann & Romano, Testing Statistical Hypotheses, 3.5); for
 randomisation tests, Garthwaite 1996, "Confidence intervals from randomization tests".
@@ -28,29 +30,27 @@ randomisation tests, Garthwaite 1996, "Confidence intervals from randomization t
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from ablate.components.stats.inversion_prune import pruned_endpoint
 from ablate.components.stats.signflip import REL_TOL, sign_matrix_blocks
 
 EXACT_PATTERNS = 2**14   # enumerate every sign pattern of the clusters up to this many
 BISECT_STEPS = 48        # halvings of the bracket (2^-48 of the data's range)
 FLAG_UNBOUNDED = "too_few_clusters_unbounded"
-BLOCK_COLUMNS = 8         # columns of the pattern sums counted in one pass (in cache)
-MAX_THREADS = 4           # threads counting blocks (numpy runs them without the GIL)
-PARALLEL_WORK = 2**20     # columns x patterns from which counting is shared out
+BLOCK_COLUMNS = 16        # columns of the pattern sums counted in one pass (in cache)
 
 
 class SignPatterns:
     """a = signs @ S and c = signs @ N for every pattern and column: enough to evaluate
     the sign-flip p of any shift of every column. Stored column by column (`a_t`, `c_t`:
     columns x patterns), so a block of columns is contiguous: pvalue counts each block's
-    hits in one pass over its memory (in place, on `threads` threads), computing every
-    element as `np.abs(a - t * c) >= observed - tol` does, so the counts are the same."""
+    hits in one pass over its memory (in place), computing every element as
+    `np.abs(a - t * c) >= observed - tol` does, so the counts are the same. On one
+    thread: sharing the blocks out over threads made the demo's intervals slower on 2
+    busy cores (2026-12-04), and the pruned bisection counts every pattern at few steps."""
 
-    def __init__(self, S: np.ndarray, N: np.ndarray, resamples: int, seed: int,
-                 threads: int | None = None):
+    def __init__(self, S: np.ndarray, N: np.ndarray, resamples: int, seed: int):
         g = S.shape[0]
         self.exact = 2**g <= EXACT_PATTERNS
         a_parts, c_parts = [], []
@@ -70,7 +70,6 @@ class SignPatterns:
         self.patterns = self.a_t.shape[1]
         self.S, self.N = S, N
         self.total_s, self.total_n = S.sum(axis=0), N.sum(axis=0)
-        self.threads = max(1, min(MAX_THREADS, os.cpu_count() or 1) if threads is None else threads)
         # a column where no question differs (every S_g = 0: a = 0 for every pattern, the
         # hits depend on c alone) is counted once per distinct c, weighted by how many
         # patterns share it: the same outcome for each, so the same counts, at a fraction
@@ -86,17 +85,24 @@ class SignPatterns:
     def pvalue(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Two-sided sign-flip p of the shift t[i] for column cols[i]."""
         t, cols = np.asarray(t, dtype=np.float64), np.asarray(cols)
+        return self.p_of(self._hits(t, self.threshold(t, cols), cols))
+
+    def threshold(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """observed - tol: a pattern is a hit where |a - t c| is at least this."""
         observed = np.abs(self.total_s[cols] - t * self.total_n[cols])
         spread = np.abs(self.S[:, cols] - t * self.N[:, cols]).sum(axis=0)
         tol = REL_TOL * spread + 1e-300
-        hits = self._hits(t, observed - tol, cols)
+        return observed - tol
+
+    def p_of(self, hits: np.ndarray) -> np.ndarray:
+        """The p of these hit counts."""
         if self.exact:
             return hits / self.patterns
         return (hits + 1.0) / (self.patterns + 1.0)
 
     def _hits(self, t: np.ndarray, threshold: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """Per column, the patterns with |a - t c| >= threshold, a block of columns at a
-        time (the blocks share out over the threads; numpy lets go of the GIL)."""
+        time."""
         hits = np.zeros(cols.size, dtype=np.int64)
         zero = self.zero[cols]
         if zero.any():
@@ -106,9 +112,7 @@ class SignPatterns:
             rest = np.flatnonzero(~zero)
             hits[rest] = self._hits(t[rest], threshold[rest], cols[rest])
             return hits
-        starts = range(0, cols.size, BLOCK_COLUMNS)
-
-        def count(start: int) -> None:
+        for start in range(0, cols.size, BLOCK_COLUMNS):
             stop = min(start + BLOCK_COLUMNS, cols.size)
             idx = cols[start:stop]
             if idx[-1] - idx[0] == stop - start - 1 and np.all(np.diff(idx) == 1):
@@ -119,15 +123,6 @@ class SignPatterns:
             np.subtract(a, x, out=x)
             np.abs(x, out=x)
             hits[start:stop] = np.count_nonzero(x >= threshold[start:stop, None], axis=1)
-
-        work = cols.size * self.patterns
-        if self.threads < 2 or work < PARALLEL_WORK:
-            for start in starts:
-                count(start)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-            with ThreadPoolExecutor(self.threads) as pool:
-                list(pool.map(count, starts))
         return hits
 
     def _zero_hits(self, t: np.ndarray, threshold: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -141,8 +136,12 @@ class SignPatterns:
 
 
 def _endpoint(pat: SignPatterns, cols: np.ndarray, inner: np.ndarray, outer: np.ndarray,
-              level: np.ndarray) -> np.ndarray:
-    """Bisection between inner (kept) and outer (rejected) shifts: the last kept shift."""
+              level: np.ndarray, plain: bool = False) -> np.ndarray:
+    """Bisection between inner (kept) and outer (rejected) shifts: the last kept shift.
+    Counted on the patterns the bracket leaves undecided (inversion_prune: the same
+    decisions, so the same endpoints), or on every pattern at every step when `plain`."""
+    if not plain:
+        return pruned_endpoint(pat, cols, inner, outer, level, BISECT_STEPS)
     inner, outer = inner.copy(), outer.copy()
     for _ in range(BISECT_STEPS):
         mid = 0.5 * (inner + outer)
@@ -154,13 +153,14 @@ def _endpoint(pat: SignPatterns, cols: np.ndarray, inner: np.ndarray, outer: np.
 
 def inversion_interval(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarray,
                        level: np.ndarray, reject0: np.ndarray | None, *, resamples: int,
-                       seed: int
+                       seed: int, plain: bool = False
                        ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(low, high, flag) per column of the interval at per-column test level `level`
     (module docstring). D, M: questions x columns (differences, used mask), only for the
     range of the differences; S, N: cluster sums and counts (ablate.components.stats.clusters);
     reject0: whether the column's test rejects theta = 0 at its level (None: this test's
-    own p at 0 decides)."""
+    own p at 0 decides); plain: bisect counting every pattern at every step (the same
+    endpoints, slower: for tests and benchmarks)."""
     ncol = D.shape[1]
     low, high = np.full(ncol, np.nan), np.full(ncol, np.nan)
     flags = [""] * ncol
@@ -187,8 +187,8 @@ def inversion_interval(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarra
     hi_out = np.where(hi_forced, 0.0, d_max)
     lo_bounded = lo_forced | (pat.pvalue(lo_out, local) <= lev)
     hi_bounded = hi_forced | (pat.pvalue(hi_out, local) <= lev)
-    lo = _endpoint(pat, local, lo_in, lo_out, lev)
-    hi = _endpoint(pat, local, hi_in, hi_out, lev)
+    lo = _endpoint(pat, local, lo_in, lo_out, lev, plain)
+    hi = _endpoint(pat, local, hi_in, hi_out, lev, plain)
     low[cols] = np.where(lo_bounded, lo, np.nan)
     high[cols] = np.where(hi_bounded, hi, np.nan)
     for i in np.flatnonzero(~(lo_bounded & hi_bounded)):
