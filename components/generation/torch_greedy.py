@@ -67,7 +67,7 @@ def _stack(model: Any, caches: list[Any], lengths: list[int]) -> tuple[Any, Any]
     batch = DynamicCache(config=model.config)
     for layer in range(len(caches[0].layers)):
         keys, values = [], []
-        for c, n in zip(caches, lengths, strict=True):
+        for c in caches:
             k, v = c.layers[layer].keys, c.layers[layer].values
             pad = (0, 0, width - k.shape[2], 0)  # left of the sequence axis
             keys.append(torch.nn.functional.pad(k, pad))
