@@ -136,7 +136,7 @@ def _kwargs(tok: Any, max_new_tokens: int, temperature: float, stop: list[str]) 
     sampling = temperature > 0
     kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=sampling,
                                   eos_token_id=tok.eos_token_id, pad_token_id=tok.eos_token_id)
-    if stop:  # per sequence: a batch's row stops at its own first stop text
+    if stop and sampling:  # per sequence: a batch's row stops at its own first stop text
         kwargs.update(stop_strings=stop, tokenizer=tok)
     if sampling:
         kwargs.update(temperature=temperature, top_k=0, top_p=1.0)
@@ -229,24 +229,38 @@ def _decode(model: Any, tok: Any, lock: threading.Lock, prompts: list[list[int]]
             seed: int, stop: list[str], out: list[Any], done: Any, most: int,
             constraints: Any = None) -> None:
     import torch
+
+    from ablate.components.generation.torch_greedy import StopTexts, greedy
+    texts = StopTexts(tok, stop)
     for lo in range(0, len(order), size):
         batch = order[lo:lo + size]
-        width = max(len(prompts[i]) for i in batch)
-        ids = torch.tensor([[pad] * (width - len(prompts[i])) + prompts[i] for i in batch])
-        mask = torch.tensor([[0] * (width - len(prompts[i])) + [1] * len(prompts[i])
-                             for i in batch])
         with lock, torch.inference_mode():
             torch.set_num_threads(decode_threads(most))
-            if temperature > 0:
+            if temperature > 0:  # sampling: generate(), one seeded sequence at a time
                 torch.manual_seed(seed)
-            extra = ({} if constraints is None else
-                     {"logits_processor": [_RowMasks([constraints(i) for i in batch], width, pad)]})
-            gen = model.generate(ids, attention_mask=mask, **kwargs, **extra)
+                gen = _generate(model, [prompts[i] for i in batch], pad, kwargs, constraints, batch)
+            else:  # greedy: the batch's own loop (torch_greedy), generate()'s answers
+                rows = None if constraints is None else [constraints(i) for i in batch]
+                gen = greedy(model, [prompts[i] for i in batch], tok.eos_token_id,
+                             int(kwargs["max_new_tokens"]), texts, rows)
         for row, i in enumerate(batch):
-            text, n_out = _reply(tok, [int(t) for t in gen[row, width:]], stop)
+            text, n_out = _reply(tok, gen[row], stop)
             out[i] = (text, len(prompts[i]), n_out)
         if done is not None:
             done(batch)
+
+
+def _generate(model: Any, prompts: list[list[int]], pad: int, kwargs: dict[str, Any],
+              constraints: Any, batch: list[int]) -> list[list[int]]:
+    """transformers' generate() on left-padded prompts: each row's new tokens."""
+    import torch
+    width = max(len(p) for p in prompts)
+    ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
+    mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+    extra = ({} if constraints is None else
+             {"logits_processor": [_RowMasks([constraints(i) for i in batch], width, pad)]})
+    gen = model.generate(ids, attention_mask=mask, **kwargs, **extra)
+    return [[int(t) for t in gen[row, width:]] for row in range(len(prompts))]
 
 
 class _RowMasks:
