@@ -242,10 +242,11 @@ class GeneratorConfig(_Frozen):
     """Model generators: sampling seed."""
     batch_size: int = Field(8, ge=1, le=256)
     """`smollm2` / `closed_book` on `backend: torch`: greedy answers decoded together
-    (left-padded, attention-masked). A speed setting, not part of the stage key: an answer
-    does not depend on which answers share its batch (tests/components/generation/
-    test_torch_batch.py; benchmarks/generation.py). Sampling (temperature > 0) decodes one
-    at a time, each with its own seed."""
+    (each prompt read alone, then the batch one token per step: torch_greedy.py). A speed
+    setting, not part of the stage key: an answer does not depend on which answers share
+    its batch (tests/components/generation/test_torch_greedy.py, test_torch_batch.py;
+    benchmarks/generation.py). Sampling (temperature > 0) decodes one at a time, each with
+    its own seed."""
     repeats: int = Field(1, ge=1, le=50)
     """Stochastic generation (temperature > 0): answers per question, with seeds `seed`,
     `seed`+1, ...; per-question scores are the means over repeats."""

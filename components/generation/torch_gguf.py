@@ -195,9 +195,10 @@ def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tok
     """One reply per conversation, in order, as `chat` gives it; a prompt that does not
     fit `n_ctx` raises WindowError (naming it) before anything is decoded.
 
-    Greedy decoding runs `batch_size` conversations at a time, left-padded (with the
-    end-of-turn token) and attention-masked, each batch made of prompts of similar length
-    (sorted by token count, so little padding); sampling runs one at a time, each seeded
+    Greedy decoding runs `batch_size` conversations at a time, prompts of similar length
+    together (sorted by token count), by torch_greedy.greedy: generate()'s answers one at a
+    time, token for token, each prompt read alone and the batch's rows decoded together
+    (their caches left-padded); sampling runs one at a time through generate(), each seeded
     with `seed` as `chat` is. `done(indices)` is called after each batch with the
     conversations it answered (progress; a stop request is honoured between batches by
     raising from it). `constraints(i)`, when given, makes conversation i's constraint
