@@ -43,6 +43,26 @@ def cached_run(doc: str) -> tuple[argparse.Namespace, Any]:
     return args, build_context(args.experiment, RunOptions(cache_dir=args.cache_dir))
 
 
+def interval_inputs(ctx: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments of the run's own inversion_interval call (its statistics run once,
+    the call captured): what the interval benchmarks time."""
+    from ablate.components.stats import inference
+    from ablate.flows.outputs import analysis
+    from ablate.flows.outputs import write as w
+    per_query, _ = w.collect_per_query(ctx)
+    captured: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    real = inference.inversion_interval
+
+    def capture(*a: Any, **k: Any) -> Any:
+        captured.append((a, k))
+        return real(*a, **k)
+    inference.inversion_interval = capture
+    try:
+        analysis.statistics(ctx, per_query, w.variant_records(ctx), None)
+    finally:
+        inference.inversion_interval = real
+    return captured[0]
+
 def main() -> None:
     args, ctx = cached_run(__doc__)
     from ablate.components.report.build import build_report, write_files

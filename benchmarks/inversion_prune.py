@@ -18,33 +18,19 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from analysis_tail import cached_run  # noqa: E402  (the run context from the stage cache)
+from analysis_tail import cached_run, interval_inputs  # noqa: E402  (the cached run)
 from machine import describe, load_average  # noqa: E402
 
 
 def main() -> None:
     args, ctx = cached_run(__doc__)
-    from ablate.components.stats import inference, inversion
-    from ablate.flows.outputs import analysis
-    from ablate.flows.outputs import write as w
-
-    per_query, _ = w.collect_per_query(ctx)
-    captured: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-    real = inference.inversion_interval
-
-    def capture(*a: Any, **k: Any):
-        captured.append((a, k))
-        return real(*a, **k)
-    inference.inversion_interval = capture
-    analysis.statistics(ctx, per_query, w.variant_records(ctx), None)
-    inference.inversion_interval = real
-    (a, k) = captured[0]
+    from ablate.components.stats import inversion
+    a, k = interval_inputs(ctx)
 
     times: dict[str, list[float]] = {"plain": [], "pruned": []}
     out: dict[str, tuple[np.ndarray, list[str]]] = {}
