@@ -32,14 +32,32 @@ the decisions and therefore the endpoints are those of the full count
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ablate.components.stats.signflip import REL_TOL
 
-if TYPE_CHECKING:
-    from ablate.components.stats.inversion import SignPatterns
+
+class SignPatterns(Protocol):
+    """What this module reads of ablate.components.stats.inversion.SignPatterns (named
+    here, not imported: inversion imports this module)."""
+
+    S: np.ndarray
+    N: np.ndarray
+    total_s: np.ndarray
+    total_n: np.ndarray
+    a_t: np.ndarray
+    c_t: np.ndarray
+    zero: np.ndarray
+
+    def pvalue(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray: ...
+
+    def threshold(self, t: np.ndarray, cols: np.ndarray) -> np.ndarray: ...
+
+    def p_of(self, hits: np.ndarray) -> np.ndarray: ...
+
+    def _zero_hits(self, t: np.ndarray, threshold: np.ndarray, cols: np.ndarray) -> np.ndarray: ...
 
 MARGIN = 1e-10     # relative slack before a pattern counts as decided on a bracket
 FULL_STEPS = 8     # bisection steps counting every pattern before the first pruning
