@@ -1,14 +1,16 @@
 """Local generator backends side by side, the bundled SmolLM2-135M-Instruct GGUF on all:
 `torch` greedy decoding as it was before the greedy loop (transformers' `model.generate()`
-one question at a time, stop texts through `stop_strings`), `torch` through its greedy
-loop (components/generation/torch_greedy.py) in batches of --batch-size
-(generator.batch_size), and `llama_cpp` (llama-cpp-python).
+one question at a time, and one `generate()` call per batch of --batch-size left-padded
+prompts; stop texts through `stop_strings`), `torch` through its greedy loop
+(components/generation/torch_greedy.py) in batches of --batch-size (generator.batch_size),
+and `llama_cpp` (llama-cpp-python).
 
 Questions: --questions answerable questions of each bundled data set (SQuAD 2.0 dev half,
 English; DRCD dev, Chinese), in regression-tier order; the context of each is its gold
 passage (the document's text within --window characters around the first evidence span,
 a third of that for Chinese, whose characters carry more and cost SmolLM2's tokenizer
-more tokens each), rendered by the project's prompt. Each mode runs in a process of its
+more tokens each), rendered by the project's prompt (`--closed-book`: no context, the
+closed_book generator's short prompts). Each mode runs in a process of its
 own (torch's and llama.cpp's OpenMP thread pools in one process wait on each other), where
 it first loads (timed apart: the torch backend's converted copy of the GGUF is made once
 per machine, so a first run prints that cost too), then answers each language's questions
@@ -22,7 +24,7 @@ decoding before the loop.
 Prints the date, the machine and the load average before and after; per mode: load
 seconds, seconds per question per language, generated tokens per second, the torch thread
 counts its batches ran on; per language the seconds per question and the ratios
-generate() one at a time / loop batched (and torch / llama_cpp); per language how many
+generate() one at a time / loop batched and padded batches / loop (and torch / llama_cpp); per language how many
 answers of the loop are token-identical (the generated token ids) to generate()'s, the
 claim that lets the loop keep the generator's cache identity; the loop's time per language
 split into prompt reading (prefill, each prompt alone), stacking the caches, and the rest
@@ -34,6 +36,7 @@ while another process takes a core, which can slow decoding several times over).
 
     python benchmarks/generation.py [--questions 50] [--rounds 1] [--max-new-tokens 32]
                                     [--batch-size 8] [--no-llama] [--threads N]
+                                    [--closed-book]
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ from ablate.components.metrics.answer import exact_match, token_f1  # noqa: E402
 DATA = Path(__file__).resolve().parents[1] / "experiments/data"
 SETS = {"en": DATA / "squad2-dev-half/dev-v2.0.json", "zh": DATA / "drcd-dev/DRCD_dev.json"}
 LANGS = {"en": "English", "zh": "Chinese"}
-GENERATE, LOOP, LLAMA = "torch-generate", "torch-loop", "llama_cpp"
+GENERATE, PADDED, LOOP, LLAMA = "torch-generate", "torch-padded", "torch-loop", "llama_cpp"
 
 
 def items(path: Path, n: int, window: int) -> list:
@@ -88,19 +91,43 @@ def window(lang: str, args: argparse.Namespace) -> int:
     return args.window if lang == "en" else args.window // 3
 
 
-def _generate_one_at_a_time(model: Any, prompts: list[list[int]], eos: int, max_new_tokens: int,
-                            stop: Any = None, rows: Any = None) -> list[list[int]]:
-    """torch_greedy.greedy's signature, computed as the torch backend's greedy decoding
-    was before the loop: model.generate() on each prompt alone, stop texts as
-    transformers' stop_strings (torch_gguf._kwargs and _decode before commit 220a280)."""
-    from ablate.components.generation import torch_gguf
-    assert rows is None, "the generators decode without constraints"
+def work_items(args: argparse.Namespace) -> dict[str, list]:
+    """Each language's (question, context) pairs; no context with --closed-book."""
+    work = {lang: items(p, args.questions, window(lang, args)) for lang, p in SETS.items()}
+    if args.closed_book:
+        work = {lang: [(q, None) for q, _ in its] for lang, its in work.items()}
+    return work
+
+
+def _old_kwargs(eos: int, max_new_tokens: int, stop: Any) -> dict[str, Any]:
+    """torch_gguf._kwargs for greedy decoding before the loop (commit 220a280): stop texts
+    as transformers' stop_strings."""
     kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, do_sample=False,
                                   eos_token_id=eos, pad_token_id=eos,
                                   temperature=None, top_k=None, top_p=None)
     if stop is not None and stop.stop:
         kwargs.update(stop_strings=stop.stop, tokenizer=stop.tok)
+    return kwargs
+
+
+def _generate_one_at_a_time(model: Any, prompts: list[list[int]], eos: int, max_new_tokens: int,
+                            stop: Any = None, rows: Any = None) -> list[list[int]]:
+    """torch_greedy.greedy's signature, computed as the torch backend's greedy decoding
+    was at batch size 1 before the loop: model.generate() on each prompt alone."""
+    from ablate.components.generation import torch_gguf
+    assert rows is None, "the generators decode without constraints"
+    kwargs = _old_kwargs(eos, max_new_tokens, stop)
     return [torch_gguf._generate(model, [p], eos, kwargs, None, [0])[0] for p in prompts]
+
+
+def _generate_padded(model: Any, prompts: list[list[int]], eos: int, max_new_tokens: int,
+                     stop: Any = None, rows: Any = None) -> list[list[int]]:
+    """The same, as it was at batch size > 1 before the loop: one model.generate() call on
+    the batch's prompts left-padded and attention-masked."""
+    from ablate.components.generation import torch_gguf
+    assert rows is None, "the generators decode without constraints"
+    kwargs = _old_kwargs(eos, max_new_tokens, stop)
+    return torch_gguf._generate(model, prompts, eos, kwargs, None, list(range(len(prompts))))
 
 
 class Probe:
@@ -108,14 +135,15 @@ class Probe:
     generated token ids, the thread count of each batch, and the seconds spent reading
     prompts (_prefill) and stacking caches (_stack)."""
 
-    def __init__(self, old_path: bool) -> None:
+    def __init__(self, mode: str) -> None:
         import torch
 
         from ablate.components.generation import torch_greedy
         self.tokens: dict[tuple[int, ...], list[int]] = {}
         self.threads: Counter[int] = Counter()
         self.seconds = {"prefill": 0.0, "stack": 0.0}
-        decode = _generate_one_at_a_time if old_path else torch_greedy.greedy
+        decode = {GENERATE: _generate_one_at_a_time, PADDED: _generate_padded}.get(
+            mode, torch_greedy.greedy)
 
         def greedy(model: Any, prompts: list[list[int]], *a: Any, **kw: Any) -> list[list[int]]:
             self.threads[torch.get_num_threads()] += 1
@@ -142,12 +170,12 @@ class Probe:
 
 def child(mode: str, args: argparse.Namespace) -> None:
     """One mode in this process: load, then each language timed; JSON on stdout."""
-    work = {lang: items(p, args.questions, window(lang, args)) for lang, p in SETS.items()}
+    work = work_items(args)
     torch = mode != LLAMA
-    probe = Probe(old_path=mode == GENERATE) if torch else None
+    probe = Probe(mode) if torch else None
     gen = make_generator(GeneratorConfig(name="smollm2", backend="torch" if torch else LLAMA,
                                          max_new_tokens=args.max_new_tokens,
-                                         batch_size=args.batch_size if mode == LOOP else 1),
+                                         batch_size=1 if mode == GENERATE else args.batch_size),
                          PromptConfig())
     t0 = time.perf_counter()
     gen.generate_many(work["en"][:1])  # loads the model (and makes torch's copy once)
@@ -195,6 +223,7 @@ def main() -> None:
     ap.add_argument("--no-llama", action="store_true")
     ap.add_argument("--max-new-tokens", type=int, default=32)
     ap.add_argument("--window", type=int, default=1200, help="context characters")
+    ap.add_argument("--closed-book", action="store_true", help="questions without context")
     ap.add_argument("--threads", type=int, help="torch threads for both torch modes "
                     "(ABLATE_TORCH_THREADS); by default the generator's rule, which follows "
                     "the load average before each batch")
@@ -202,11 +231,11 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         return child(args.child, args)
-    modes = (GENERATE, LOOP) + (() if args.no_llama else (LLAMA,))
+    modes = (GENERATE, PADDED, LOOP) + (() if args.no_llama else (LLAMA,))
     env = dict(os.environ)
     if args.threads:
         env["ABLATE_TORCH_THREADS"] = str(args.threads)
-    work = {lang: items(p, args.questions, window(lang, args)) for lang, p in SETS.items()}
+    work = work_items(args)
     start, load_before = _now(), load_average()
     best: dict[str, dict] = {}
     for _ in range(args.rounds):
@@ -214,7 +243,8 @@ def main() -> None:
             out = subprocess.run([sys.executable, __file__, "--child", m, "--questions",
                                   str(args.questions), "--max-new-tokens",
                                   str(args.max_new_tokens), "--window", str(args.window),
-                                  "--batch-size", str(args.batch_size)],
+                                  "--batch-size", str(args.batch_size)]
+                                 + (["--closed-book"] if args.closed_book else []),
                                  check=True, capture_output=True, text=True, env=env)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             r["total"] = sum(r[lang]["seconds"] for lang in SETS)
@@ -223,8 +253,8 @@ def main() -> None:
     print(f"{start} to {_now()}; {describe()}; load average {load_before} before, "
           f"{load_average()} after")
     n = {lang: len(its) for lang, its in work.items()}
-    print(f"{n['en']} English (SQuAD) and {n['zh']} Chinese (DRCD) questions with their gold "
-          f"passage, max_new_tokens {args.max_new_tokens}, loop batch size {args.batch_size}, "
+    print(f"{n['en']} English (SQuAD) and {n['zh']} Chinese (DRCD) questions "
+          f"{'closed book' if args.closed_book else 'with their gold passage'}, max_new_tokens {args.max_new_tokens}, loop batch size {args.batch_size}, "
           f"best of {args.rounds} rounds, torch threads "
           f"{env.get('ABLATE_TORCH_THREADS') or 'by the load average (decode_threads)'}")
     print(f"{'mode':<15} {'load s':>7} {'s/q English':>12} {'s/q Chinese':>12} {'tokens/s':>9}  threads")
@@ -237,13 +267,18 @@ def main() -> None:
     for lang, name in LANGS.items():
         per = {m: best[m][lang]["seconds"] / n[lang] for m in modes}
         line = (f"{name}: s/question generate() one at a time {per[GENERATE]:.3f}, "
-                f"loop batched {per[LOOP]:.3f}, generate / loop {per[GENERATE] / per[LOOP]:.2f}x")
+                f"generate() padded batches {per[PADDED]:.3f}, loop batched {per[LOOP]:.3f}, "
+                f"generate / loop {per[GENERATE] / per[LOOP]:.2f}x, "
+                f"padded / loop {per[PADDED] / per[LOOP]:.2f}x")
         if LLAMA in per:
             line += (f"; llama_cpp {per[LLAMA]:.3f}, loop / llama_cpp {per[LOOP] / per[LLAMA]:.2f}x")
         print(line)
         same = sum(a == b for a, b in zip(best[GENERATE][lang]["ids"], best[LOOP][lang]["ids"],
                                           strict=True))
-        print(f"{name}: loop answers token-identical to generate()'s: {same}/{n[lang]}")
+        padded = sum(a == b for a, b in zip(best[GENERATE][lang]["ids"],
+                                            best[PADDED][lang]["ids"], strict=True))
+        print(f"{name}: loop answers token-identical to generate()'s: {same}/{n[lang]}; "
+              f"padded batches' answers: {padded}/{n[lang]}")
         split = best[LOOP][lang]["split"]
         total = best[LOOP][lang]["seconds"]
         rest = total - split["prefill"] - split["stack"]
@@ -253,7 +288,8 @@ def main() -> None:
               f"({rest / total:.0%}); per question prefill {split['prefill'] / n[lang]:.3f} s, "
               f"decode {rest / n[lang]:.3f} s")
     print(f"time ratio generate() one at a time / loop batched, all questions: "
-          f"{best[GENERATE]['total'] / best[LOOP]['total']:.2f}x")
+          f"{best[GENERATE]['total'] / best[LOOP]['total']:.2f}x; padded batches / loop: "
+          f"{best[PADDED]['total'] / best[LOOP]['total']:.2f}x")
     prompts = {lang: best[GENERATE][lang]["prompt_tokens"] for lang in SETS}
     print("prompt tokens, mean: " + ", ".join(
         f"{LANGS[lang]} {sum(p) / max(1, len(p)):.0f}" for lang, p in prompts.items()))
