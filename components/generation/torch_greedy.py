@@ -25,9 +25,11 @@ from typing import Any
 
 
 class StopTexts:
-    """Whether a row's new tokens have just produced one of the stop texts: an occurrence
-    overlapping the newest token, counted in the text of the prompt's last tokens (as many
-    as the longest stop text has bytes) followed by the new tokens."""
+    """Whether a row's new tokens have produced one of the stop texts: an occurrence that
+    reaches past the prompt, in the text of the prompt's last tokens (as many as the
+    longest stop text has bytes) followed by the new tokens. Asked after every token, so
+    the first occurrence found is the one the newest token completed (transformers'
+    StopStringCriteria rule)."""
 
     def __init__(self, tok: Any, stop: list[str]) -> None:
         self.tok, self.stop = tok, [s for s in stop if s]
