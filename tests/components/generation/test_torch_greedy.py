@@ -95,6 +95,26 @@ def _loop(model, tok, prompts, stop, size, constraint=None) -> list[list[int]]:
     return out
 
 
+TIE = 1e-3  # logits this close are a tie another BLAS or CPU may break the other way
+
+
+def _agree(model, prompts, got, want) -> None:
+    """The loop's tokens `got` are generate()'s `want`: each row identical, or first
+    differing where generate()'s two choices were a near-tie of the float32 logits (within
+    TIE: summation order, which batching and the machine's BLAS may change, decides a
+    tie; on this machine no row differs). Both choices were allowed at that step (a
+    constrained row's mask is the same for both), so the logits alone decide."""
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if g == w:
+            continue
+        k = next((j for j, (a, b) in enumerate(zip(g, w)) if a != b), None)
+        assert k is not None, (i, g, w)  # one is a prefix of the other: not a tie
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([prompts[i] + w[:k]])).logits[0, -1].float()
+        gap = abs(float(logits[g[k]]) - float(logits[w[k]]))
+        assert gap <= TIE, (i, k, g[k], w[k], gap)
+
+
 def _ending(tok, new: list[int]) -> str:
     if new[-1] == tok.eos_token_id:
         return "eos"
@@ -107,14 +127,17 @@ def test_the_loop_gives_generates_tokens_one_prompt_at_a_time(model_tok):
     assert len({len(p) for p in prompts}) == 5  # 50 to 323 tokens: padded batches
     alone = _generate_alone(model, tok, prompts, STOP)
     endings = [_ending(tok, g) for g in alone]
-    # every way to end, in both languages (a model change that loses one fails here first)
-    assert endings == ["stop", "max", "eos", "max", "stop", "eos"], endings
+    # every way to end (on this machine: stop, max, eos, max, stop, eos; a model change
+    # that loses one fails here first)
+    assert set(endings) == {"stop", "max", "eos"}, endings
     # pairs: in each, the first row leaves the batch and the second goes on
-    assert _loop(model, tok, prompts, STOP, 2) == alone
+    _agree(model, prompts, _loop(model, tok, prompts, STOP, 2), alone)
     # all in one batch, shortest first as chat_many orders them: the rows that end first
     # sit before those that go on, so the rows left are renumbered
     order = sorted(range(len(prompts)), key=lambda i: (len(prompts[i]), i))
-    assert _loop(model, tok, [prompts[i] for i in order], STOP, len(prompts)) == [alone[i] for i in order]
+    ordered = [prompts[i] for i in order]
+    _agree(model, ordered, _loop(model, tok, ordered, STOP, len(prompts)),
+           [alone[i] for i in order])
 
 
 def test_the_judges_constrained_rows_are_generates_too(model_tok):
@@ -141,8 +164,8 @@ def test_the_judges_constrained_rows_are_generates_too(model_tok):
 
     alone = _generate_alone(model, tok, prompts, [], constraint)
     # whole objects and a truncated one (144, 151, 212 prompt tokens): the middle row goes on
-    assert [_ending(tok, g) for g in alone] == ["eos", "max", "eos"]
-    assert _loop(model, tok, prompts, [], len(prompts), constraint) == alone
+    assert set(_ending(tok, g) for g in alone) == {"eos", "max"}  # on this machine: eos, max, eos
+    _agree(model, prompts, _loop(model, tok, prompts, [], len(prompts), constraint), alone)
 
 
 def test_stop_texts_end_a_row_where_transformers_does(model_tok):
