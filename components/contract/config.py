@@ -126,12 +126,14 @@ class RetrievalConfig(_Frozen):
     """BM25 parameters."""
     dense_model: str = "all-MiniLM-L6-v2"
     """Sentence-transformers model: the bundled `all-MiniLM-L6-v2`, or a local model folder."""
-    dense_backend: str = "torch"  # a `dense backend` (dense_backends.py), checked by preflight
-    """Runtime of the dense model (dense path and `semantic` signal): `torch`
-    (sentence-transformers' vectors, the reference; BERT folders with mean pooling such as
-    MiniLM run without importing it, bitwise the same), `onnx` (the model exported locally to ONNX, run
-    by onnxruntime) or `onnx-int8` (that export with int8 weights); the ONNX ones need the
-    extra `ablate[onnx]`. Their vectors differ slightly, so sweep it to measure the effect."""
+    dense_backend: str = "onnx"  # a `dense backend` (dense_backends.py), checked by preflight
+    """Runtime of the dense model (dense path and `semantic` signal): `onnx` (the default:
+    the model exported locally to ONNX once per machine, run by onnxruntime, each text
+    alone), `torch` (sentence-transformers' vectors, the reference; BERT folders with mean
+    pooling such as MiniLM run without importing it, bitwise the same; models the ONNX
+    export does not reproduce, e.g. with a Dense layer, need it) or `onnx-int8` (the
+    export with int8 weights). Their vectors differ slightly, so sweep it to measure the
+    effect."""
     dense_index: str = "flat"  # a `dense index` (ann.py), checked by preflight
     """Index the dense path searches: `flat` (exact, the default), `flat16` (exact over the
     vectors stored in float16: half the memory, slightly different scores), or an

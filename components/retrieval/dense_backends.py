@@ -26,7 +26,8 @@ from ablate.components.contract.registry import Registry
 Loader = Callable[[Path, str, "Path | None"], Any]
 BACKENDS: Registry[Loader] = Registry("dense backend", config_field="retrieval.dense_backend")
 _ONNX = {"onnxruntime": "onnx", "onnx": "onnx"}  # module -> the pip extra that installs it
-_ONNX_LIBRARIES = ("onnxruntime", "onnx", "torch")  # the runtime, and what made the export
+# the runtime, and what made the export (transformers builds the traced model)
+_ONNX_LIBRARIES = ("onnxruntime", "onnx", "torch", "transformers")
 
 
 @BACKENDS.register("torch", libraries=("torch", "transformers", "sentence-transformers"))

@@ -11,9 +11,13 @@ computes, on another runtime. `onnx-int8` runs onnxruntime's dynamic quantisatio
 and its vectors differ from the float ones; that difference is an ablation variable.
 
 Exported files live under `export_dir/<model fingerprint>-<backend>-<versions>/model.onnx`
-(the versions of onnx, onnxruntime and torch, which all shape the file), each written to
+(the versions of onnx, onnxruntime, torch and transformers, which all shape the file), each written to
 a temporary file and renamed, so a killed export never leaves a broken model behind.
-Without `export_dir` the export is made in a temporary folder and held in memory.
+Without `export_dir` the export is made in a temporary folder and held in memory. The
+fp32 export itself is made once per machine, in a child process (onnx_export: the
+sweep's process never imports torch or transformers for it), under
+`machine_state_dir("onnx")`, and hard-linked (else copied) into `export_dir`: a new cache
+folder, a test's included, does not pay the export again.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import json
 import logging
 import os
 import re
+import sys
 import tempfile
 import warnings
 from contextlib import contextmanager
@@ -43,13 +48,14 @@ SUPPORTED_MODULES = {"sentence_transformers.models.Transformer",
 
 
 def runtime_versions() -> str:
-    """`onnx<v>-ort<v>-torch<v>`: the packages that shape an exported file."""
+    """`onnx<v>-ort<v>-torch<v>-tf<v>`: the packages that shape an exported file
+    (transformers builds the model torch traces)."""
     def ver(name: str) -> str:
         try:
             return metadata.version(name)
         except metadata.PackageNotFoundError:
             return "none"
-    return f"onnx{ver('onnx')}-ort{ver('onnxruntime')}-torch{ver('torch')}"
+    return f"onnx{ver('onnx')}-ort{ver('onnxruntime')}-torch{ver('torch')}-tf{ver('transformers')}"
 
 
 def export_name(fingerprint: str, backend: str) -> str:
@@ -165,7 +171,7 @@ def _exported_into(model_path: Path, fingerprint: str, backend: str, export_dir:
     if target.is_file():
         return target
     if backend == "onnx":
-        atomic_write(target, export_fp32(model_path))
+        _link_or_copy(_machine_export(model_path, fingerprint), target)
     elif backend == "onnx-int8":
         fp32 = _exported_into(model_path, fingerprint, "onnx", export_dir)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -180,6 +186,45 @@ def _exported_into(model_path: Path, fingerprint: str, backend: str, export_dir:
     else:
         raise InputError(f"no ONNX export for backend '{backend}'", field=FIELD)
     return target
+
+
+def _machine_export(model_path: Path, fingerprint: str) -> Path:
+    """The fp32 export of a model, made once per machine (runtime.models.machine_state_dir,
+    like the torch copy of the GGUF generators), in a child process (onnx_export)."""
+    from ablate.components.runtime.models import machine_state_dir
+    target = machine_state_dir("onnx") / export_name(fingerprint, "onnx") / "model.onnx"
+    if not target.is_file():
+        _export_in_child(model_path, target)
+    return target
+
+
+def export_command(model_path: Path, target: Path) -> list[str]:
+    """The child process that exports `model_path` to `target` (onnx_export)."""
+    return [sys.executable, "-m", "ablate.components.retrieval.onnx_export", str(model_path),
+            str(target)]
+
+
+def _export_in_child(model_path: Path, target: Path) -> None:
+    """export_fp32 in a child process; a failure is one line with the child's last words."""
+    import subprocess
+    proc = subprocess.run(export_command(model_path, target), capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0 or not target.is_file():
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"exporting {Path(model_path).name} to ONNX failed (exit "
+                           f"{proc.returncode}): {last}")
+
+
+def _link_or_copy(src: Path, target: Path) -> None:
+    """`target` as a hard link to `src` (no second copy on disk), else an atomic copy."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.{os.getpid()}.link"
+    try:
+        os.link(src, tmp)
+    except OSError:  # another file system, or links refused: copy
+        atomic_write(target, src.read_bytes())
+        return
+    os.replace(tmp, target)
 
 
 class FolderEmbedder:

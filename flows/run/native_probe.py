@@ -63,7 +63,7 @@ WHAT_TO_DO = {
                    "wheel: pip install --force-reinstall --no-cache-dir onnxruntime",
 }
 INSTALL = {"llama_cpp": "bash scripts/install.sh --llama-cpp",
-           "onnxruntime": "pip install 'ablate[onnx]' (or: bash scripts/install.sh --test)"}
+           "onnxruntime": "bash scripts/install.sh (onnxruntime is in the default install)"}
 TIMEOUT_S = 300.0
 _SAFE: set[str] = set()  # probed in this process already
 _LOCK = threading.Lock()

@@ -66,7 +66,7 @@ CHANGED: dict[str, Any] = {
     "retrieval.depth": 2, "retrieval.analyzer": "english",
     "retrieval.bm25.k1": 0.6, "retrieval.bm25.b": 0.2, "retrieval.bm25.epsilon": 0.9,
     "retrieval.bm25.variant": "lucene", "retrieval.bm25.delta": 2.0,
-    "retrieval.dense_model": "other-model", "retrieval.dense_backend": "onnx",
+    "retrieval.dense_model": "other-model", "retrieval.dense_backend": "torch",
     "retrieval.ann.ivf_nlist": 2, "retrieval.ann.ivf_nprobe": 2,
     "fusion.method": "convex", "fusion.rrf_k": 1, "fusion.normalization": "zscore",
     "rerank.method": "composite", "rerank.depth": 2,

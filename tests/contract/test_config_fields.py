@@ -55,7 +55,7 @@ CHANGED = {
     "fusion.weights": {"bm25": 2.0, "dense": 1.0}, "rerank.method": "none",
     "context.policy": "truncate", "generator.name": "smollm2", "generator.model": "other",
     "rerank.cross_encoder": "/other", "retrieval.analyzer_options": {"user_dict": "terms.txt"},
-    "prompt.language": "zh", "query.perturbation": "typo", "retrieval.dense_backend": "onnx",
+    "prompt.language": "zh", "query.perturbation": "typo", "retrieval.dense_backend": "torch",
     "generator.backend": "llama_cpp", "retrieval.dense_index": "hnsw",
 }
 EXEMPT = {"options"}  # free-form plugin options: read as `options.<component>`

@@ -74,7 +74,7 @@ def test_onnx_backend_without_the_extra_is_one_line_naming_it(tmp_path, monkeypa
                                                               capsys):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     spec = write_experiment(tmp_path, "extras-onnx", file="e.yaml", baseline={
-        "retrieval": {"paths": ["dense"]}, "generator": {"name": "none"}},
+        "retrieval": {"paths": ["dense"], "dense_backend": "torch"}, "generator": {"name": "none"}},
         sweeps=[vary("retrieval.dense_backend", "onnx-int8")])
     code = run_cli("run", str(spec), "--no-mlflow", "--cache-dir", str(tmp_path / "c"),
                    "--out", str(tmp_path / "runs"))

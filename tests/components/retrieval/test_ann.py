@@ -105,13 +105,14 @@ def test_flat_keys_are_those_from_before_the_index_was_a_variable(monkeypatch):
     """Pinned: the stage keys of the default (flat) pipeline as computed before
     `retrieval.dense_index` existed (commit 1c13c3f, dense path version 2: 3eb51f62...),
     with only the dense path's version since bumped to 3 (exact pair scores) and library
-    and package versions fixed; changing an ANN parameter leaves them as they are."""
+    and package versions fixed; changing an ANN parameter leaves them as they are. The
+    backend is set to `torch`, the default of those days (onnx since issue 42)."""
     from ablate.components.contract import registry
     from ablate.flows.plan import graph
     monkeypatch.setattr(registry, "installed_version", lambda d: "pinned")
     monkeypatch.setattr(graph, "components_version", "pinned")
     from ablate.components.pipeline import read_values, resolve, stage_def, stage_key
-    cfg = PipelineConfig()
+    cfg = PipelineConfig.model_validate({"retrieval": {"dense_backend": "torch"}})
     sd = stage_def("retrieve")
     resolved = resolve(cfg, sd.select(cfg, "dense"))
     reads = tuple(sorted(set(resolved.reads) | set(sd.reads)))

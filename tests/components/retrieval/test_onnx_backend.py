@@ -88,7 +88,7 @@ def test_export_is_cached_and_reused(export_dir, onnx_enc, int8_enc, monkeypatch
     from ablate.components.retrieval import onnx_encoder
     names = {onnx_encoder.export_name(onnx_enc.fingerprint, b) for b in ("onnx", "onnx-int8")}
     assert {p.name for p in export_dir.iterdir()} == names  # model + backend + versions
-    assert all(v in n for n in names for v in ("ort1.", "onnx1.", "torch2."))
+    assert all(v in n for n in names for v in ("ort1.", "onnx1.", "torch2.", "-tf"))
     files = sorted(str(p.relative_to(export_dir)) for p in export_dir.rglob("*") if p.is_file())
     assert files == sorted(f"{n}/model.onnx" for n in names)  # no temporary file left behind
 
@@ -192,9 +192,35 @@ def test_a_failed_export_leaves_no_model_file(tmp_path, monkeypatch):
     int8_dir = tmp_path / onnx_encoder.export_name("m-123", "onnx-int8")
     assert list(int8_dir.iterdir()) == []
 
-    def exporter_dies(path):
-        raise KeyboardInterrupt
-    monkeypatch.setattr(onnx_encoder, "export_fp32", exporter_dies)
-    with pytest.raises(KeyboardInterrupt):
+    # the fp32 export runs in a child process: one that dies is one line, and no
+    # model.onnx appears, neither in the machine's exports nor in the cache folder
+    monkeypatch.setenv("ABLATE_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(onnx_encoder, "export_command", lambda model, target: [
+        sys.executable, "-c", "import sys; sys.exit('exporter: out of memory')"])
+    with pytest.raises(RuntimeError, match=r"^exporting .* to ONNX failed \(exit 1\): "
+                                           r"exporter: out of memory$"):
         onnx_encoder.exported_model(minilm_path(), "m-456", "onnx", tmp_path)
     assert not (tmp_path / onnx_encoder.export_name("m-456", "onnx")).exists()
+    assert not list((tmp_path / "state").rglob("model.onnx"))
+
+
+def test_the_export_runs_outside_the_calling_process(tmp_path):
+    """The exporter (torch, transformers, a traced model) runs in a child process made
+    once per machine: the caller never imports torch for it, and a second cache folder
+    links the machine's file instead of exporting again."""
+    import subprocess
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from ablate.components.retrieval.onnx_encoder import exported_model\n"
+        "from ablate.components.runtime.models import minilm_path\n"
+        "a = exported_model(minilm_path(), 'fp', 'onnx', Path(sys.argv[1]) / 'a')\n"
+        "b = exported_model(minilm_path(), 'fp', 'onnx', Path(sys.argv[1]) / 'b')\n"
+        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules\n"
+        "assert a.stat().st_ino == b.stat().st_ino and a.stat().st_size > 10**7\n")
+    env = dict(os.environ, ABLATE_STATE_HOME=str(tmp_path / "state"))
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    made = list((tmp_path / "state" / "onnx").rglob("model.onnx"))
+    assert len(made) == 1 and made[0].stat().st_nlink == 3  # the machine's, a, b
