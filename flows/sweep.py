@@ -42,7 +42,7 @@ from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.run.failures import exit_called, stage_failure
 from ablate.flows.run.sharded import check_scheduler, shown_label
 from ablate.flows.run.stage_progress import report_progress, sweep_eta
-from ablate.flows.run.stages import release_models, run_stage, timing_key
+from ablate.flows.run.stages import release_models, run_stage, timing_key, work_units
 from ablate.flows.run.stale import remove_stale
 
 
@@ -70,7 +70,8 @@ def stage_task(experiment: str, opts: dict[str, Any], key: str) -> dict[str, Any
                           how, time.time() - ctx.started)
     return {"key": key, "stage": node.stage, "computed": computed, "seconds": seconds,
             "label": label,
-            "pid": os.getpid(), "timing_key": timing_key(node), "start": wall0,
+            "pid": os.getpid(), "timing_key": timing_key(node), "units": work_units(ctx, node),
+            "start": wall0,
             "end": wall0 + seconds}
 
 
@@ -81,7 +82,7 @@ def _replay_remote(ctx: Any, results: list[dict[str, Any]]) -> None:
             ctx.store.note(r["stage"], computed=r["computed"])
             if r["computed"]:
                 ctx.timings[r["stage"]] = ctx.timings.get(r["stage"], 0.0) + r["seconds"]
-                ctx.note_timing(r["timing_key"], r["seconds"])
+                ctx.note_timing(r["timing_key"], r["seconds"], r["units"])
 
 
 def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,

@@ -48,8 +48,8 @@ def design_stage_text(ctx) -> str:
 def plan_lines(ctx, out_root: Path) -> list[str]:
     """The plan of a run context, as the lines `ablate check` prints."""
     from ablate.flows.plan.embed_estimate import embedding_costs, embedding_lines
-    from ablate.flows.plan.estimate import duration, estimate, rates, read_manifests
-    from ablate.flows.run.stages import timing_key
+    from ablate.flows.plan.estimate import duration, estimate_work, rates, read_manifests
+    from ablate.flows.run.stages import timing_key, work_units
 
     ds, qs = ctx.dataset, ctx.questions
     n_ans = sum(q.answerable for q in qs)
@@ -89,13 +89,13 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
     lines.append(f"stages:    {len(ctx.plan.nodes)} unique, {len(cached)} cached in "
                  f"{ctx.store.root}")
     lines.append("  " + ", ".join(f"{stage} {n} ({hits[stage]} cached)" for stage, n in kinds.items()))
-    todo = [timing_key(n) for k, n in ctx.plan.nodes.items() if k not in cached]
+    todo = [(timing_key(n), work_units(ctx, n)) for k, n in ctx.plan.nodes.items()
+            if k not in cached]
     lines += embedding_lines(embedding_costs(ctx, set(ctx.plan.nodes) - cached))
     if not todo:
         lines.append("estimate:  nothing to compute (every stage is cached)")
         return lines
-    est = estimate(todo, rates(read_manifests(out_root), ds.fingerprint),
-                   len(ds.documents), len(qs))
+    est = estimate_work(todo, rates(read_manifests(out_root), ds.fingerprint))
     if est.runs == 0:
         lines.append(f"estimate:  no earlier runs with timings in {out_root}; "
                      f"{len(todo)} stages to compute")

@@ -92,8 +92,8 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "versions": versions(),
         "stages": {"planned": ctx.plan.count(), "run": ctx.store.counts(),
                    "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())},
-                   "by_component": {k: {"computed": n, "seconds": round(v, 3)}
-                                    for k, (n, v) in sorted(ctx.timings_by.items())},
+                   "by_component": {k: {"computed": n, "seconds": round(v, 3), "units": u}
+                                    for k, (n, v, u) in sorted(ctx.timings_by.items())},
                    "times": {k: list(v) for k, v in sorted(ctx.stage_times.items())},
                    "retrieve_shards": retrieve_shards(ctx)},
         "counters": counters,

@@ -1,9 +1,11 @@
 """Rough time estimates for a planned sweep, from the manifests of earlier runs.
 
 Each earlier run's `manifest.json` records, per stage and component (`generate:smollm2`,
-`retrieve:default+dense`), how many stages it computed and the seconds they took (older
-manifests: per stage only). A rate
-per unit of work follows: per document for `chunk`, per question for every other stage.
+`retrieve:default+dense`), how many stages it computed, the seconds they took and their
+units of work (older manifests: per stage only, or without units). A rate per unit of work
+follows: per document for `chunk`, per question for every other stage, counting the
+questions each stage ran on (a sweep on its own tier runs on fewer than the baseline); a
+manifest without units counts every stage at the run's questions.
 A stage still to compute is estimated at its component's rate, else at its stage's rate
 (any component), else it is counted as unknown. Earlier runs on the same data set
 (fingerprint) are preferred; others are used only when there are none.
@@ -66,29 +68,32 @@ def read_manifests(out_root: Path) -> list[dict[str, Any]]:
     return found
 
 
-def _entries(m: dict[str, Any]) -> list[tuple[str, int, float]]:
-    """(timing key, stages computed, seconds) of one manifest. A manifest written before
-    per-component timings were recorded gives its per-stage totals (key = the stage)."""
+def _entries(m: dict[str, Any]) -> list[tuple[str, int, float, float | None]]:
+    """(timing key, stages computed, seconds, units of work or None when not recorded)
+    of one manifest. A manifest written before per-component timings were recorded gives
+    its per-stage totals (key = the stage)."""
     stages = m.get("stages", {})
     if stages.get("by_component"):
-        return [(k, int(e.get("computed", 0)), float(e.get("seconds", 0.0)))
+        return [(k, int(e.get("computed", 0)), float(e.get("seconds", 0.0)),
+                 float(e["units"]) if e.get("units") is not None else None)
                 for k, e in stages["by_component"].items()]
     run, seconds = stages.get("run", {}), stages.get("seconds", {})
-    return [(stage, int(run.get(stage, {}).get("computed", 0)), float(sec))
+    return [(stage, int(run.get(stage, {}).get("computed", 0)), float(sec), None)
             for stage, sec in seconds.items()]
 
 
 def rates(manifests: Iterable[dict[str, Any]], fingerprint: str) -> Rates:
-    usable = [m for m in manifests if any(n for _, n, _ in _entries(m))]
+    usable = [m for m in manifests if any(e[1] for e in _entries(m))]
     same = [m for m in usable if m.get("dataset", {}).get("fingerprint") == fingerprint]
     chosen = same or usable
     out = Rates(runs=len(chosen), same_data=bool(same))
     for m in chosen:
         documents = int(m.get("dataset", {}).get("documents") or 0)
         questions = int(m.get("questions", {}).get("total") or 0)
-        for key, computed, seconds in _entries(m):
+        for key, computed, seconds, recorded in _entries(m):
             stage = key.split(":", 1)[0]
-            units = computed * _unit(stage, documents, questions)
+            units = (recorded if recorded is not None
+                     else computed * _unit(stage, documents, questions))
             tables = ((out.by_key, key), (out.by_stage, stage)) if ":" in key else ((out.by_stage, stage),)
             for table, name in tables:
                 acc = table.setdefault(name, _Sum())
@@ -98,9 +103,17 @@ def rates(manifests: Iterable[dict[str, Any]], fingerprint: str) -> Rates:
 
 
 def estimate(todo: Iterable[str], rates_: Rates, documents: int, questions: int) -> Estimate:
-    """Estimate the stages `todo` (timing keys, one per stage still to compute)."""
+    """Estimate the stages `todo` (timing keys, one per stage still to compute), every
+    one on `questions` (or, for `chunk`, `documents`)."""
+    return estimate_work([(k, _unit(k.split(":", 1)[0], documents, questions)) for k in todo],
+                         rates_)
+
+
+def estimate_work(todo: Iterable[tuple[str, float]], rates_: Rates) -> Estimate:
+    """Estimate the stages `todo`: (timing key, units of work: flows/run/stages.work_units),
+    one per stage still to compute."""
     seconds, estimated, unknown = 0.0, 0, []
-    for key in todo:
+    for key, units in todo:
         stage = key.split(":", 1)[0]
         rate = None
         for table, name in ((rates_.by_key, key), (rates_.by_stage, stage)):
@@ -110,7 +123,7 @@ def estimate(todo: Iterable[str], rates_: Rates, documents: int, questions: int)
         if rate is None:
             unknown.append(key)
             continue
-        seconds += rate * _unit(stage, documents, questions)
+        seconds += rate * units
         estimated += 1
     return Estimate(seconds, estimated, tuple(unknown), rates_.runs, rates_.same_data)
 

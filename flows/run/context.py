@@ -29,7 +29,8 @@ class RunContext:
     memo: dict[str, Any] = field(default_factory=dict)
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds computing
-    timings_by: dict[str, list[float]] = field(default_factory=dict)  # timing key -> [n, seconds]
+    # timing key -> [stages computed, seconds, units of work (stages.work_units)]
+    timings_by: dict[str, list[float]] = field(default_factory=dict)
     stage_times: dict[str, tuple[float, float]] = field(default_factory=dict)  # key -> wall start, end
     # keys of the stages this run computed (the others' results, latencies included, were
     # stored by an earlier run): timings.parquet's reused/ columns
@@ -48,12 +49,14 @@ class RunContext:
         with self._lock:
             return self.locks.setdefault(name, threading.Lock())
 
-    def note_timing(self, key: str, seconds: float) -> None:
-        """One computed stage under `key` (stages.timing_key) took `seconds`."""
+    def note_timing(self, key: str, seconds: float, units: int) -> None:
+        """One computed stage under `key` (stages.timing_key) took `seconds` for `units`
+        of work (stages.work_units: its questions, or documents for `chunk`)."""
         with self._lock:
-            entry = self.timings_by.setdefault(key, [0, 0.0])
+            entry = self.timings_by.setdefault(key, [0, 0.0, 0])
             entry[0] += 1
             entry[1] += seconds
+            entry[2] += units
 
     def note_computed(self, key: str) -> None:
         """The stage of `key` was computed by this run (stages.run_stage)."""

@@ -132,12 +132,23 @@ def judge_prompts_of(ctx: RunContext) -> PromptSet:
     return ctx.judge_prompts
 
 
+def _own_questions(ctx: RunContext, node: StageNode) -> tuple:
+    return ctx.question_sets.get(node.questions, ctx.questions) if node.questions else ctx.questions
+
+
+def work_units(ctx: RunContext, node: StageNode) -> int:
+    """What a stage's compute rate is per (flows/plan/estimate.py): the documents for
+    `chunk`, else the questions it runs on (a sweep on its own tier: its sample's)."""
+    from ablate.flows.plan.estimate import _unit
+    return _unit(node.stage, len(ctx.dataset.documents), len(_own_questions(ctx, node)))
+
+
 def questions_of(ctx: RunContext, node: StageNode) -> tuple:
     """The questions a stage runs on: its variant's own sample, else the experiment's;
     their text perturbed for a stage that reads `query.perturbation` when it is set (its
     config is projected on what it reads, so the others see `none`; the gold spans and
     answers stay as they are)."""
-    qs = ctx.question_sets.get(node.questions, ctx.questions) if node.questions else ctx.questions
+    qs = _own_questions(ctx, node)
     name = node.config.query.perturbation  # the default `none` unless the stage reads it
     if name == NONE:
         return qs
@@ -385,7 +396,7 @@ def run_stage(ctx: RunContext, node: StageNode) -> bool:
     seconds = time.perf_counter() - t0
     with ctx.lock("timings"):
         ctx.timings[node.stage] = ctx.timings.get(node.stage, 0.0) + seconds
-        ctx.note_timing(timing_key(node), seconds)
+        ctx.note_timing(timing_key(node), seconds, work_units(ctx, node))
     return True
 
 

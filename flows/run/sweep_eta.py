@@ -3,9 +3,13 @@ line with what is left of the sweep, from the estimator `ablate check` prints
 (flows/plan/estimate.py: per-stage rates of earlier runs' manifests; and
 flows/plan/embed_estimate.py: corpus embedding not in the cache), refined by what this
 run observed: the stages computed so far took `ratio` times their estimate, so the rest is
-scaled by it; a stage without a rate is counted at the mean seconds this run saw for its
-stage, once one has finished. It is summed stage compute (stages run side by side on
-`runner.workers` threads), as `ablate check` says; a cached stage prints nothing."""
+scaled by it; a stage without a rate is counted at the seconds per question (per document
+for `chunk`) this run saw for stages doing the same work (its timing key, e.g.
+`generate:smollm2`: never another component's, whose seconds can be a thousandth of it),
+once one has finished, else named in the line as not estimated yet. Every rate is per
+question, times the questions each stage runs on (a sweep on its own tier: its sample's).
+It is summed stage compute (stages run side by side on `runner.workers` threads), as
+`ablate check` says; a cached stage prints nothing."""
 
 from __future__ import annotations
 
@@ -18,19 +22,19 @@ class SweepEta:
     def __init__(self, ctx: Any, out_root: Path | None = None,
                  say: Callable[[str], None] | None = None) -> None:
         from ablate.flows.plan.embed_estimate import embedding_costs
-        from ablate.flows.plan.estimate import estimate, rates, read_manifests
+        from ablate.flows.plan.estimate import estimate_work, rates, read_manifests
         from ablate.flows.run import console
-        from ablate.flows.run.stages import timing_key
+        from ablate.flows.run.stages import timing_key, work_units
 
         self.say = say or console.eta_line
-        self.plan = ctx.plan
         self.todo = {k for k, n in ctx.plan.nodes.items()
                      if not ctx.store.has(n.stage, k, use=False)}
         rates_ = rates(read_manifests(Path(out_root or ctx.spec.out)), ctx.dataset.fingerprint)
-        docs, qs = len(ctx.dataset.documents), len(ctx.questions)
+        # plan key -> (timing key, units of work), as the manifest records them
+        self.work = {k: (timing_key(n), work_units(ctx, n)) for k, n in ctx.plan.nodes.items()}
         self.guess: dict[str, float | None] = {}
         for k in self.todo:
-            e = estimate([timing_key(ctx.plan.nodes[k])], rates_, docs, qs)
+            e = estimate_work([self.work[k]], rates_)
             self.guess[k] = e.seconds if e.estimated else None
         try:
             costs = embedding_costs(ctx, self.todo)
@@ -41,7 +45,7 @@ class SweepEta:
             for k in keys:
                 self.guess[k] = (self.guess[k] or 0.0) + c.seconds / len(keys)
         self.observed = self.predicted = 0.0
-        self.by_stage: dict[str, list[float]] = {}
+        self.seen: dict[str, list[float]] = {}  # timing key -> [seconds, units] computed
         self.lines = 0
         self.t0 = time.monotonic()
 
@@ -52,8 +56,10 @@ class SweepEta:
         self.todo.discard(key)
         if not computed:
             return
-        stage = self.plan.nodes[key].stage
-        self.by_stage.setdefault(stage, []).append(seconds)
+        tk, units = self.work[key]
+        done = self.seen.setdefault(tk, [0.0, 0.0])
+        done[0] += seconds
+        done[1] += units
         guess = self.guess.get(key)
         if guess:
             self.observed += seconds
@@ -61,19 +67,21 @@ class SweepEta:
         if not self.todo:
             return
         ratio = self.observed / self.predicted if self.predicted > 0 else 1.0
-        left, unknown = 0.0, 0
+        left, unknown = 0.0, []  # unknown: timing keys of stages nothing is known of
         for k in self.todo:
             g = self.guess.get(k)
             if g is not None:
                 left += g * ratio
                 continue
-            seen = self.by_stage.get(self.plan.nodes[k].stage)
-            if seen:
-                left += sum(seen) / len(seen)
+            tk, units = self.work[k]
+            seen = self.seen.get(tk)
+            if seen and seen[1] > 0:
+                left += seen[0] / seen[1] * units
             else:
-                unknown += 1
+                unknown.append(tk)
         self.lines += 1
-        self.say(eta_text(left, len(self.todo), unknown, ratio if self.predicted > 0 else None))
+        self.say(eta_text(left, len(self.todo) - len(unknown), unknown,
+                          ratio if self.predicted > 0 else None))
 
 
 def _embeds(node: Any, model: str, backend: str) -> bool:
@@ -82,11 +90,15 @@ def _embeds(node: Any, model: str, backend: str) -> bool:
     return _embeds_chunks(node) and (r.dense_model, r.dense_backend) == (model, backend)
 
 
-def eta_text(left: float, stages: int, unknown: int, ratio: float | None) -> str:
+def eta_text(left: float, stages: int, unknown: list[str], ratio: float | None) -> str:
+    """`left`: the seconds of the `stages` estimated; `unknown`: the timing keys of the
+    stages left that nothing is known of yet (no rate, none of theirs computed), named as
+    `ablate check` names them rather than counted as nothing."""
     from ablate.flows.plan.estimate import duration
     text = f"sweep ETA: about {duration(left)} of stage compute left for {stages} stages"
     if unknown:
-        text += f" ({unknown} without a rate yet)"
+        text += (f"; {len(unknown)} more without a rate yet "
+                 f"({', '.join(sorted(set(unknown)))})")
     if ratio is not None:
         text += f"; estimates scaled x{ratio:.2f} as observed"
     return text

@@ -77,6 +77,9 @@ def test_cached_stages_and_estimate_from_an_earlier_run(run_cli, capsys, tmp_pat
     by = man["stages"]["by_component"]
     assert set(by) >= {"chunk:token_window", "retrieve:bm25+default", "generate:extractive"}
     assert all(v["computed"] == 1 and v["seconds"] >= 0 for v in by.values())
+    # units of work: the documents a chunk stage chunked, the questions the others ran on
+    assert by["chunk:token_window"]["units"] == man["dataset"]["documents"]
+    assert by["generate:extractive"]["units"] == man["questions"]["total"]
     forget_contexts()
     _spec(tmp_path)  # baseline + chunking.size=32
     code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
@@ -118,6 +121,18 @@ def test_estimate_uses_component_rates_then_stage_rates():
     assert est.seconds == pytest.approx(4.0 + 100.0 + 50.5)
     assert est.estimated == 3 and est.unknown == ("score:x",)
     assert rates([other], "f").same_data is False
+
+
+def test_estimate_per_question_each_stage_ran_on():
+    """A stage's recorded units (the 50 questions of a sweep on its own tier, of a run on
+    500) make its rate; estimate_work prices each stage at its own questions."""
+    from ablate.flows.plan.estimate import estimate_work, rates
+    man = {"dataset": {"fingerprint": "f", "documents": 10}, "questions": {"total": 500},
+           "stages": {"by_component": {
+               "generate:smollm2": {"computed": 1, "seconds": 100.0, "units": 50}}}}
+    r = rates([man], "f")
+    est = estimate_work([("generate:smollm2", 50), ("generate:smollm2", 500)], r)
+    assert est.seconds == pytest.approx(100.0 + 1000.0) and est.estimated == 2
 
 
 def test_estimate_from_a_manifest_without_component_timings():

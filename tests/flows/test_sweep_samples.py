@@ -89,6 +89,16 @@ def test_comparisons_pair_exactly_their_own_questions(sweep):
     assert "Unequal missingness" not in report
 
 
+def test_manifest_times_each_stage_per_question_it_ran_on(sweep):
+    """The rates `ablate check` and the sweep ETA line estimate from (issue 42, item 6):
+    a stage of the rrf_k sweep counts its 10 questions, not the run's 30."""
+    ctx, folder, _ = sweep
+    by = json.loads((folder / "manifest.json").read_text())["stages"]["by_component"]
+    gen = [n for n in ctx.plan.nodes.values() if n.stage == "generate"]
+    assert by["generate:extractive"]["computed"] == len(gen) == 3
+    assert by["generate:extractive"]["units"] == 30 + 30 + 10
+
+
 def test_mlflow_child_figures_state_n(sweep):
     from ablate.components.report.sweep_data import load_sweep
     from ablate.flows.track.run_data import variant_metrics
