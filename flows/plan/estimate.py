@@ -6,8 +6,10 @@ units of work (older manifests: per stage only, or without units). A rate per un
 follows: per document for `chunk`, per question for every other stage, counting the
 questions each stage ran on (a sweep on its own tier runs on fewer than the baseline); a
 manifest without units counts every stage at the run's questions.
-A stage still to compute is estimated at its component's rate, else at its stage's rate
-(any component), else it is counted as unknown. Earlier runs on the same data set
+A stage still to compute is estimated at its component's rate, else (only from manifests
+written before per-component timings, which have nothing finer) at its stage's rate, else
+it is counted as unknown and named: components of one stage differ by orders of magnitude
+(SmolLM2 against the extractive generator), so one never stands in for another. Earlier runs on the same data set
 (fingerprint) are preferred; others are used only when there are none.
 
 This is stage compute time, summed: stages run side by side on `runner.workers`
@@ -94,11 +96,10 @@ def rates(manifests: Iterable[dict[str, Any]], fingerprint: str) -> Rates:
             stage = key.split(":", 1)[0]
             units = (recorded if recorded is not None
                      else computed * _unit(stage, documents, questions))
-            tables = ((out.by_key, key), (out.by_stage, stage)) if ":" in key else ((out.by_stage, stage),)
-            for table, name in tables:
-                acc = table.setdefault(name, _Sum())
-                acc.seconds += seconds
-                acc.units += units
+            table, name = (out.by_key, key) if ":" in key else (out.by_stage, stage)
+            acc = table.setdefault(name, _Sum())
+            acc.seconds += seconds
+            acc.units += units
     return out
 
 

@@ -103,7 +103,7 @@ def test_everything_cached_says_nothing_to_compute(run_cli, capsys, tmp_path, mo
     assert code == 0 and "nothing to compute (every stage is cached)" in out
 
 
-def test_estimate_uses_component_rates_then_stage_rates():
+def test_estimate_uses_component_rates_never_another_components():
     from ablate.flows.plan.estimate import estimate, rates
     man = {"dataset": {"fingerprint": "f", "documents": 10}, "questions": {"total": 100},
            "stages": {"by_component": {"chunk:token_window": {"computed": 2, "seconds": 4.0},
@@ -116,10 +116,12 @@ def test_estimate_uses_component_rates_then_stage_rates():
     assert r.runs == 1 and r.same_data  # the run on other data is not used
     est = estimate(["chunk:sentence", "generate:smollm2", "generate:closed_book", "score:x"], r,
                    documents=20, questions=50)
-    # chunk: 0.2 s per document (stage rate) x 20; smollm2: 2 s per question x 50;
-    # closed_book: the generate stage's rate (202 s / 200 questions) x 50; score: unknown
-    assert est.seconds == pytest.approx(4.0 + 100.0 + 50.5)
-    assert est.estimated == 3 and est.unknown == ("score:x",)
+    # smollm2: 2 s per question x 50; the sentence chunker, the closed_book generator and
+    # score ran in no earlier run: unknown, not priced at another component's rate (the
+    # generate stages pooled would give closed_book 50.5 s)
+    assert est.seconds == pytest.approx(100.0)
+    assert est.estimated == 1
+    assert est.unknown == ("chunk:sentence", "generate:closed_book", "score:x")
     assert rates([other], "f").same_data is False
 
 
