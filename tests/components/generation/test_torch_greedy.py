@@ -22,6 +22,7 @@ from ablate.components.generation.llama_local import STOP
 from ablate.components.generation.prompt import render_prompt
 from ablate.components.generation.torch_greedy import StopTexts, greedy
 from ablate.components.runtime.models import smollm2_gguf_path
+from tests.components.generation.ties import agree
 
 pytestmark = pytest.mark.slow
 
@@ -95,24 +96,11 @@ def _loop(model, tok, prompts, stop, size, constraint=None) -> list[list[int]]:
     return out
 
 
-TIE = 1e-3  # logits this close are a tie another BLAS or CPU may break the other way
-
-
 def _agree(model, prompts, got, want) -> None:
     """The loop's tokens `got` are generate()'s `want`: each row identical, or first
-    differing where generate()'s two choices were a near-tie of the float32 logits (within
-    TIE: summation order, which batching and the machine's BLAS may change, decides a
-    tie; on this machine no row differs). Both choices were allowed at that step (a
-    constrained row's mask is the same for both), so the logits alone decide."""
-    for i, (g, w) in enumerate(zip(got, want, strict=True)):
-        if g == w:
-            continue
-        k = next((j for j, (a, b) in enumerate(zip(g, w)) if a != b), None)
-        assert k is not None, (i, g, w)  # one is a prefix of the other: not a tie
-        with torch.inference_mode():
-            logits = model(input_ids=torch.tensor([prompts[i] + w[:k]])).logits[0, -1].float()
-        gap = abs(float(logits[g[k]]) - float(logits[w[k]]))
-        assert gap <= TIE, (i, k, g[k], w[k], gap)
+    differing at a near-tie of the float32 logits (tests/components/generation/ties.py;
+    on this machine no row differs)."""
+    agree(model, prompts, got, want)
 
 
 def _ending(tok, new: list[int]) -> str:
