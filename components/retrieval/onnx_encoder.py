@@ -11,8 +11,9 @@ computes, on another runtime. `onnx-int8` runs onnxruntime's dynamic quantisatio
 and its vectors differ from the float ones; that difference is an ablation variable.
 
 Exported files live under `export_dir/<model fingerprint>-<backend>-<versions>/model.onnx`
-(the versions of onnx, onnxruntime, torch and transformers, which all shape the file), each written to
-a temporary file and renamed, so a killed export never leaves a broken model behind.
+(the versions of onnx, onnxruntime, torch and transformers, which all shape the file),
+each written to a temporary file and renamed, so a killed export never leaves a broken
+model behind.
 Without `export_dir` the export is made in a temporary folder and held in memory. The
 fp32 export itself is made once per machine, in a child process (onnx_export: the
 sweep's process never imports torch or transformers for it), under

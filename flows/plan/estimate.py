@@ -9,8 +9,9 @@ manifest without units counts every stage at the run's questions.
 A stage still to compute is estimated at its component's rate, else (only from manifests
 written before per-component timings, which have nothing finer) at its stage's rate, else
 it is counted as unknown and named: components of one stage differ by orders of magnitude
-(SmolLM2 against the extractive generator), so one never stands in for another. Earlier runs on the same data set
-(fingerprint) are preferred; others are used only when there are none.
+(SmolLM2 against the extractive generator), so one never stands in for another. Earlier
+runs on the same data set (fingerprint) are preferred; others are used only when there
+are none.
 
 This is stage compute time, summed: stages run side by side on `runner.workers`
 threads, and cached chunk embeddings or generations make a stage faster than its rate.
