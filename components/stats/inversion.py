@@ -41,6 +41,12 @@ FLAG_UNBOUNDED = "too_few_clusters_unbounded"
 BLOCK_COLUMNS = 16        # columns of the pattern sums counted in one pass (in cache)
 
 
+def all_signs(g: int) -> np.ndarray:
+    """Every sign pattern of g clusters (2^g x g, +-1.0), pattern k's signs its bits."""
+    codes = np.arange(2**g, dtype=np.int64)[:, None]
+    return ((codes >> np.arange(g)) & 1) * 2.0 - 1.0
+
+
 class SignPatterns:
     """a = signs @ S and c = signs @ N for every pattern and column: enough to evaluate
     the sign-flip p of any shift of every column. Stored column by column (`a_t`, `c_t`:
@@ -53,21 +59,20 @@ class SignPatterns:
     def __init__(self, S: np.ndarray, N: np.ndarray, resamples: int, seed: int):
         g = S.shape[0]
         self.exact = 2**g <= EXACT_PATTERNS
-        a_parts, c_parts = [], []
-        if self.exact:
-            codes = np.arange(2**g, dtype=np.int64)[:, None]
-            signs = ((codes >> np.arange(g)) & 1) * 2.0 - 1.0
-            a_parts.append(signs @ S)
-            c_parts.append(signs @ N)
-        else:
-            for signs in sign_matrix_blocks(g, resamples, seed):
-                a_parts.append(signs @ S)
-                c_parts.append(signs @ N)
-        self.a_t = np.ascontiguousarray(np.concatenate(a_parts, axis=0).T)
-        del a_parts
-        self.c_t = np.ascontiguousarray(np.concatenate(c_parts, axis=0).T)
-        del c_parts
-        self.patterns = self.a_t.shape[1]
+        # each block's products (signs @ S: the same calls, so the same bits, as one
+        # matrix of every pattern) are written transposed into place: no concatenated
+        # patterns x columns copies to transpose (most of the demo's set-up time)
+        blocks = [all_signs(g)] if self.exact else sign_matrix_blocks(g, resamples, seed)
+        self.patterns = 2**g if self.exact else resamples
+        self.a_t = np.empty((S.shape[1], self.patterns))
+        self.c_t = np.empty((S.shape[1], self.patterns))
+        done = 0
+        for signs in blocks:
+            rows = slice(done, done + signs.shape[0])
+            self.a_t[:, rows] = (signs @ S).T
+            self.c_t[:, rows] = (signs @ N).T
+            done += signs.shape[0]
+        assert done == self.patterns
         self.S, self.N = S, N
         self.total_s, self.total_n = S.sum(axis=0), N.sum(axis=0)
         # a column where no question differs (every S_g = 0: a = 0 for every pattern, the
