@@ -1,5 +1,5 @@
 """Every report file of a sweep, rendered from its saved results: report.md, report.html
-(plots embedded), plots/*.png, summary.txt and optionally report.tex. Pure: returns
+(plots embedded), plots/*.svg, summary.txt and optionally report.tex. Pure: returns
 {relative path: content}; the caller decides where and how to write."""
 
 from __future__ import annotations
