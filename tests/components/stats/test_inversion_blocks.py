@@ -89,5 +89,21 @@ def test_pattern_sums_written_block_by_block_are_the_one_matrix_bit_for_bit():
         pat = SignPatterns(S, N, resamples=resamples, seed=7)
         a_t, c_t = _one_matrix(S, N, resamples, 7)
         assert pat.a_t.flags.c_contiguous and pat.c_t.flags.c_contiguous
-        assert pat.a_t.tobytes() == a_t.tobytes() and pat.c_t.tobytes() == c_t.tobytes()
+        assert pat.a_t.tobytes() == a_t.tobytes()
+        assert pat.c_t.dtype == np.int16 and np.array_equal(pat.c_t, c_t)  # whole counts
         assert pat.patterns == a_t.shape[1] == (2**g if pat.exact else resamples)
+
+
+def test_counts_held_as_float64_where_int16_would_not_be_exact(monkeypatch):
+    monkeypatch.setattr(inversion, "BLOCK_COLUMNS", 3)
+    rng = np.random.default_rng(8)
+    for g, scale in ((18, 0.5), (9, 0.5), (18, 3000.0), (9, 3000.0)):
+        S = rng.normal(size=(g, 7)).round(2)
+        S[:, 2] = 0.0
+        N = rng.integers(1, 4, size=(g, 7)) * scale  # halves, or sums over int16's range
+        pat = SignPatterns(S, N, resamples=3000, seed=9)
+        assert pat.c_t.dtype == np.float64
+        assert np.array_equal(pat.c_t, _one_matrix(S, N, 3000, 9)[1])
+        cols = np.arange(7)
+        for t in (np.zeros(7), S.sum(axis=0) / N.sum(axis=0), rng.normal(scale=0.3, size=7)):
+            assert np.array_equal(pat.pvalue(t, cols), _direct(pat, S, N, t, cols))
