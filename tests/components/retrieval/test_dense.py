@@ -193,3 +193,13 @@ def test_window_stats_count_the_pieces_encode_gives():
              "e-mail: a.b@c.org (see §3) — “quotes”", "word " * 300, "x" * 500, "🙂 emoji 🙂"]
     lengths = np.concatenate(list(enc._piece_counts(iter(texts))))
     assert lengths.tolist() == [len(tok.encode(t).ids) for t in texts]
+
+
+def test_span_window_stats_are_the_window_stats_of_the_span_texts():
+    enc = DenseEncoder(minilm_path(), None)
+    docs = {"a": "word " * 600 + "naïve café, 中文.", "b": "short text here", "c": "x" * 300}
+    sets = [(["a", "a", "b"], [0, 5, 0], [1500, 3000, 15]), (["c", "a"], [0, 100], [300, 2000]),
+            ([], [], [])]
+    got = enc.span_window_stats(docs.__getitem__, sets)
+    assert got == [enc.window_stats([docs[d][a:b] for d, a, b in zip(*s)]) for s in sets]
+    assert got[0]["share"] == 2 / 3 and got[2]["share"] == 0.0
