@@ -2,7 +2,7 @@
 """Check a report.html in a real headless browser (Debian's chromium).
 
 Passes (exit 0) when the page is self-contained (no external http(s) resources, every
-<img> an embedded PNG data URI), chromium renders it with no console errors, and the
+<img> an embedded SVG or PNG data URI), chromium renders it with no console errors, and the
 screenshot is written. Exit 1 on any failure, with the reasons on stderr; exit 2 when
 chromium or the file is missing.
 
@@ -28,6 +28,8 @@ CONSOLE_ERRORS = re.compile(r"Uncaught|ERROR:CONSOLE|Failed to load resource|Ref
 EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//""", re.IGNORECASE)
 IMG_SRC = re.compile(r"<img\b[^>]*\bsrc=\"([^\"]*)\"", re.IGNORECASE)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# each embedded image's media type and how its bytes begin
+MAGIC = {"image/svg+xml": b"<?xml", "image/png": PNG_MAGIC}
 
 
 def static_problems(html: str) -> list[str]:
@@ -36,7 +38,8 @@ def static_problems(html: str) -> list[str]:
     if EXTERNAL.search(html):
         out.append("page references an external resource (not self-contained)")
     for src in IMG_SRC.findall(html):
-        if not src.startswith("data:image/png;base64,"):
+        media = next((m for m in MAGIC if src.startswith(f"data:{m};base64,")), None)
+        if media is None:
             out.append(f"image not embedded: {src[:60]}")
             continue
         try:
@@ -44,8 +47,8 @@ def static_problems(html: str) -> list[str]:
         except ValueError:
             out.append("image data URI is not valid base64")
             continue
-        if not data.startswith(PNG_MAGIC):
-            out.append("image data URI is not a PNG")
+        if not data.startswith(MAGIC[media]):
+            out.append(f"image data URI is not {media}")
     return out
 
 

@@ -1,5 +1,5 @@
 """Every report file of a sweep, rendered from its saved results: report.md, report.html
-(plots embedded), plots/*.png, summary.txt and optionally report.tex. Pure: returns
+(plots embedded), plots/*.svg, summary.txt and optionally report.tex. Pure: returns
 {relative path: content}; the caller decides where and how to write."""
 
 from __future__ import annotations
@@ -23,26 +23,27 @@ from ablate.components.report.slices import requested, slice_section
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.report.worth import worth_plot
 from ablate.components.runtime.atomic import atomic_write
+from ablate.components.runtime.memory import collector_paused
 
 
 def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
                  latex: bool = False, plots: bool = True) -> dict[str, str | bytes]:
     """Every report file; any number in the results may be missing or not finite
-    (report_stats: Δ without a finite value is never significant)."""
+    (report_stats: Δ without a finite value is never significant). Built with the
+    cyclic garbage collector paused: figures, tables and the Markdown parser make some
+    hundred thousand objects, collected once at the end."""
+    with collector_paused():
+        return _files(res, key_metrics, latex, plots)
+
+
+def _files(res: SweepResults, key_metrics: Sequence[str] | None, latex: bool,
+           plots: bool) -> dict[str, str | bytes]:
     res = replace(res, stats=not_comparable(report_stats(res.stats), res.variants))
     key = res.key_metrics(key_metrics)
     order = [v["name"] for v in res.variants]
     images: dict[str, bytes] = {}
     if plots:
-        srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}
-        means = variant_means(res.per_query, key)
-        images = {f"plots/{FOREST}": forest_plot(variables(res.variants), key, srows,
-                                                 unaffected(res.variants, key, BASELINE))}
-        images.update({f"plots/{k}": v for k, v in all_plots(
-            variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()})
-        images.update({f"plots/{k}": v for k, v in interaction_plots(
-            res.manifest, res.variants, res.per_query, res.factorial, key).items()})
-        images.update({f"plots/{k}": v for k, v in worth_plot(res.worth, key).items()})
+        images = _images(res, key, order)
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
                          res.no_effect, plot_files=[Path(p).name for p in images],
                          timings=res.timings, factorial=res.factorial, worth=res.worth,
@@ -68,6 +69,20 @@ def build_report(res: SweepResults, key_metrics: Sequence[str] | None = None,
     if latex:
         files["report.tex"] = render_latex(res.manifest, res.variants, res.stats, res.per_query, key)
     return files
+
+
+def _images(res: SweepResults, key: Sequence[str], order: Sequence[str]) -> dict[str, bytes]:
+    """Every plot, by its path in the report's folder."""
+    srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}
+    means = variant_means(res.per_query, key)
+    images = {f"plots/{FOREST}": forest_plot(variables(res.variants), key, srows,
+                                             unaffected(res.variants, key, BASELINE))}
+    images.update({f"plots/{k}": v for k, v in all_plots(
+        variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()})
+    images.update({f"plots/{k}": v for k, v in interaction_plots(
+        res.manifest, res.variants, res.per_query, res.factorial, key).items()})
+    images.update({f"plots/{k}": v for k, v in worth_plot(res.worth, key).items()})
+    return images
 
 
 def write_files(folder: Path, files: dict[str, str | bytes]) -> list[Path]:

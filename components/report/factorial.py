@@ -25,10 +25,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
+from ablate.components.report.figure_svg import EXT, figure_bytes  # noqa: E402
 from ablate.components.report.findings import judge  # noqa: E402
 from ablate.components.report.numbers import fmt, fmt_ci, fmt_p, fmt_signed, is_significant  # noqa: E402
 from ablate.components.report.overview import head  # noqa: E402
-from ablate.components.report.plots import _png, tick_labels  # noqa: E402
+from ablate.components.report.plots import tick_labels  # noqa: E402
 from ablate.components.stats.factorial import Design, design_from_records  # noqa: E402
 
 SECTION = "Factorial: interactions"
@@ -41,10 +42,10 @@ def sweep_design(manifest: dict[str, Any], variants: list[dict[str, Any]]) -> De
 
 
 def plot_file(a: str, b: str) -> str:
-    """'interaction_chunking_size__rerank_weights.png'."""
+    """'interaction_chunking_size__rerank_weights.svg'."""
     def safe(x: str) -> str:
         return re.sub(r"[^A-Za-z0-9]+", "_", x).strip("_")
-    return f"interaction_{safe(a)}__{safe(b)}.png"
+    return f"interaction_{safe(a)}__{safe(b)}{EXT}"
 
 
 def pairs(design: Design) -> list[tuple[int, int]]:
@@ -102,7 +103,7 @@ def interaction_plot(per_query: pl.DataFrame, design: Design, a: int, b: int,
         f"{name_a} × {name_b}: mean per cell (dashed: {name_b} at the baseline's level; "
         "parallel lines: no interaction)", 45 * cols)), fontsize=9)
     fig.tight_layout()
-    return _png(fig)
+    return figure_bytes(fig)
 
 
 def _title_note(effects: pl.DataFrame | None, metric: str, a: str, b: str) -> str:

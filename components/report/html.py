@@ -1,5 +1,5 @@
-"""A self-contained HTML page for the Markdown report: inline CSS, plots embedded as
-base64 data URIs, no scripts and no external assets (it opens offline, from e-mail, from
+"""A self-contained HTML page for the Markdown report: inline CSS, plots (SVG or PNG)
+embedded as base64 data URIs, no scripts and no external assets (it opens offline, from e-mail, from
 an MLflow artifact view)."""
 
 from __future__ import annotations
@@ -24,16 +24,17 @@ img{max-width:100%;height:auto;display:block;margin:.5em 0}
 .scroll,table{max-width:100%}table{display:block;overflow-x:auto}
 th a{color:inherit;text-decoration:underline dotted}
 """
-_SRC = re.compile(r'src="(plots/[^"]+\.png)"')
+_SRC = re.compile(r'src="(plots/[^"]+\.(svg|png))"')
+MEDIA = {"svg": "image/svg+xml", "png": "image/png"}
 
 
 def embed_images(body: str, images: Mapping[str, bytes]) -> str:
-    """Replace src="plots/x.png" by a data URI when `images` has 'plots/x.png'."""
+    """Replace src="plots/x.svg" (or .png) by a data URI when `images` has that file."""
     def sub(m: re.Match) -> str:
         data = images.get(m.group(1))
         if data is None:
             return m.group(0)
-        return f'src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}"'
+        return f'src="data:{MEDIA[m.group(2)]};base64,{base64.b64encode(data).decode("ascii")}"'
     return _SRC.sub(sub, body)
 
 

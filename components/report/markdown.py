@@ -20,7 +20,7 @@ from ablate.components.report.judge import judge_section, metric_note
 from ablate.components.report.judge_corrected import corrected_lines
 from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
-from ablate.components.report.plots import plot_name
+from ablate.components.report.plots import BUCKETS, COST, plot_name
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected
 from ablate.components.report.stats_caveats import error_rates_text, self_test_text
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
@@ -258,13 +258,13 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     if rest:  # their tables are in the appendix file (appendix.appendix_markdown)
         lines += appendix_link(rest)
     lines += [*drilldown, "## Failure buckets", ""]
-    if "buckets.png" in plot_files:
-        lines += ["![failure buckets per variant](plots/buckets.png)", ""]
+    if BUCKETS in plot_files:
+        lines += [f"![failure buckets per variant](plots/{BUCKETS})", ""]
     lines += [_buckets_table(per_query), ""]
-    if "cost.png" in plot_files or timings is not None:
+    if COST in plot_files or timings is not None:
         lines += ["## Latency and tokens", ""]
-    if "cost.png" in plot_files:
-        lines += ["![latency and tokens per variant](plots/cost.png)", ""]
+    if COST in plot_files:
+        lines += [f"![latency and tokens per variant](plots/{COST})", ""]
     if timings is not None and timings.height:
         lines += [latency_table(timings), ""]
     lines += glossary_lines(ci_text(manifest.get("statistics", {}), stats),

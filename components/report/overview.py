@@ -15,11 +15,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
+from ablate.components.report.figure_svg import EXT, figure_bytes  # noqa: E402
 from ablate.components.report.findings import judge  # noqa: E402
 from ablate.components.report.intervals import DISAGREE, DISAGREE_TEXT, ci_cell  # noqa: E402
 from ablate.components.report.numbers import CI_ODD, ci_odd, finite, fmt, is_significant  # noqa: E402
 
-FOREST = "overview.png"
+FOREST = "overview" + EXT
 BETTER, WORSE, NEUTRAL, NONSIG = "#1a7f37", "#cf222e", "#0969da", "#57606a"
 GLOSSARY = [
     ("baseline, same questions", "the baseline's mean on exactly the questions of this comparison "
@@ -118,9 +119,8 @@ def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[st
 def forest_plot(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                 srows: dict[tuple[str, str], dict],
                 unaffected: AbstractSet[tuple[str, str]] = frozenset()) -> bytes:
-    """forest_figure as PNG bytes."""
-    from ablate.components.report.plots import _png
-    return _png(forest_figure(variables, key, srows, unaffected))
+    """forest_figure as SVG bytes."""
+    return figure_bytes(forest_figure(variables, key, srows, unaffected))
 
 
 def forest_figure(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],

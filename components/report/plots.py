@@ -1,4 +1,4 @@
-"""Report plots as PNG bytes (matplotlib, Agg backend, no display needed).
+"""Report plots as SVG bytes (matplotlib, no display needed).
 
 - one figure per swept variable: each key metric's Δ vs the baseline against the swept
   value, error bars its CI, on an axis that always holds 0 (the baseline), the baseline's
@@ -7,12 +7,12 @@
   finite are not drawn);
 - failure buckets per variant as stacked bars;
 - latency per stage and tokens in/out per variant.
-Deterministic: fixed figure sizes and dpi, no timestamps in the PNG metadata.
+Deterministic: fixed figure sizes, the same bytes for the same figure
+(ablate.components.report.figure_svg).
 """
 
 from __future__ import annotations
 
-import io
 import math
 import re
 import textwrap
@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
 from ablate.components.contract.vocab import BASELINE  # noqa: E402
+from ablate.components.report.figure_svg import EXT, figure_bytes  # noqa: E402
 from ablate.components.report.numbers import ci_odd, finite, is_significant  # noqa: E402
 
 BASE_COLOR, VAR_COLOR, UP, DOWN = "#57606a", "#0969da", "#1a7f37", "#cf222e"
@@ -32,20 +33,13 @@ BUCKET_COLORS = {"ok": "#2da44e", "correct_refusal": "#8cc0a0", "retrieval_miss"
                  "ranking_loss": "#fb8f44", "budget_cut": "#d4a72c", "partial_support": "#bf8700",
                  "generation_error": "#8250df", "false_acceptance": "#bf3989",
                  "false_refusal": "#6e7781", "no_evidence": "#afb8c1"}
-DPI = 96
+BUCKETS, COST = "buckets" + EXT, "cost" + EXT
 ODD_NOTE = "◇: the CI does not contain Δ (bar clipped at Δ)"
 
 
 def plot_name(variable: str) -> str:
-    """File-safe name for a variable's plot: 'fusion.rrf_k' -> 'sweep_fusion_rrf_k.png'."""
-    return "sweep_" + re.sub(r"[^A-Za-z0-9]+", "_", variable).strip("_") + ".png"
-
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    return buf.getvalue()
+    """File-safe name for a variable's plot: 'fusion.rrf_k' -> 'sweep_fusion_rrf_k.svg'."""
+    return "sweep_" + re.sub(r"[^A-Za-z0-9]+", "_", variable).strip("_") + EXT
 
 
 def _numeric(label: str) -> float | None:
@@ -138,8 +132,8 @@ def variable_figure(variable: str, points: Sequence[tuple[str, str]], metrics: S
 
 def variable_plot(variable: str, points: Sequence[tuple[str, str]], metrics: Sequence[str],
                   means: dict[tuple[str, str], float], stats_rows: dict[tuple[str, str], dict]) -> bytes:
-    """variable_figure as PNG bytes."""
-    return _png(variable_figure(variable, points, metrics, means, stats_rows))
+    """variable_figure as SVG bytes."""
+    return figure_bytes(variable_figure(variable, points, metrics, means, stats_rows))
 
 
 def buckets_plot(per_query: pl.DataFrame, order: Sequence[str]) -> bytes:
@@ -162,7 +156,7 @@ def buckets_plot(per_query: pl.DataFrame, order: Sequence[str]) -> bytes:
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     ax.set_title("Failure buckets per variant", fontsize=9)
     fig.tight_layout()
-    return _png(fig)
+    return figure_bytes(fig)
 
 
 def latency_means(timings: pl.DataFrame, columns: Sequence[str],
@@ -212,7 +206,7 @@ def cost_plot(per_query: pl.DataFrame, timings: pl.DataFrame | None, order: Sequ
     ax2.set_xlabel("tokens per question (mean)", fontsize=8)
     ax2.set_title("Tokens", fontsize=9)
     fig.tight_layout()
-    return _png(fig)
+    return figure_bytes(fig)
 
 
 def all_plots(variables: dict[str, list[tuple[str, str]]], key_metrics: Sequence[str],
@@ -223,6 +217,6 @@ def all_plots(variables: dict[str, list[tuple[str, str]]], key_metrics: Sequence
     out = {plot_name(v): variable_plot(v, pts, key_metrics, means, stats_rows)
            for v, pts in variables.items()}
     if "bucket" in per_query.columns:
-        out["buckets.png"] = buckets_plot(per_query, order)
-    out["cost.png"] = cost_plot(per_query, timings, order)
+        out[BUCKETS] = buckets_plot(per_query, order)
+    out[COST] = cost_plot(per_query, timings, order)
     return out

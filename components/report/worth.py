@@ -15,11 +15,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
+from ablate.components.report.figure_svg import EXT, figure_bytes  # noqa: E402
 from ablate.components.report.numbers import finite, fmt_ci, fmt_p, fmt_signed  # noqa: E402
-from ablate.components.report.plots import _png, tick_labels  # noqa: E402
+from ablate.components.report.plots import tick_labels  # noqa: E402
 
 SECTION = "Worth: what each part is worth"
-PLOT = "worth.png"
+PLOT = "worth" + EXT
 
 
 def _rows(worth: pl.DataFrame, metric: str, kind: str) -> list[dict]:
@@ -27,7 +28,7 @@ def _rows(worth: pl.DataFrame, metric: str, kind: str) -> list[dict]:
 
 
 def worth_plot(worth: pl.DataFrame | None, key: Sequence[str]) -> dict[str, bytes]:
-    """{PLOT: png}: per key metric a panel of horizontal bars (Shapley value per factor,
+    """{PLOT: svg}: per key metric a panel of horizontal bars (Shapley value per factor,
     its interval as an error bar); {} without worth rows for the key metrics."""
     metrics = [m for m in key if worth is not None and _rows(worth, m, "shapley")]
     if worth is None or not metrics:
@@ -53,7 +54,7 @@ def worth_plot(worth: pl.DataFrame | None, key: Sequence[str]) -> dict[str, byte
     axes[0][0].set_yticks(y, tick_labels(factors, 22))
     fig.suptitle("Shapley value per factor (bar) with its family-corrected interval", fontsize=9)
     fig.tight_layout()
-    return {PLOT: _png(fig)}
+    return {PLOT: figure_bytes(fig)}
 
 
 def _value_table(rows: list[dict], first: str) -> list[str]:

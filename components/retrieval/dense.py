@@ -18,13 +18,14 @@ import threading
 import time
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
 from ablate.components.contract.records import Ranking
 from ablate.components.retrieval.dense_backends import BACKENDS, cache_id
 from ablate.components.retrieval.embed_cache import EmbeddingCache, text_key
+from ablate.components.retrieval.span_pieces import encode_counts, load_tokenizer, span_piece_counts
 from ablate.components.retrieval.topk import merge_topk
 from ablate.components.runtime.digest import model_identity
 from ablate.components.runtime.memory import release_freed_memory
@@ -194,22 +195,25 @@ class DenseEncoder:
     def window_stats(self, texts: Iterable[str]) -> dict[str, float]:
         """How much of `texts` the model never reads: the one embedder-window rule, used for
         the manifest and the report's warning. Counted with the model's own tokenizer
-        (special tokens included) against its max_seq_length: `share` of texts cut,
-        `mean_cut` / `max_cut` word pieces beyond the window among the cut ones, and
-        `unseen_share` of all word pieces. Texts are read PIECE_BLOCK at a time."""
-        window = self.max_seq_length
-        n = total = n_cut = cut_sum = cut_max = 0
-        for lengths in self._piece_counts(texts):
-            n += lengths.size
-            total += int(lengths.sum())
-            cut = lengths[lengths > window] - window
-            n_cut += cut.size
-            cut_sum += int(cut.sum())
-            cut_max = max(cut_max, int(cut.max(initial=0)))
-        return {"share": n_cut / n if n else 0.0,
-                "mean_cut": cut_sum / n_cut if n_cut else 0.0,
-                "max_cut": float(cut_max),
-                "unseen_share": cut_sum / total if total else 0.0}
+        (special tokens included) against its max_seq_length (window_summary). Texts are
+        read PIECE_BLOCK at a time."""
+        return window_summary(self._piece_counts(texts), self.max_seq_length)
+
+    def span_window_stats(self, text_of: Callable[[str], str],
+                          spans: Sequence[tuple[Sequence[str], Sequence[int], Sequence[int]]]
+                          ) -> list[dict[str, float]]:
+        """window_stats of each set of spans (document ids, starts, ends: a chunking's
+        chunks) of the documents text_of gives, counted together, each document encoded
+        once (span_pieces) where the model has a tokenizer.json."""
+        path = self.model_path / "tokenizer.json"
+        if not path.is_file():
+            return [self.window_stats(text_of(d)[a:b] for d, a, b in zip(*s)) for s in spans]
+        counts = span_piece_counts(load_tokenizer(path), text_of,
+                                   [d for s in spans for d in s[0]],
+                                   [a for s in spans for a in s[1]], [b for s in spans for b in s[2]])
+        bounds = np.cumsum([0] + [len(s[0]) for s in spans])
+        return [window_summary([counts[lo:hi]], self.max_seq_length)
+                for lo, hi in zip(bounds[:-1], bounds[1:])]
 
     PIECE_BLOCK = 8192
 
@@ -218,13 +222,10 @@ class DenseEncoder:
         load), a block of texts at a time."""
         path = self.model_path / "tokenizer.json"
         if path.is_file():
-            from tokenizers import Tokenizer
-            tok = Tokenizer.from_file(str(path))
-            tok.no_truncation()
-            tok.no_padding()  # tokenizer.json may pad every text to 128 pieces
+            tok = load_tokenizer(path)
 
             def count(block: list[str]) -> list[int]:
-                return [len(e.ids) for e in tok.encode_batch(block)]
+                return encode_counts(tok, block)
         else:
             hf = self.model.tokenizer  # a model without tokenizer.json: load it
 
@@ -240,6 +241,24 @@ class DenseEncoder:
         get = getattr(model, "get_embedding_dimension", None) or \
             model.get_sentence_embedding_dimension
         return int(get())
+
+
+def window_summary(lengths: Iterable[np.ndarray], window: int) -> dict[str, float]:
+    """Of texts of these word-piece lengths (blocks of them), against a window of that many
+    pieces: `share` of texts cut, `mean_cut` / `max_cut` pieces beyond the window among
+    the cut ones, and `unseen_share` of all pieces."""
+    n = total = n_cut = cut_sum = cut_max = 0
+    for block in lengths:
+        n += block.size
+        total += int(block.sum())
+        cut = block[block > window] - window
+        n_cut += cut.size
+        cut_sum += int(cut.sum())
+        cut_max = max(cut_max, int(cut.max(initial=0)))
+    return {"share": n_cut / n if n else 0.0,
+            "mean_cut": cut_sum / n_cut if n_cut else 0.0,
+            "max_cut": float(cut_max),
+            "unseen_share": cut_sum / total if total else 0.0}
 
 
 class DenseIndex:

@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ablate.components.metrics.answer import resolve_normalizer
 from ablate.components.model_identity import uses_embedder as reads_embedder
@@ -122,8 +122,10 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
     """Per chunking: chunk count and, when a variant of that chunking runs the dense
     embedder, the share of chunks longer than its window and how much of them it does not
     read (word pieces beyond the window, share of the chunking's pieces unseen). Reads the
-    stored chunk columns, a block of texts at a time: no chunk objects."""
+    stored chunk columns: no chunk objects; the chunkings an embedder reads are counted
+    together, each document encoded once (DenseEncoder.span_window_stats)."""
     out: dict[str, Any] = {}
+    by_model: dict[str, list[tuple[str, Any]]] = {}  # embedder -> (chunking key, frame)
     for v in ctx.variants:
         key = ctx.plan.by_variant[v.name]["chunk"]
         embedded = [u for u in ctx.variants
@@ -131,26 +133,23 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
         if key in out and not (embedded and "embedder" not in out[key]):
             continue
         frame = ctx.store.read("chunk", key)
-        entry: dict[str, Any] = {"chunking": v.config.chunking.model_dump(mode="json"),
-                                 "chunks": frame.height}
+        out[key] = {"chunking": v.config.chunking.model_dump(mode="json"), "chunks": frame.height}
         if embedded:
             model = embedded[0].config.retrieval.dense_model
-            enc = DenseEncoder(dense_model_path(model), None)
-            window = enc.window_stats(chunk_texts(ctx, frame))
-            entry.update({"embedder": model, "embedder_window": enc.max_seq_length,
-                          "share_over_embedder_window": round(window["share"], 4),
-                          "pieces_cut_mean": round(window["mean_cut"], 2),
-                          "pieces_cut_max": int(window["max_cut"]),
-                          "share_of_pieces_unseen": round(window["unseen_share"], 4)})
-        out[key] = entry
+            out[key]["embedder"] = model
+            by_model.setdefault(model, []).append((key, frame))
+    if by_model:
+        docs = ctx.dataset.doc_by_id()
+    for model, frames in by_model.items():
+        enc = DenseEncoder(dense_model_path(model), None)
+        spans = [(f["doc_id"].to_list(), f["start"].to_list(), f["end"].to_list()) for _, f in frames]
+        for (key, _), window in zip(frames, enc.span_window_stats(lambda d: docs[d].text, spans)):
+            out[key].update({"embedder_window": enc.max_seq_length,
+                             "share_over_embedder_window": round(window["share"], 4),
+                             "pieces_cut_mean": round(window["mean_cut"], 2),
+                             "pieces_cut_max": int(window["max_cut"]),
+                             "share_of_pieces_unseen": round(window["unseen_share"], 4)})
     return out
-
-
-def chunk_texts(ctx: RunContext, frame: Any) -> Iterator[str]:
-    """The texts of a stored chunk frame, sliced from the documents as they are read."""
-    docs = ctx.dataset.doc_by_id()
-    for doc, start, end in zip(frame["doc_id"], frame["start"], frame["end"]):
-        yield docs[doc].text[start:end]
 
 
 def design_record(ctx: RunContext) -> dict[str, Any] | None:

@@ -34,7 +34,7 @@ def test_sweep_survives_unreachable_mlflow_then_sync(prefect_server, tmp_path, s
     assert result["mlflow"] is None and "unreachable" in result["mlflow_error"]
     out = Path(result["sweep_dir"])
     for name in ("per_query.parquet", "stats.parquet", "report.md", "report.html",
-                 "plots/buckets.png"):
+                 "plots/buckets.svg"):
         assert (out / name).is_file(), name
     with get_client(sync_client=True) as client:
         arts = client.read_artifacts(artifact_filter=ArtifactFilter(

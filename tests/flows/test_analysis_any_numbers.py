@@ -52,7 +52,7 @@ def test_ci_excluding_its_estimate_still_gets_every_output(sweep, tmp_path, monk
     folder = _write(ctx, tmp_path)
     assert "incomplete" not in _manifest(folder)
     for name in ("per_query.parquet", "stats.parquet", "report.md", "report.html", "summary.txt",
-                 "plots/overview.png"):
+                 "plots/overview.svg"):
         assert (folder / name).is_file(), name
     assert "]‡" in (folder / "report.md").read_text()
 

@@ -27,7 +27,7 @@ def sweep(tmp_path):
 def test_report_rebuilds_from_saved_results(sweep, capsys):
     assert not (sweep / "report.md").exists()
     assert _run(["report", str(sweep), "--latex", "--key-metric", "final/recall_at_5"]) == 0
-    for name in ("report.md", "report.html", "report.tex", "summary.txt", "plots/buckets.png"):
+    for name in ("report.md", "report.html", "report.tex", "summary.txt", "plots/buckets.svg"):
         assert (sweep / name).is_file(), name
     md = (sweep / "report.md").read_text()
     assert "## All other metrics" in md  # answer/f1 is no longer a key metric

@@ -84,11 +84,11 @@ def test_report_shows_the_interaction_section_and_plot(sweep):
     report = (out / "report.md").read_text()
     assert "## Factorial: interactions" in report
     section = report.split("## Factorial: interactions")[1].split("\n## ")[0]
-    assert "plots/interaction_chunking_size__context_budget.png" in section
+    assert "plots/interaction_chunking_size__context_budget.svg" in section
     assert "### final/recall_at_5" in section and "### answer/f1" in section
     assert f"| {CELLS[3]} | interaction |" in section
-    png = out / "plots" / "interaction_chunking_size__context_budget.png"
-    assert png.is_file() and png.read_bytes()[:4] == b"\x89PNG"
+    svg = out / "plots" / "interaction_chunking_size__context_budget.svg"
+    assert svg.is_file() and svg.read_bytes()[:5] == b"<?xml"
     html = (out / "report.html").read_text()
     assert "Factorial: interactions" in html and 'src="plots/interaction_' not in html  # embedded
 
@@ -101,7 +101,7 @@ def test_report_rebuilt_from_the_folder_has_the_section(sweep):
     assert res.factorial is not None and res.factorial.height
     files = build_report(res)
     assert files["report.md"] == (out / "report.md").read_text()
-    assert "plots/interaction_chunking_size__context_budget.png" in files
+    assert "plots/interaction_chunking_size__context_budget.svg" in files
 
 
 def test_the_combined_cell_section_labels_the_baseline(sweep):

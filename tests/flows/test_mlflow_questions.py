@@ -63,7 +63,7 @@ def test_parent_has_report_appendix_and_overview_plot(logged):
     client = MlflowClient(tracking_uri=uri)
     top = {a.path for a in client.list_artifacts(out["parent"])}
     assert {"report.md", "report.html", "report-appendix.md", "report-appendix.html"} <= top
-    assert "plots/overview.png" in {a.path for a in client.list_artifacts(out["parent"], "plots")}
+    assert "plots/overview.svg" in {a.path for a in client.list_artifacts(out["parent"], "plots")}
 
 
 def test_syncing_again_does_not_append_rows(logged, tmp_path):

@@ -50,9 +50,9 @@ def test_report_shows_the_worth_section_and_plot(sweep):
     report = (out / "report.md").read_text()
     assert "## Worth: what each part is worth" in report
     section = report.split("## Worth: what each part is worth")[1].split("\n## ")[0]
-    assert "plots/worth.png" in section and "### answer/f1" in section
+    assert "plots/worth.svg" in section and "### answer/f1" in section
     assert "| chunking.size (96) |" in section and "| chunking.size × context.budget (96 × 40) |" in section
-    assert (out / "plots" / "worth.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "plots" / "worth.svg").read_bytes()[:5] == b"<?xml"
     files = build_report(load_sweep(out))
     assert files["report.md"] == report
 

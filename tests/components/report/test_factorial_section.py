@@ -38,11 +38,11 @@ def test_section_and_plot_for_a_design():
     effects = factorial_effects(pq, design, metrics=["answer/f1"], resamples=500,
                                 bootstrap_resamples=300)
     plots = interaction_plots(MANIFEST, VARIANTS, pq, effects, ["answer/f1"])
-    assert list(plots) == ["interaction_a__b.png"] and plots["interaction_a__b.png"][:4] == b"\x89PNG"
+    assert list(plots) == ["interaction_a__b.svg"] and plots["interaction_a__b.svg"][:5] == b"<?xml"
     lines = factorial_section(MANIFEST, VARIANTS, effects, ["answer/f1"], list(plots))
     text = "\n".join(lines)
     assert lines[0] == "## Factorial: interactions"
-    assert "![a × b: interaction plot of the key metrics](plots/interaction_a__b.png)" in text
+    assert "![a × b: interaction plot of the key metrics](plots/interaction_a__b.svg)" in text
     assert "Significant interactions: a=2 × b=y (+0.2" in text
     assert "| a=2 × b=y | interaction |" in text and "| 113 |" in text
 

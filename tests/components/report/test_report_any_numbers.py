@@ -26,7 +26,7 @@ from ablate.components.report.sweep_data import SweepResults
 from ablate.components.stats.compare import EXTRA_SCHEMA, OUTPUT_SCHEMA
 from ablate.components.stats.factorial import FACTORIAL_SCHEMA
 
-PNG = b"\x89PNG\r\n\x1a\n"
+SVG = b"<?xml"
 VARIABLES = ("chunking.size", "fusion.rrf_k", "context.budget", "generator.temperature",
              "rerank.depth")
 METRICS = ("final/recall_at_5", "answer/f1", "answer/em", "final/ndcg_at_10", "tokens/in")
@@ -235,7 +235,7 @@ def check(files: dict[str, str | bytes]) -> None:
     assert {"report.md", "report.html", "summary.txt", "report.tex"} <= set(files)
     for name, content in files.items():
         if isinstance(content, bytes):
-            assert content.startswith(PNG), name
+            assert content.startswith(SVG) and b"<svg" in content[:400], name
         elif name != "prefect-rows.txt":
             raw = RAW.search(content)
             assert raw is None, f"{name} prints a raw {raw.group(0)!r}: …{content[max(0, raw.start() - 80):raw.end() + 40]}…"
@@ -287,10 +287,10 @@ def _row(delta: float, lo: float, hi: float, significant: bool = True) -> dict[s
 def test_error_bars_of_a_ci_that_excludes_its_estimate(lo, hi):
     """The 300-question Chinese sweep: a CI excluding its own estimate made matplotlib
     refuse the error bar ('yerr' must not contain negative values) and lost the report."""
-    png = variable_plot("chunking.size", [("baseline", "256"), ("v", "64")], ["answer/f1"],
+    svg = variable_plot("chunking.size", [("baseline", "256"), ("v", "64")], ["answer/f1"],
                         {("baseline", "answer/f1"): 0.5, ("v", "answer/f1"): 0.5},
                         {("v", "answer/f1"): _row(0.0, lo, hi)})
-    assert png.startswith(PNG)
+    assert svg.startswith(SVG)
 
 
 def test_sweep_whose_ci_excludes_its_estimate_gets_its_report(tmp_path):

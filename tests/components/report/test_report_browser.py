@@ -67,3 +67,17 @@ def test_browser_finds_the_overview_plot_and_table_first(tmp_path):
     first_table = body[body.index("<table"):body.index("</table>")]
     assert "variable" in first_table and "chunking.size" in first_table and "fusion.rrf_k" in first_table
     assert body.index("<table") < body.index(">Findings<") and body.index("<img") < body.index(">Findings<")
+
+
+def test_embedded_svg_and_png_pass_and_a_mislabelled_image_fails():
+    import base64
+
+    def img(media: str, data: bytes) -> str:
+        return f'<img alt="x" src="data:{media};base64,{base64.b64encode(data).decode()}">'
+    svg = b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"></svg>'
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 8
+    static = _script().static_problems
+    assert static(img("image/svg+xml", svg) + img("image/png", png)) == []
+    assert static(img("image/png", svg)) == ["image data URI is not image/png"]
+    assert static(img("image/svg+xml", png)) == ["image data URI is not image/svg+xml"]
+    assert static('<img src="plots/overview.svg">') == ["image not embedded: plots/overview.svg"]

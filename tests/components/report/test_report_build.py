@@ -1,5 +1,5 @@
 """The report rebuilt from a (synthetic) sweep folder: tables match stats.parquet, findings
-name the significant change, plots are real PNGs embedded in a self-contained HTML page."""
+name the significant change, plots are real SVGs embedded in a self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ablate.components.report.numbers import fmt, fmt_p
 from ablate.components.report.sweep_data import family_counts, load_sweep, variables
 from tests.components.report.synthetic import make_sweep
 
-PNG = b"\x89PNG\r\n\x1a\n"
+SVG = b'<?xml version="1.0" encoding="utf-8" standalone="no"?>\n<!DOCTYPE svg'
 
 
 @pytest.fixture(scope="module")
@@ -73,17 +73,29 @@ def test_findings_warn_when_underpowered():
     assert "No variant differs significantly" in text
 
 
-def test_plots_are_pngs_embedded_in_self_contained_html(files):
-    pngs = {k: v for k, v in files.items() if k.startswith("plots/")}
-    assert set(pngs) == {"plots/overview.png", "plots/sweep_chunking_size.png",
-                         "plots/sweep_fusion_rrf_k.png", "plots/buckets.png", "plots/cost.png"}
-    assert all(v.startswith(PNG) for v in pngs.values())
+def test_plots_are_svgs_embedded_in_self_contained_html(files):
+    svgs = {k: v for k, v in files.items() if k.startswith("plots/")}
+    assert set(svgs) == {"plots/overview.svg", "plots/sweep_chunking_size.svg",
+                         "plots/sweep_fusion_rrf_k.svg", "plots/buckets.svg", "plots/cost.svg"}
+    assert all(v.startswith(SVG) for v in svgs.values())
     html = files["report.html"]
     assert 'src="plots/' not in html and "http://" not in html and "https://" not in html
-    embedded = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    embedded = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
     assert len(embedded) == 5
-    assert {base64.b64decode(e) for e in embedded} == set(pngs.values())
+    assert {base64.b64decode(e) for e in embedded} == set(svgs.values())
     assert "| variant |" not in html
+    md = files["report.md"]
+    assert all(f"]({name})" in md for name in svgs)
+
+
+def test_plot_text_is_svg_text_with_fixed_ids_and_no_date(files):
+    """Text stays text (no glyph outlines: the figures' drawing time is mostly text), so
+    a figure's words can be found in its file; no date and no random ids, so the same
+    figure is the same bytes."""
+    buckets, cost = files["plots/buckets.svg"].decode(), files["plots/cost.svg"].decode()
+    assert ">Failure buckets per variant</text>" in buckets and "<dc:date>" not in buckets
+    assert ">Latency</text>" in cost and ">Tokens</text>" in cost and "glyph" not in cost
+    assert "sans-serif" in cost and "Matplotlib" not in cost
 
 
 def test_other_metrics_in_the_appendix_rendered(sweep):
@@ -99,7 +111,7 @@ def test_rebuild_is_deterministic(sweep, files):
 def test_write_files_writes_every_file(tmp_path, files):
     written = write_files(tmp_path, files)
     assert {p.relative_to(tmp_path).as_posix() for p in written} == set(files)
-    assert (tmp_path / "plots" / "cost.png").read_bytes() == files["plots/cost.png"]
+    assert (tmp_path / "plots" / "cost.svg").read_bytes() == files["plots/cost.svg"]
     assert not list(tmp_path.rglob(".*tmp*"))
 
 
@@ -129,7 +141,7 @@ def test_missing_file_is_one_line_input_error(tmp_path):
 
 def test_overview_plot_and_table_come_first(sweep, files):
     md = files["report.md"]
-    assert md.index("## Overview") < md.index("plots/overview.png") < md.index("## Findings")
+    assert md.index("## Overview") < md.index("plots/overview.svg") < md.index("## Findings")
     assert md.index("## Findings") < md.index("## chunking.size")
     stats = pl.read_parquet(sweep / "stats.parquet")
     r = stats.filter((pl.col("variant") == "chunking.size=64")

@@ -181,3 +181,25 @@ def test_vectors_in_id_order_are_not_copied(tmp_path):
     assert not np.shares_memory(shuffled.vectors, vecs)
     q = vecs[:3]
     assert index.search(q, 5) == shuffled.search(q, 5) == DenseIndex(ids, vecs.copy()).search(q, 5)
+
+
+def test_window_stats_count_the_pieces_encode_gives():
+    from tokenizers import Tokenizer
+    enc = DenseEncoder(minilm_path(), None)
+    tok = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    texts = ["Ünïcödé naïve café, déjà-vu!", "中文的句子 and English; 1,234.5 %", "", "  \t\n ",
+             "e-mail: a.b@c.org (see §3) — “quotes”", "word " * 300, "x" * 500, "🙂 emoji 🙂"]
+    lengths = np.concatenate(list(enc._piece_counts(iter(texts))))
+    assert lengths.tolist() == [len(tok.encode(t).ids) for t in texts]
+
+
+def test_span_window_stats_are_the_window_stats_of_the_span_texts():
+    enc = DenseEncoder(minilm_path(), None)
+    docs = {"a": "word " * 600 + "naïve café, 中文.", "b": "short text here", "c": "x" * 300}
+    sets = [(["a", "a", "b"], [0, 5, 0], [1500, 3000, 15]), (["c", "a"], [0, 100], [300, 2000]),
+            ([], [], [])]
+    got = enc.span_window_stats(docs.__getitem__, sets)
+    assert got == [enc.window_stats([docs[d][a:b] for d, a, b in zip(*s)]) for s in sets]
+    assert got[0]["share"] == 2 / 3 and got[2]["share"] == 0.0

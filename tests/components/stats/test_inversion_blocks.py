@@ -7,7 +7,7 @@ import numpy as np
 
 from ablate.components.stats import inversion
 from ablate.components.stats.inversion import REL_TOL, SignPatterns
-from ablate.components.stats.signflip import enum_pvalue, signflip_pvalues
+from ablate.components.stats.signflip import enum_pvalue, sign_matrix_blocks, signflip_pvalues
 
 
 def _direct(pat: SignPatterns, S: np.ndarray, N: np.ndarray, t: np.ndarray,
@@ -65,3 +65,45 @@ def test_columns_where_no_question_differs_count_as_the_formula():
             for t in (np.zeros(cols.size), rng.normal(scale=1e-12, size=cols.size),
                       rng.normal(scale=0.5, size=cols.size)):
                 assert np.array_equal(pat.pvalue(t, cols), _direct(pat, S, N, t, cols))
+
+
+def _one_matrix(S: np.ndarray, N: np.ndarray, resamples: int, seed: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """a_t and c_t as built before they were written block by block: every pattern's
+    products in one patterns x columns matrix, then transposed."""
+    g = S.shape[0]
+    blocks = ([inversion.all_signs(g)] if 2**g <= inversion.EXACT_PATTERNS
+              else list(sign_matrix_blocks(g, resamples, seed)))
+    a = np.concatenate([signs @ S for signs in blocks], axis=0)
+    c = np.concatenate([signs @ N for signs in blocks], axis=0)
+    return np.ascontiguousarray(a.T), np.ascontiguousarray(c.T)
+
+
+def test_pattern_sums_written_block_by_block_are_the_one_matrix_bit_for_bit():
+    rng = np.random.default_rng(6)
+    # every pattern; Monte-Carlo in one block, in whole blocks, with a partial last one
+    for g, resamples in ((9, 3000), (14, 100), (16, 2048), (18, 5000), (16, 10_000)):
+        S = rng.normal(size=(g, 23)) * (rng.random((g, 23)) < 0.6)
+        S[:, 4] = 0.0
+        N = rng.integers(0, 5, size=(g, 23)).astype(float)
+        pat = SignPatterns(S, N, resamples=resamples, seed=7)
+        a_t, c_t = _one_matrix(S, N, resamples, 7)
+        assert pat.a_t.flags.c_contiguous and pat.c_t.flags.c_contiguous
+        assert pat.a_t.tobytes() == a_t.tobytes()
+        assert pat.c_t.dtype == np.int16 and np.array_equal(pat.c_t, c_t)  # whole counts
+        assert pat.patterns == a_t.shape[1] == (2**g if pat.exact else resamples)
+
+
+def test_counts_held_as_float64_where_int16_would_not_be_exact(monkeypatch):
+    monkeypatch.setattr(inversion, "BLOCK_COLUMNS", 3)
+    rng = np.random.default_rng(8)
+    for g, scale in ((18, 0.5), (9, 0.5), (18, 3000.0), (9, 3000.0)):
+        S = rng.normal(size=(g, 7)).round(2)
+        S[:, 2] = 0.0
+        N = rng.integers(1, 4, size=(g, 7)) * scale  # halves, or sums over int16's range
+        pat = SignPatterns(S, N, resamples=3000, seed=9)
+        assert pat.c_t.dtype == np.float64
+        assert np.array_equal(pat.c_t, _one_matrix(S, N, 3000, 9)[1])
+        cols = np.arange(7)
+        for t in (np.zeros(7), S.sum(axis=0) / N.sum(axis=0), rng.normal(scale=0.3, size=7)):
+            assert np.array_equal(pat.pvalue(t, cols), _direct(pat, S, N, t, cols))
