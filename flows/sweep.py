@@ -42,7 +42,8 @@ from ablate.flows.run.context import RunOptions, get_context
 from ablate.flows.run.failures import exit_called, stage_failure
 from ablate.flows.run.sharded import check_scheduler, shown_label
 from ablate.flows.run.stage_progress import report_progress, sweep_eta
-from ablate.flows.run.stages import release_models, run_stage, timing_key, work_units
+from ablate.flows.run.stage_timing import timing_key, work_units
+from ablate.flows.run.stages import release_models, run_stage
 from ablate.flows.run.stale import remove_stale
 
 

@@ -49,7 +49,7 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
     """The plan of a run context, as the lines `ablate check` prints."""
     from ablate.flows.plan.embed_estimate import embedding_costs, embedding_lines
     from ablate.flows.plan.estimate import duration, estimate_work, rates, read_manifests
-    from ablate.flows.run.stages import timing_key, work_units
+    from ablate.flows.run.stage_timing import timing_key, work_units
 
     ds, qs = ctx.dataset, ctx.questions
     n_ans = sum(q.answerable for q in qs)

@@ -112,7 +112,7 @@ def estimate(todo: Iterable[str], rates_: Rates, documents: int, questions: int)
 
 
 def estimate_work(todo: Iterable[tuple[str, float]], rates_: Rates) -> Estimate:
-    """Estimate the stages `todo`: (timing key, units of work: flows/run/stages.work_units),
+    """Estimate the stages `todo`: (timing key, units of work: flows/run/stage_timing.work_units),
     one per stage still to compute."""
     seconds, estimated, unknown = 0.0, 0, []
     for key, units in todo:

@@ -29,7 +29,7 @@ class RunContext:
     memo: dict[str, Any] = field(default_factory=dict)
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds computing
-    # timing key -> [stages computed, seconds, units of work (stages.work_units)]
+    # timing key -> [stages computed, seconds, units of work (stage_timing.work_units)]
     timings_by: dict[str, list[float]] = field(default_factory=dict)
     stage_times: dict[str, tuple[float, float]] = field(default_factory=dict)  # key -> wall start, end
     # keys of the stages this run computed (the others' results, latencies included, were
@@ -50,8 +50,8 @@ class RunContext:
             return self.locks.setdefault(name, threading.Lock())
 
     def note_timing(self, key: str, seconds: float, units: int) -> None:
-        """One computed stage under `key` (stages.timing_key) took `seconds` for `units`
-        of work (stages.work_units: its questions, or documents for `chunk`)."""
+        """One computed stage under `key` (stage_timing.timing_key) took `seconds` for `units`
+        of work (stage_timing.work_units: its questions, or documents for `chunk`)."""
         with self._lock:
             entry = self.timings_by.setdefault(key, [0, 0.0, 0])
             entry[0] += 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import time
 from typing import Callable
@@ -50,6 +49,7 @@ from ablate.flows.run.frames import (
 )
 from ablate.flows.run.native_probe import ensure_safe, native_libraries
 from ablate.flows.run.scoring import score_variant
+from ablate.flows.run.stage_timing import own_questions, timing_key, work_units
 
 # ---- loading inputs (memoised per process) ------------------------------------------
 
@@ -132,23 +132,12 @@ def judge_prompts_of(ctx: RunContext) -> PromptSet:
     return ctx.judge_prompts
 
 
-def _own_questions(ctx: RunContext, node: StageNode) -> tuple:
-    return ctx.question_sets.get(node.questions, ctx.questions) if node.questions else ctx.questions
-
-
-def work_units(ctx: RunContext, node: StageNode) -> int:
-    """What a stage's compute rate is per (flows/plan/estimate.py): the documents for
-    `chunk`, else the questions it runs on (a sweep on its own tier: its sample's)."""
-    from ablate.flows.plan.estimate import _unit
-    return _unit(node.stage, len(ctx.dataset.documents), len(_own_questions(ctx, node)))
-
-
 def questions_of(ctx: RunContext, node: StageNode) -> tuple:
     """The questions a stage runs on: its variant's own sample, else the experiment's;
     their text perturbed for a stage that reads `query.perturbation` when it is set (its
     config is projected on what it reads, so the others see `none`; the gold spans and
     answers stay as they are)."""
-    qs = _own_questions(ctx, node)
+    qs = own_questions(ctx, node)
     name = node.config.query.perturbation  # the default `none` unless the stage reads it
     if name == NONE:
         return qs
@@ -398,14 +387,3 @@ def run_stage(ctx: RunContext, node: StageNode) -> bool:
         ctx.timings[node.stage] = ctx.timings.get(node.stage, 0.0) + seconds
         ctx.note_timing(timing_key(node), seconds, work_units(ctx, node))
     return True
-
-
-def timing_key(node: StageNode) -> str:
-    """What a stage's compute time is recorded under, for estimates (`ablate check`): the
-    stage and its components, e.g. `generate:smollm2`, `retrieve:bm25+default`; a long
-    list of components (every metric of `score`) is shortened to its count and a hash."""
-    names = "+".join(sorted(node.resolved.names)) or "-"
-    if len(names) > 48:
-        digest = hashlib.sha256(names.encode()).hexdigest()[:8]
-        names = f"{len(node.resolved.names)}-components-{digest}"
-    return f"{node.stage}:{names}"

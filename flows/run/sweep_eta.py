@@ -24,7 +24,7 @@ class SweepEta:
         from ablate.flows.plan.embed_estimate import embedding_costs
         from ablate.flows.plan.estimate import estimate_work, rates, read_manifests
         from ablate.flows.run import console
-        from ablate.flows.run.stages import timing_key, work_units
+        from ablate.flows.run.stage_timing import timing_key, work_units
 
         self.say = say or console.eta_line
         self.todo = {k for k, n in ctx.plan.nodes.items()
