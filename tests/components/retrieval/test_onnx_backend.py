@@ -217,10 +217,23 @@ def test_the_export_runs_outside_the_calling_process(tmp_path):
         "a = exported_model(minilm_path(), 'fp', 'onnx', Path(sys.argv[1]) / 'a')\n"
         "b = exported_model(minilm_path(), 'fp', 'onnx', Path(sys.argv[1]) / 'b')\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules\n"
-        "assert a.stat().st_ino == b.stat().st_ino and a.stat().st_size > 10**7\n")
+        "assert a.stat().st_size > 10**7 and a.read_bytes() == b.read_bytes()\n")
     env = dict(os.environ, ABLATE_STATE_HOME=str(tmp_path / "state"))
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     made = list((tmp_path / "state" / "onnx").rglob("model.onnx"))
-    assert len(made) == 1 and made[0].stat().st_nlink == 3  # the machine's, a, b
+    assert len(made) == 1  # exported once
+    if _links_work(tmp_path):  # else each cache folder holds a copy (_link_or_copy)
+        assert made[0].stat().st_nlink == 3  # the machine's, a, b: one file on disk
+
+
+def _links_work(folder) -> bool:
+    """Whether this file system takes hard links (some refuse them)."""
+    probe = folder / "link-probe"
+    probe.write_bytes(b"")
+    try:
+        os.link(probe, folder / "link-probe-2")
+    except OSError:
+        return False
+    return True
