@@ -68,14 +68,16 @@ def read_now() -> Reading | None:
 
 class OthersBusy:
     """`cores()`: (cores other processes kept busy, the window's seconds) over the window
-    since the previous call, or over a `probe` of its own when there was none within
-    `stale` seconds; (None, 0) where nothing can be read."""
+    since the previous reading, or over a `probe` of its own when there was none within
+    `stale` seconds; a call less than `probe` after the last reading repeats its answer
+    (never waits); (None, 0) where nothing can be read."""
 
     def __init__(self, read: Callable[[], Reading | None] = read_now,
                  sleep: Callable[[float], None] = time.sleep,
                  probe: float = PROBE_S, stale: float = STALE_S) -> None:
         self.read, self.sleep, self.probe, self.stale = read, sleep, probe, stale
         self._last: Reading | None = None
+        self._result: tuple[float | None, float] | None = None
         self._lock = threading.Lock()
 
     def cores(self) -> tuple[float | None, float]:
@@ -87,9 +89,8 @@ class OthersBusy:
             if last is None or now.t - last.t > self.stale:
                 self.sleep(self.probe)
                 last, now = now, self.read()
-            elif now.t - last.t < self.probe:
-                self.sleep(self.probe - (now.t - last.t))
-                now = self.read()
+            elif now.t - last.t < self.probe and self._result is not None:
+                return self._result  # too short a window to tell: the last answer stands
             if now is None:
                 return None, 0.0
             self._last = now
@@ -97,7 +98,8 @@ class OthersBusy:
             if window <= 0:
                 return 0.0, 0.0
             others = (now.busy - last.busy) - (now.own - last.own)
-            return max(0.0, others / window), window
+            self._result = (max(0.0, others / window), window)
+            return self._result
 
 
 SAMPLER = OthersBusy()  # one per process: every stage's decision continues its window

@@ -52,15 +52,17 @@ def test_first_call_probes_then_each_call_measures_since_the_last():
     assert c.slept == [0.2]  # no waiting when a window is there
 
 
-def test_a_stale_window_is_probed_again_and_a_short_one_waits_for_the_rest():
+def test_a_stale_window_is_probed_again_and_a_short_one_repeats_the_last_answer():
     c = Clock([(0.0, 0.0, 0.0), (0.2, 0.0, 0.0),
                (100.0, 50.0, 0.0), (100.2, 50.4, 0.0),  # 100 s later: a probe, 2 cores busy
-               (100.25, 50.4, 0.0), (100.4, 50.4, 0.2)])  # 0.05 s later: waits 0.15 s
+               (100.25, 50.4, 0.0),  # 0.05 s later: too short to tell, never waits
+               (100.5, 50.4, 0.3)])  # 0.3 s after the last reading: measured again
     s = cpu_now.OthersBusy(c.read, c.sleep)
     s.cores()
     assert s.cores() == pytest.approx((2.0, 0.2))
-    assert s.cores() == pytest.approx((0.0, 0.2))
-    assert c.slept == [0.2, 0.2, 0.15]
+    assert s.cores() == pytest.approx((2.0, 0.2))
+    assert s.cores() == pytest.approx((0.0, 0.3))
+    assert c.slept == [0.2, 0.2]
 
 
 def test_nothing_readable_falls_back_to_the_load_average(monkeypatch):
