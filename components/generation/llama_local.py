@@ -76,8 +76,8 @@ def load_llama(path: Path, n_ctx: int = N_CTX, seed: int = 0) -> tuple[Any, thre
 def adapt_threads(llm: Any) -> int:
     """Set llama.cpp's threads for the next call (the caller holds the model's lock) and
     return them: at most N_THREADS, fewer when other processes keep cores busy (the
-    torch backend's rule, torch_gguf.decode_threads: the cores the 1-minute load average
-    leaves idle, this process's own threads not counted), so its spin-waiting threads do
+    torch backend's rule, torch_gguf.decode_threads: the cores other processes leave
+    idle now, this process's own CPU time not counted), so its spin-waiting threads do
     not fight a busy machine. ABLATE_LLAMA_THREADS fixes the number. The thread count never
     changes a reply (each dot product is summed by one thread: module doc)."""
     from llama_cpp import llama_cpp as lib

@@ -159,9 +159,9 @@ def _reply(tok: Any, new: list[int], stop: list[str]) -> tuple[str, int]:
 def decode_threads(most: int | None = None, cores: int | None = None,
                    load: float | None = None, running: int | None = None) -> int:
     """torch's intra-op threads for the next batch, at most `most` (torch's own setting):
-    the cores other processes leave idle
-    (the 1-minute load average less this process's `running` decode threads), at least
-    one. On a busy machine more threads than idle cores wait on each other at every
+    the cores other processes leave idle now
+    (runtime.cpu_now: their CPU time since the last choice; given a `load`, the load
+    average less this process's `running` decode threads), at least one. On a busy machine more threads than idle cores wait on each other at every
     operation (measured under load 17 on 2 cores: a batch of 3 took 136 s on 2 threads,
     11 s on 1). The thread count never changes an answer (test_llama_local.py::
     test_torch_thread_count_does_not_change_answers), so it is no part of any key;

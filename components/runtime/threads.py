@@ -4,7 +4,8 @@ On a machine whose other processes keep the cores busy, more threads than idle c
 wait on each other at every operation: each parallel operation ends on a barrier that
 holds until the slowest thread has been scheduled (the local generator measured a batch
 of 3 at 136 s on 2 threads against 11 s on 1 under load 17 on 2 cores: docs/hardware.md).
-On a quiet machine every core is used, as before. For MiniLM, benchmarks/dense_threads.py
+On a quiet machine every core is used, as before. What other processes use is measured
+now (runtime.cpu_now), not read off the lagging 1-minute load average. For MiniLM, benchmarks/dense_threads.py
 measures the rule against torch's default side by side; on 2026-12-04 at load 2.3-3.3 on
 2 cores of an AMD EPYC it gave no gain (best rounds 0.91x: round 1 22.96 s with the rule vs 25.21 s,
 round 2 18.43 s vs 16.71 s), with identical vectors and rankings.
@@ -12,27 +13,52 @@ round 2 18.43 s vs 16.71 s), with identical vectors and rankings.
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
+from ablate.components.runtime import cpu_now
+
 ENV = "ABLATE_TORCH_THREADS"  # a positive integer fixes the count (no load rule)
+LOGGER = logging.getLogger("ablate.progress")
 
 
 def idle_cores(most: int | None = None, cores: int | None = None, load: float | None = None,
                running: int = 0) -> int:
-    """The cores other processes leave idle, between 1 and `most` (and the cores): the
-    cores less the 1-minute load average, this process's own `running` busy threads not
-    counted as others'; ABLATE_TORCH_THREADS, when a positive integer, instead."""
+    """The cores other processes leave idle, between 1 and `most` (and the cores):
+    ABLATE_TORCH_THREADS when a positive integer; else the cores less what other processes
+    use now, rounded (runtime.cpu_now: their CPU time since the last decision, or over a
+    0.2 s probe); where that cannot be read, or when `load` is given, the load average less
+    this process's own `running` busy threads. A measured choice is logged when it changes."""
     fixed = os.environ.get(ENV, "").strip()
     if fixed.isdigit() and int(fixed) > 0:
         return int(fixed)
     if cores is None:
         cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                  else os.cpu_count() or 1)
-    if load is None:
-        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    others = max(0.0, load - running)
-    return max(1, min(most or cores, cores, int(cores - others + 0.5)))
+    measured, window = (None, 0.0) if load is not None else cpu_now.SAMPLER.cores()
+    if measured is not None:
+        others = measured
+    else:
+        if load is None:
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+        others = max(0.0, load - running)
+    n = max(1, min(most or cores, cores, int(cores - others + 0.5)))
+    if measured is not None:
+        _say_choice(n, cores, measured, window)
+    return n
+
+
+_LAST_CHOICE: list[int] = []
+
+
+def _say_choice(n: int, cores: int, others: float, window: float) -> None:
+    """One line on the progress log when the count differs from the last one logged."""
+    if _LAST_CHOICE and _LAST_CHOICE[-1] == n:
+        return
+    _LAST_CHOICE[:] = [n]
+    LOGGER.info("threads: %d of %d cores (other processes used %.1f cores over the last %.1f s)",
+                n, cores, others, window)
 
 
 class torch_threads:

@@ -20,6 +20,7 @@ from ablate.components.judge.keys import key_input
 from ablate.components.judge.prompts import load_prompts
 from ablate.components.judge.tasks import Ask, ask_many, request_of, schema
 from ablate.components.judge.torch_judge import TorchJudge
+from tests.cpu_fakes import others_use
 
 CONTEXT = ("[1] The Normans were the people who in the 10th and 11th centuries gave their "
            "name to Normandy, a region in France.")
@@ -125,8 +126,8 @@ def test_llama_threads_follow_the_idle_cores(monkeypatch):
     monkeypatch.delenv("ABLATE_TORCH_THREADS", raising=False)
     llm, lock = llama_local.load_llama(LlamaJudge(JudgeConfig()).path)
     monkeypatch.setattr(llama_local.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
-    monkeypatch.setattr(torch_gguf.os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    others_use(monkeypatch, 1.9)
     with lock:
         assert llama_local.adapt_threads(llm) == 1
-        monkeypatch.setattr(torch_gguf.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+        others_use(monkeypatch, 0.0)
         assert llama_local.adapt_threads(llm) == min(2, llama_local.N_THREADS)

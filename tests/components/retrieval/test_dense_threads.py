@@ -14,6 +14,7 @@ from retrieval_helpers import TEXTS
 from ablate.components.retrieval.dense import DenseEncoder, DenseIndex
 from ablate.components.runtime import threads
 from ablate.components.runtime.models import minilm_path
+from tests.cpu_fakes import others_use
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -50,7 +51,7 @@ def _encoder(backend: str = "torch") -> tuple[DenseEncoder, Recording]:
 
 
 def test_busy_machine_encodes_on_the_idle_core_and_restores(two_threads, monkeypatch):
-    monkeypatch.setattr(os, "getloadavg", lambda: (7.9, 7.0, 5.0))  # 2 cores, load ~8
+    others_use(monkeypatch, 1.8)  # 2 cores, another process on most of both
     enc, runtime = _encoder()
     enc.progress_slice = 2  # three calls: the rule is applied before each
     enc.encode(["a", "b", "c", "d", "e"])
@@ -59,14 +60,14 @@ def test_busy_machine_encodes_on_the_idle_core_and_restores(two_threads, monkeyp
 
 
 def test_quiet_machine_keeps_every_thread(two_threads, monkeypatch):
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 0.5, 0.5))
+    others_use(monkeypatch, 0.3)
     enc, runtime = _encoder()
     enc.encode(["a", "b"])
     assert runtime.threads == [2]
 
 
 def test_the_environment_fixes_the_count(two_threads, monkeypatch):
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    others_use(monkeypatch, 0.0)
     monkeypatch.setenv(threads.ENV, "1")
     enc, runtime = _encoder()
     enc.encode(["a"])
@@ -74,7 +75,7 @@ def test_the_environment_fixes_the_count(two_threads, monkeypatch):
 
 
 def test_other_backends_leave_torch_alone(two_threads, monkeypatch):
-    monkeypatch.setattr(os, "getloadavg", lambda: (7.9, 7.0, 5.0))
+    others_use(monkeypatch, 1.8)
     enc, runtime = _encoder("onnx")
     enc.encode(["a"])
     assert runtime.threads == [2]
