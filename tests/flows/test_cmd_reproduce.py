@@ -112,3 +112,17 @@ def test_manifest_index_statistics_for_trec_collections_only():
         "lucene_english": {"documents": 4, "unique_terms": 4, "total_terms": 7}}
     ctx.dataset.source = "beir:/x"
     assert trec_index_stats(ctx) is None
+
+
+def test_reproduce_latin_1_topics_exit_2_then_encoding_reads_them(tmp_path, run_cli, capsys):
+    """Issue 58.4: a Latin-1 topics file was a UnicodeDecodeError traceback."""
+    data = _data(tmp_path)
+    (data / "topics.tsv").write_bytes("1\tthe apple\n2\tdates\n3\tbanana café\n".encode("latin-1"))
+    assert run_cli("reproduce", str(_spec(tmp_path)), "--data", str(data)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ablate: error: {data / 'topics.tsv'}:3: not UTF-8 (")
+    assert "set encoding: latin-1" in err and len(err.strip().splitlines()) == 1
+    assert run_cli("reproduce", str(_spec(tmp_path, encoding="latin-1")), "--data", str(data)) == 0
+    assert "PASS" in capsys.readouterr().out
+    assert run_cli("reproduce", str(_spec(tmp_path, encoding="klingon")), "--data", str(data)) == 2
+    assert "field 'encoding': unknown encoding 'klingon'" in capsys.readouterr().err
