@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ablate.components.contract.errors import InputError
+from ablate.components.contract.yaml_source import line_of, read_yaml
 from ablate.flows.plan.spec import ExperimentSpec
 from ablate.flows.plan.spec_errors import error_loc, error_message
-from ablate.components.contract.yaml_source import line_of, read_yaml
 
 
 class LoadedSpec(BaseModel):
