@@ -35,7 +35,7 @@ from ablate.components.export.regression_file import INDEX_STATS, Regression, lo
 from ablate.components.metrics import trec as trec_metrics
 
 __all__ = ["INDEX_STATS", "Outcome", "Regression", "load", "run", "table", "as_run",
-           "distinct_scores", "index_stats"]
+           "distinct_scores", "index_stats", "input_paths"]
 
 
 @dataclass
@@ -57,6 +57,12 @@ def _need(data: Path, rel: str, reg: Regression, what: str) -> Path:
         raise InputError(f"the {what} of regression '{reg.name}' is not there: put it at "
                          f"{where}{hint}", path=str(reg.path), field=what)
     return where
+
+
+def input_paths(reg: Regression, data: str | Path) -> list[Path]:
+    """The files (and collection folder) a regression reads: an output must not be one."""
+    data = Path(data)
+    return [reg.path, data / reg.collection[0], data / reg.topics[0], data / reg.qrels]
 
 
 def index_stats(tokens: Sequence[Sequence[str]]) -> dict[str, int]:
