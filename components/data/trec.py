@@ -25,6 +25,7 @@ from ablate.components.contract.errors import InputError
 from ablate.components.data.text_encoding import read_lines, read_text
 
 TOPIC_FORMATS = ("auto", "trec", "cacm", "tsv")
+COLLECTION_FORMATS = ("auto", "json", "html")
 _TAG = re.compile(r"<[A-Za-z/!?][^>]*>")  # a '<' followed by a space or '=' is text
 
 
@@ -90,8 +91,8 @@ def read_collection(path: str | Path, format: str = "auto", encoding: str = "utf
         htmls = p.is_dir() and any(p.rglob("*.html"))
         jsons = p.is_file() or any(p.rglob("*.json")) or any(p.rglob("*.jsonl"))
         format = "html" if htmls and not jsons else "json"
-    if format not in ("json", "html"):
-        raise InputError(f"unknown collection format '{format}' (known: auto, json, html)",
+    if format not in COLLECTION_FORMATS:
+        raise InputError(f"unknown collection format '{format}' (known: {', '.join(COLLECTION_FORMATS)})",
                          field="collection.format")
     docs = list(read_json_collection(p, encoding) if format == "json"
                 else read_html_collection(p, encoding))

@@ -17,6 +17,7 @@ from ablate.components.contract.config import PipelineConfig
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.yaml_source import line_of, read_yaml
 from ablate.components.data.text_encoding import codec_name
+from ablate.components.data.trec import COLLECTION_FORMATS, TOPIC_FORMATS
 from ablate.components.metrics import trec as trec_metrics
 
 INDEX_STATS = ("documents", "unique_terms", "total_terms")
@@ -57,9 +58,9 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _file_part(spec: Any, key: str, f: _File, default_format: str) -> tuple[str, str]:
+def _file_part(spec: Any, key: str, f: _File, formats: tuple[str, ...]) -> tuple[str, str]:
     if isinstance(spec, str) and spec:
-        return spec, default_format
+        return spec, "auto"
     if not isinstance(spec, dict):
         raise f.error("expected a path, or {path, format}", key)
     extra = sorted(str(k) for k in spec if k not in ("path", "format"))
@@ -70,7 +71,9 @@ def _file_part(spec: Any, key: str, f: _File, default_format: str) -> tuple[str,
             raise f.error("not a non-empty string", key, part)
     if "path" not in spec:
         raise f.error("missing", key, "path")
-    return spec["path"], spec.get("format", default_format)
+    if spec.get("format", "auto") not in formats:
+        raise f.error(f"unknown format '{spec['format']}' (known: {', '.join(formats)})", key, "format")
+    return spec["path"], spec.get("format", "auto")
 
 
 def _metrics(expected: dict, f: _File) -> dict[str, float]:
@@ -145,7 +148,7 @@ def load(path: str | Path) -> Regression:
     tol = data.get("tolerance", 0.0005)
     if not _is_number(tol) or not math.isfinite(tol) or tol < 0:
         raise f.error(f"a finite non-negative number, not {tol!r}", "tolerance")
-    return Regression(name, p, _file_part(data["collection"], "collection", f, "auto"),
-                      _file_part(data["topics"], "topics", f, "auto"), data["qrels"], cfg,
+    return Regression(name, p, _file_part(data["collection"], "collection", f, COLLECTION_FORMATS),
+                      _file_part(data["topics"], "topics", f, TOPIC_FORMATS), data["qrels"], cfg,
                       _metrics(expected, f), _index(expected, f), float(tol),
                       data.get("source", ""), data.get("data_hint", ""), encoding)

@@ -95,6 +95,8 @@ def test_expected_figures_and_tolerance_are_finite(tmp_path, old, new, line, fie
     ("qrels: qrels.txt", "qrels: [qrels.txt]", 5, "qrels"),
     ("format: tsv", "format: [tsv]", 4, "topics.format"),
     ("{path: corpus, format: json}", "{path: 12, format: json}", 3, "collection.path"),
+    ("format: json", "format: xml", 3, "collection.format"),
+    ("format: tsv", "format: csv", 4, "topics.format"),
 ])
 def test_text_fields_are_strings(tmp_path, old, new, line, field):
     f = _write(tmp_path, BASE.replace(old, new))
