@@ -113,9 +113,9 @@ def _check_expansion(node: Any, path: Path) -> None:
 
 
 def _reject_duplicate_keys(node: Any, path: Path) -> None:
-    """YAML lets a repeated key silently override the first; in an experiment file that
-    (or a regression file) hides a mistake, so it is an error naming the second occurrence. Each node is visited
-    once, however many aliases refer to it."""
+    """YAML lets a repeated key silently override the first; in an experiment file (or a
+    regression file) that hides a mistake, so it is an error naming the second occurrence.
+    Each node is visited once, however many aliases refer to it."""
     stack = [node]
     visited: set[int] = set()
     while stack:

@@ -7,8 +7,9 @@ over all groups. NDCG@K gains are the label values of relevant chunks (best over
 "linear" uses the value, "exponential" 2**value - 1; the ideal ranking sorts every
 labelled relevant chunk by gain. Exponential gains of labels over 1000 (2.0 ** 1024
 overflows a float) are all scaled by 2**-shift, shift the largest label less 1000: NDCG
-is a ratio, so unchanged, and below that every figure is what the plain formula gives. Questions without evidence groups are undefined: every
-metric is NaN, to be excluded and counted by the caller, never scored 0 or 1.
+is a ratio, so unchanged, and below that every figure is what the plain formula gives.
+Questions without evidence groups are undefined: every metric is NaN, to be excluded and
+counted by the caller, never scored 0 or 1.
 """
 
 from __future__ import annotations
