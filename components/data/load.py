@@ -16,6 +16,7 @@ from ablate.components.data.beir import load_beir
 from ablate.components.data.fingerprint import fingerprint
 from ablate.components.data.jsonl import find_file, load_jsonl
 from ablate.components.data.squad import load_squad
+from ablate.components.data.text_encoding import codec_name
 from ablate.components.data.trec import find_trec_files, load_trec
 from ablate.components.data.validate import Origin, check_documents, check_questions, problems
 
@@ -43,16 +44,25 @@ def detect_format(path: Path) -> str:
     raise InputError("no such file or folder", path=str(path))
 
 
-def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test") -> Dataset:
+def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test",
+                 encoding: str = "utf-8") -> Dataset:
     """Load and validate a data set; raises InputError on the first bad record (while
-    collecting: records every bad record and returns the rest)."""
+    collecting: records every bad record and returns the rest). `encoding`: of a TREC
+    folder's files (the other formats are UTF-8 JSON)."""
     path = Path(path)
     if format not in FORMATS:
         raise InputError(f"unknown data format '{format}' (known: {', '.join(FORMATS)})",
                          field="format")
+    try:
+        encoding = codec_name(encoding)
+    except ValueError as exc:
+        raise InputError(str(exc), field="encoding") from None
     if not path.exists():
         raise InputError("no such file or folder", path=str(path))
     fmt = detect_format(path) if format == "auto" else format
+    if encoding != "utf-8" and fmt != "trec":
+        raise InputError(f"an encoding other than UTF-8 is for TREC data only; {fmt} files "
+                         "are UTF-8", path=str(path), field="encoding")
     doc_stream: Iterable[tuple[Document, Origin]]
     q_stream: Iterable[tuple[Question, Origin]]
     if fmt == "jsonl":
@@ -66,7 +76,7 @@ def load_dataset(path: str | Path, format: str = "auto", beir_split: str = "test
     elif fmt == "trec":
         if not path.is_dir():
             raise InputError("the trec format needs a folder", path=str(path))
-        doc_stream, q_stream = load_trec(path)
+        doc_stream, q_stream = load_trec(path, encoding)
     else:
         if not path.is_dir():
             raise InputError("the beir format needs a folder", path=str(path))

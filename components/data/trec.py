@@ -8,7 +8,9 @@
 - Qrels: `qid iteration docid relevance` per line, graded (a relevance of 0 or less is
   judged non-relevant).
 
-Every reader raises an InputError naming the file, the line and what is wrong.
+Every reader raises an InputError naming the file, the line and what is wrong; each
+reads its files in `encoding` (UTF-8 unless told: old collections are often Latin-1), a
+byte that is not of it an error naming the line (components/data/text_encoding.py).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from pathlib import Path
 from typing import Iterator
 
 from ablate.components.contract.errors import InputError
+from ablate.components.data.text_encoding import read_lines, read_text
 
 TOPIC_FORMATS = ("auto", "trec", "cacm", "tsv")
+COLLECTION_FORMATS = ("auto", "json", "html")
 _TAG = re.compile(r"<[A-Za-z/!?][^>]*>")  # a '<' followed by a space or '=' is text
 
 
@@ -44,26 +48,25 @@ def _files(path: Path, suffixes: tuple[str, ...]) -> list[Path]:
     return found
 
 
-def read_json_collection(path: str | Path) -> Iterator[TrecDoc]:
+def read_json_collection(path: str | Path, encoding: str = "utf-8") -> Iterator[TrecDoc]:
     """Anserini's JsonCollection: one `{"id": ..., "contents": ...}` object per line."""
     for f in _files(Path(path), (".json", ".jsonl")):
-        with open(f, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not a JSON object: {exc.msg}", path=str(f), line=n) from None
-                if not isinstance(rec, dict):
-                    raise InputError("not a JSON object", path=str(f), line=n)
-                for key in ("id", "contents"):
-                    if not isinstance(rec.get(key), str):
-                        raise InputError("missing or not a string", path=str(f), line=n, field=key)
-                if not rec["id"] or any(ch.isspace() for ch in rec["id"]):
-                    raise InputError("an id must be non-empty without white space",
-                                     path=str(f), line=n, field="id")
-                yield TrecDoc(rec["id"], rec["contents"], str(f), n)
+        for n, line in read_lines(f, encoding):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not a JSON object: {exc.msg}", path=str(f), line=n) from None
+            if not isinstance(rec, dict):
+                raise InputError("not a JSON object", path=str(f), line=n)
+            for key in ("id", "contents"):
+                if not isinstance(rec.get(key), str):
+                    raise InputError("missing or not a string", path=str(f), line=n, field=key)
+            if not rec["id"] or any(ch.isspace() for ch in rec["id"]):
+                raise InputError("an id must be non-empty without white space",
+                                 path=str(f), line=n, field="id")
+            yield TrecDoc(rec["id"], rec["contents"], str(f), n)
 
 
 def html_text(html: str) -> str:
@@ -74,17 +77,13 @@ def html_text(html: str) -> str:
     return text
 
 
-def read_html_collection(path: str | Path) -> Iterator[TrecDoc]:
+def read_html_collection(path: str | Path, encoding: str = "utf-8") -> Iterator[TrecDoc]:
     """Anserini's HtmlCollection: one document per .html file, named by the file."""
     for f in _files(Path(path), (".html", ".htm")):
-        try:
-            raw = f.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text (byte {exc.start})", path=str(f)) from None
-        yield TrecDoc(f.name.rsplit(".", 1)[0], html_text(raw), str(f))
+        yield TrecDoc(f.name.rsplit(".", 1)[0], html_text(read_text(f, encoding)), str(f))
 
 
-def read_collection(path: str | Path, format: str = "auto") -> list[TrecDoc]:
+def read_collection(path: str | Path, format: str = "auto", encoding: str = "utf-8") -> list[TrecDoc]:
     """The documents of a collection (`json`, `html`, or `auto`: html when the folder
     holds .html files and no .json/.jsonl), ids unique."""
     p = Path(path)
@@ -92,10 +91,11 @@ def read_collection(path: str | Path, format: str = "auto") -> list[TrecDoc]:
         htmls = p.is_dir() and any(p.rglob("*.html"))
         jsons = p.is_file() or any(p.rglob("*.json")) or any(p.rglob("*.jsonl"))
         format = "html" if htmls and not jsons else "json"
-    if format not in ("json", "html"):
-        raise InputError(f"unknown collection format '{format}' (known: auto, json, html)",
+    if format not in COLLECTION_FORMATS:
+        raise InputError(f"unknown collection format '{format}' (known: {', '.join(COLLECTION_FORMATS)})",
                          field="collection.format")
-    docs = list(read_json_collection(p) if format == "json" else read_html_collection(p))
+    docs = list(read_json_collection(p, encoding) if format == "json"
+                else read_html_collection(p, encoding))
     seen: set[str] = set()
     for d in docs:
         if d.doc_id in seen:
@@ -107,12 +107,12 @@ def read_collection(path: str | Path, format: str = "auto") -> list[TrecDoc]:
     return docs
 
 
-def read_topics(path: str | Path, format: str = "auto") -> dict[str, str]:
+def read_topics(path: str | Path, format: str = "auto", encoding: str = "utf-8") -> dict[str, str]:
     """{qid: query text} of a topics file."""
     p = Path(path)
     if not p.is_file():
         raise InputError("no such file", path=str(p))
-    text = p.read_text(encoding="utf-8")
+    text = read_text(p, encoding)
     if format == "auto":
         format = ("trec" if re.search(r"<top>", text, re.I) else
                   "cacm" if re.search(r"<DOCNO>", text) else "tsv")
@@ -189,31 +189,30 @@ def _tsv_topics(text: str, path: str) -> dict[str, str]:
     return out
 
 
-def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+def read_qrels(path: str | Path, encoding: str = "utf-8") -> dict[str, dict[str, int]]:
     """{qid: {docid: relevance}} of a TREC qrels file (graded; every judgment kept)."""
     p = Path(path)
     if not p.is_file():
         raise InputError("no such file", path=str(p))
     out: dict[str, dict[str, int]] = {}
-    with open(p, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise InputError(f"expected 'qid iteration docid relevance', got {len(parts)} "
-                                 "columns", path=str(p), line=n)
-            qid, _, doc, rel = parts
-            try:
-                grade = int(rel)
-            except ValueError:
-                raise InputError(f"relevance '{rel}' is not an integer", path=str(p), line=n,
-                                 field="relevance") from None
-            judged = out.setdefault(qid, {})
-            if doc in judged and judged[doc] != grade:
-                raise InputError(f"document '{doc}' is judged twice for topic '{qid}' "
-                                 "with different relevance", path=str(p), line=n)
-            judged[doc] = grade
+    for n, line in read_lines(p, encoding):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise InputError(f"expected 'qid iteration docid relevance', got {len(parts)} "
+                             "columns", path=str(p), line=n)
+        qid, _, doc, rel = parts
+        try:
+            grade = int(rel)
+        except ValueError:
+            raise InputError(f"relevance '{rel}' is not an integer", path=str(p), line=n,
+                             field="relevance") from None
+        judged = out.setdefault(qid, {})
+        if doc in judged and judged[doc] != grade:
+            raise InputError(f"document '{doc}' is judged twice for topic '{qid}' "
+                             "with different relevance", path=str(p), line=n)
+        judged[doc] = grade
     if not out:
         raise InputError("the qrels file holds no judgments", path=str(p))
     return out
@@ -235,12 +234,12 @@ def find_trec_files(folder: Path) -> tuple[Path, Path, Path] | None:
     return (files[0], topics[0], qrels[0]) if len(files) == 1 else None
 
 
-def load_trec(folder: Path):
+def load_trec(folder: Path, encoding: str = "utf-8"):
     """A TREC folder as (document, origin) and (question, origin) lists, as BEIR's: each
     judged topic is a question whose relevant documents (relevance > 0) are whole-document
     spans carrying their grade, alternatives of one evidence group; a judged topic without
     relevant documents in the collection is unanswerable; topics without judgments are
-    left out."""
+    left out. Every file is read in `encoding`."""
     from ablate.components.contract.records import Document, Question, Span
     from ablate.components.data.validate import Origin
     found = find_trec_files(folder)
@@ -249,10 +248,10 @@ def load_trec(folder: Path):
                          "documents in corpus/ (or one .json/.jsonl file)", path=str(folder))
     coll, topics_path, qrels_path = found
     docs = [(Document(doc_id=d.doc_id, text=d.contents), Origin(d.path, d.line))
-            for d in read_collection(coll)]
+            for d in read_collection(coll, encoding=encoding)]
     lengths = {d.doc_id: len(d.text) for d, _ in docs}
-    topics = read_topics(topics_path)
-    qrels = read_qrels(qrels_path)
+    topics = read_topics(topics_path, encoding=encoding)
+    qrels = read_qrels(qrels_path, encoding)
     questions = []
     for qid, judged in qrels.items():
         if qid not in topics:

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Mapping, MutableMapping, Sequence
 from urllib.parse import quote
 
+from ablate.components.runtime.atomic import atomic_write
+
 # Characters written as they are; everything else (white space, '%', '#', '~', non-ASCII,
 # controls ...) is percent-encoded as UTF-8 bytes. '~' is reserved as the group separator.
 SAFE_CHARS = "-._:/+=@,"
@@ -60,8 +62,7 @@ def write_id_map(path: str | Path, id_map: Mapping[str, str]) -> Path:
     """TSV 'encoded<TAB>original' (header line; \\ \\t \\n \\r escaped in the original)."""
     path = Path(path)
     lines = ["encoded\toriginal"] + [f"{e}\t{_escape(o)}" for e, o in sorted(id_map.items())]
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
+    return atomic_write(path, "".join(line + "\n" for line in lines))
 
 
 def _tag(tag: str) -> str:
@@ -72,7 +73,8 @@ def _tag(tag: str) -> str:
 
 def write_trec_run(path: str | Path, runs: Mapping[str, Sequence[tuple[str, float]]],
                    tag: str = "ablate", id_map: MutableMapping[str, str] | None = None) -> Path:
-    """One line per (qid, chunk): 'qid Q0 chunk_id rank score tag', rank from 1, qids sorted."""
+    """One line per (qid, chunk): 'qid Q0 chunk_id rank score tag', rank from 1, qids
+    sorted; written atomically (never a partial file, whatever stops the write)."""
     path = Path(path)
     tag = _tag(tag)
     lines = []
@@ -80,8 +82,7 @@ def write_trec_run(path: str | Path, runs: Mapping[str, Sequence[tuple[str, floa
         q = encode_id(qid, id_map)
         for rank, (cid, score) in enumerate(runs[qid], start=1):
             lines.append(f"{q} Q0 {encode_id(cid, id_map)} {rank} {float(score):.10g} {tag}")
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
+    return atomic_write(path, "".join(line + "\n" for line in lines))
 
 
 def relevant_labels(groups: Sequence[Mapping[str, float]], threshold: float) -> dict[str, float]:
@@ -147,8 +148,7 @@ def write_trec_qrels(path: str | Path, labels: Labels, threshold: float,
         q = encode_id(qid, id_map)
         for cid in sorted(ints):
             lines.append(f"{q} 0 {encode_id(cid, id_map)} {ints[cid]}")
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
+    return atomic_write(path, "".join(line + "\n" for line in lines))
 
 
 def group_qid(qid: str, group: int, id_map: MutableMapping[str, str] | None = None) -> str:
@@ -166,8 +166,7 @@ def write_group_qrels(path: str | Path, labels: Labels, threshold: float,
             gq = group_qid(qid, g, id_map)
             for cid in sorted(c for c, v in group.items() if v >= threshold):
                 lines.append(f"{gq} 0 {encode_id(cid, id_map)} 1")
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
+    return atomic_write(path, "".join(line + "\n" for line in lines))
 
 
 def write_group_run(path: str | Path, runs: Mapping[str, Sequence[tuple[str, float]]],
@@ -182,5 +181,4 @@ def write_group_run(path: str | Path, runs: Mapping[str, Sequence[tuple[str, flo
             gq = group_qid(qid, g, id_map)
             for rank, (cid, score) in enumerate(runs[qid], start=1):
                 lines.append(f"{gq} Q0 {encode_id(cid, id_map)} {rank} {float(score):.10g} {tag}")
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return path
+    return atomic_write(path, "".join(line + "\n" for line in lines))

@@ -9,6 +9,7 @@ A regression file (experiments/regressions/*.yaml) holds:
     collection: {path: corpus/uncompressed, format: html}   # or json (JsonCollection)
     topics: {path: topics.cacm.txt, format: cacm}           # trec, cacm, tsv or auto
     qrels: qrels.cacm.txt
+    encoding: utf-8                                         # of all three; latin-1 for old ones
     pipeline: {retrieval: {analyzer: lucene_english, depth: 1000,
                            bm25: {variant: lucene, k1: 0.9, b: 0.4}}}
     expected:
@@ -18,41 +19,23 @@ A regression file (experiments/regressions/*.yaml) holds:
 
 Paths are relative to the data folder. Every topic is searched; only judged topics are
 scored (trec_eval's rule). Metrics pass within `tolerance`; index statistics must be equal.
+The file is read and checked by components/export/regression_file.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-import yaml
-from pydantic import ValidationError
-
-from ablate.components.contract.config import PipelineConfig
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Ranking
 from ablate.components.data import trec
+from ablate.components.export.regression_file import INDEX_STATS, Regression, load
 from ablate.components.metrics import trec as trec_metrics
 
-INDEX_STATS = ("documents", "unique_terms", "total_terms")
-KEYS = {"name", "description", "source", "data_hint", "collection", "topics", "qrels",
-        "pipeline", "expected", "tolerance"}
-
-
-@dataclass(frozen=True)
-class Regression:
-    name: str
-    path: Path
-    collection: tuple[str, str]  # (path, format)
-    topics: tuple[str, str]
-    qrels: str
-    cfg: PipelineConfig
-    metrics: dict[str, float]
-    index: dict[str, int]
-    tolerance: float
-    source: str = ""
-    data_hint: str = ""
+__all__ = ["INDEX_STATS", "Outcome", "Regression", "load", "run", "table", "as_run",
+           "distinct_scores", "index_stats", "input_paths"]
 
 
 @dataclass
@@ -67,70 +50,6 @@ class Outcome:
         return all(ok for *_, ok in self.rows)
 
 
-def _file_part(spec: Any, key: str, path: Path, default_format: str) -> tuple[str, str]:
-    if isinstance(spec, str):
-        return spec, default_format
-    if isinstance(spec, dict) and isinstance(spec.get("path"), str) and set(spec) <= {"path", "format"}:
-        return spec["path"], str(spec.get("format", default_format))
-    raise InputError("expected a path, or {path, format}", path=str(path), field=key)
-
-
-def load(path: str | Path) -> Regression:
-    """Read and check a regression file (InputError naming the file and field)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError("no such regression file", path=str(p))
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise InputError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=str(p),
-                         line=None if line is None else line + 1) from None
-    if not isinstance(raw, dict):
-        raise InputError("a regression file holds a mapping", path=str(p))
-    unknown = sorted(set(raw) - KEYS)
-    if unknown:
-        raise InputError(f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(KEYS))})",
-                         path=str(p))
-    for key in ("name", "collection", "topics", "qrels", "pipeline", "expected"):
-        if key not in raw:
-            raise InputError("missing", path=str(p), field=key)
-    try:
-        cfg = PipelineConfig.model_validate(raw["pipeline"])
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = "pipeline." + ".".join(str(x) for x in err["loc"])
-        raise InputError(err["msg"], path=str(p), field=where) from None
-    if cfg.retrieval.paths != ("bm25",):
-        raise InputError("a regression runs the bm25 path alone (retrieval.paths: [bm25])",
-                         path=str(p), field="pipeline.retrieval.paths")
-    expected = raw["expected"]
-    if not isinstance(expected, dict) or not isinstance(expected.get("metrics", {}), dict):
-        raise InputError("expected {metrics: {...}, index: {...}}", path=str(p), field="expected")
-    metrics = {str(k): v for k, v in (expected.get("metrics") or {}).items()}
-    for k, v in metrics.items():
-        if k not in trec_metrics.MEASURES:
-            raise InputError(f"unknown measure (known: {', '.join(trec_metrics.MEASURES)})",
-                             path=str(p), field=f"expected.metrics.{k}")
-        if not isinstance(v, (int, float)):
-            raise InputError("not a number", path=str(p), field=f"expected.metrics.{k}")
-    index = {str(k): v for k, v in (expected.get("index") or {}).items()}
-    for k, v in index.items():
-        if k not in INDEX_STATS or not isinstance(v, int):
-            raise InputError(f"an index statistic ({', '.join(INDEX_STATS)}) as an integer",
-                             path=str(p), field=f"expected.index.{k}")
-    tol = raw.get("tolerance", 0.0005)
-    if not isinstance(tol, (int, float)) or tol < 0:
-        raise InputError("a non-negative number", path=str(p), field="tolerance")
-    qrels = raw["qrels"]
-    if not isinstance(qrels, str):
-        raise InputError("a path", path=str(p), field="qrels")
-    return Regression(str(raw["name"]), p, _file_part(raw["collection"], "collection", p, "auto"),
-                      _file_part(raw["topics"], "topics", p, "auto"), qrels, cfg,
-                      {k: float(v) for k, v in metrics.items()}, index, float(tol),
-                      str(raw.get("source", "")), str(raw.get("data_hint", "")))
-
-
 def _need(data: Path, rel: str, reg: Regression, what: str) -> Path:
     where = data / rel
     if not where.exists():
@@ -138,6 +57,12 @@ def _need(data: Path, rel: str, reg: Regression, what: str) -> Path:
         raise InputError(f"the {what} of regression '{reg.name}' is not there: put it at "
                          f"{where}{hint}", path=str(reg.path), field=what)
     return where
+
+
+def input_paths(reg: Regression, data: str | Path) -> list[Path]:
+    """The files (and collection folder) a regression reads: an output must not be one."""
+    data = Path(data)
+    return [reg.path, data / reg.collection[0], data / reg.topics[0], data / reg.qrels]
 
 
 def index_stats(tokens: Sequence[Sequence[str]]) -> dict[str, int]:
@@ -155,9 +80,10 @@ def run(reg: Regression, data: str | Path, say: Callable[[str], None] | None = N
     from ablate.components.retrieval.analyzer import get_analyzer
     from ablate.components.retrieval.bm25 import BM25Index
     data = Path(data)
-    docs = trec.read_collection(_need(data, reg.collection[0], reg, "collection"), reg.collection[1])
-    topics = trec.read_topics(_need(data, reg.topics[0], reg, "topics"), reg.topics[1])
-    qrels = trec.read_qrels(_need(data, reg.qrels, reg, "qrels"))
+    docs = trec.read_collection(_need(data, reg.collection[0], reg, "collection"), reg.collection[1],
+                                reg.encoding)
+    topics = trec.read_topics(_need(data, reg.topics[0], reg, "topics"), reg.topics[1], reg.encoding)
+    qrels = trec.read_qrels(_need(data, reg.qrels, reg, "qrels"), reg.encoding)
     r = reg.cfg.retrieval
     if r.analyzer == "auto":
         raise InputError("name the analyzer (retrieval.analyzer), not auto", path=str(reg.path),

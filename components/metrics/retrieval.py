@@ -5,8 +5,11 @@ threshold; a question's groups must all be matched for full support. Denominator
 precision@K divides by K even when fewer chunks came back; recall@K counts matched groups
 over all groups. NDCG@K gains are the label values of relevant chunks (best over groups):
 "linear" uses the value, "exponential" 2**value - 1; the ideal ranking sorts every
-labelled relevant chunk by gain. Questions without evidence groups are undefined: every
-metric is NaN, to be excluded and counted by the caller, never scored 0 or 1.
+labelled relevant chunk by gain. Exponential gains of labels over 1000 (2.0 ** 1024
+overflows a float) are all scaled by 2**-shift, shift the largest label less 1000: NDCG
+is a ratio, so unchanged, and below that every figure is what the plain formula gives.
+Questions without evidence groups are undefined: every metric is NaN, to be excluded and
+counted by the caller, never scored 0 or 1.
 """
 
 from __future__ import annotations
@@ -25,8 +28,13 @@ def metric_keys(ks: Sequence[int]) -> list[str]:
     return [f"{name}_at_{k}" for k in ks for name in RETRIEVAL_METRIC_NAMES]
 
 
-def _gain(value: float, gain: str) -> float:
-    return value if gain == "linear" else 2.0 ** value - 1.0
+SAFE_EXPONENT = 1000.0  # the largest exponent of a gain; 2.0 ** 1024 raises OverflowError
+
+
+def _gain(value: float, gain: str, shift: float = 0.0) -> float:
+    """The gain of a label, exponential ones scaled by 2**-shift ((2**v - 1) / 2**shift);
+    shift 0 is exactly 2**v - 1."""
+    return value if gain == "linear" else 2.0 ** (value - shift) - 2.0 ** -shift
 
 
 def retrieval_metrics(ranked_ids: Sequence[str], groups: Sequence[Mapping[str, float]],
@@ -50,13 +58,15 @@ def retrieval_metrics(ranked_ids: Sequence[str], groups: Sequence[Mapping[str, f
         for cid, v in g.items():
             if v >= threshold and v > relevant.get(cid, 0.0):
                 relevant[cid] = v
-    ideal = sorted((_gain(v, gain) for v in relevant.values()), reverse=True)
+    shift = (max(0.0, max(relevant.values()) - SAFE_EXPONENT)
+             if gain == "exponential" and relevant else 0.0)
+    ideal = sorted((_gain(v, gain, shift) for v in relevant.values()), reverse=True)
     out: dict[str, float] = {}
     for k in ks:
         top = ranked[:k]
         matched = sum(1 for g in groups if any(c in g and g[c] >= threshold for c in top))
         rel_ranks = [r for r, c in enumerate(top, start=1) if c in relevant]
-        dcg = sum(_gain(relevant[c], gain) / math.log2(r + 1)
+        dcg = sum(_gain(relevant[c], gain, shift) / math.log2(r + 1)
                   for r, c in enumerate(top, start=1) if c in relevant)
         idcg = sum(gv / math.log2(r + 1) for r, gv in enumerate(ideal[:k], start=1))
         out[f"hit_at_{k}"] = 1.0 if rel_ranks else 0.0

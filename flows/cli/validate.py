@@ -24,6 +24,8 @@ def validate(
     path: Path = typer.Argument(..., help="Data set: native folder, SQuAD .json, BEIR or TREC folder."),
     format: str = typer.Option("auto", "--format", help="auto | jsonl | squad | beir | trec"),
     beir_split: str = typer.Option("test", "--beir-split", help="BEIR qrels split."),
+    encoding: str = typer.Option("utf-8", "--encoding",
+                                 help="TREC only: the files' encoding (latin-1 for old collections)."),
 ) -> None:
     """Validate a data set: prints an OK summary, or one line per error and exits 2."""
     if path.suffix.lower() in (".yaml", ".yml"):
@@ -32,7 +34,7 @@ def validate(
                          path=str(path))
     with collecting() as found:
         try:
-            ds = load_dataset(path, format=format, beir_split=beir_split)
+            ds = load_dataset(path, format=format, beir_split=beir_split, encoding=encoding)
         except InputError as exc:  # a problem that stops the reading
             found.add(exc)
     if found.total:

@@ -53,7 +53,8 @@ def gold_labels(sweep_dir: Path, out: Path, *, share: float = 0.5, seed: int = 0
             raise InputError(f"the sweep's data set {data} is not here (the experiment file's "
                              "path is relative to where it ran): give it with --data",
                              path=str(sweep_dir))
-    ds = load_dataset(data, format=man["dataset"]["format"])
+    ds = load_dataset(data, format=man["dataset"]["format"],
+                      encoding=man["dataset"].get("encoding", "utf-8"))
     if ds.fingerprint != man["dataset"].get("fingerprint", ds.fingerprint):
         raise InputError("the data set changed since the sweep ran (fingerprint differs)",
                          path=str(data))

@@ -71,6 +71,7 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "wall_seconds": round(time.time() - started, 3),
         "seed": ctx.spec.seed, "tier": ctx.tier, "split": ctx.split,
         "dataset": {"path": ctx.spec.dataset.path, "format": ctx.spec.dataset.format,
+                    "encoding": ctx.spec.dataset.encoding,
                     "fingerprint": ctx.dataset.fingerprint, "documents": len(ctx.dataset.documents),
                     "questions": len(ctx.dataset.questions)},
         "questions": {"total": len(q), "answerable": sum(x.answerable for x in q),

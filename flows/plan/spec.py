@@ -14,9 +14,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -38,6 +40,7 @@ from ablate.components.contract.vocab import (
     SPLITS,
     TIERS,
 )
+from ablate.components.data.text_encoding import codec_name
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.runtime.env_refs import refuse_env_refs
 from ablate.flows.plan.spec_errors import did_you_mean
@@ -67,12 +70,32 @@ class DatasetSpec(_Spec):
     """How to read `path`; `auto` detects it from the files present."""
     beir_split: str = "test"
     """BEIR only: which qrels file (`qrels/<split>.tsv`) gives the questions."""
+    encoding: str = "utf-8"
+    """TREC only: the encoding of the topics, qrels and collection files (`latin-1` for
+    old collections; any encoding that writes ASCII as ASCII). It changes the text, so
+    the data set's fingerprint (and every stage key) with it."""
 
     @field_validator("path")
     @classmethod
     def _no_env_in_path(cls, v: str) -> str:
         """`$VAR` and `${VAR}` are not expanded: refused (components/runtime/env_refs.py)."""
         return refuse_env_refs(v) or v
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, v: str) -> str:
+        """A known encoding that writes ASCII as ASCII (components/data/text_encoding.py)."""
+        codec_name(v)
+        return v
+
+    @model_serializer(mode="wrap")
+    def _utf8_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """UTF-8 (the default) is left out of the dump, so the sweep id of every experiment
+        that does not set an encoding is what it was before the field existed."""
+        out = handler(self)
+        if codec_name(self.encoding) == "utf-8":
+            out.pop("encoding", None)
+        return out
 
 
 class QuestionsSpec(_Spec):

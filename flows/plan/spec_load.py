@@ -1,4 +1,4 @@
-"""Reading an experiment file: the YAML (safe loading only, flows/plan/yaml_source.py), its
+"""Reading an experiment file: the YAML (safe loading only, components/contract/yaml_source.py), its
 plugins registered first, then the spec models of flows/plan/spec.py; every error names
 the file, the line and the dotted field. LoadedSpec keeps the YAML node tree so later
 checks point at lines too.
@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ablate.components.contract.errors import InputError
+from ablate.components.contract.yaml_source import line_of, read_yaml
 from ablate.flows.plan.spec import ExperimentSpec
 from ablate.flows.plan.spec_errors import error_loc, error_message
-from ablate.flows.plan.yaml_source import line_of, read_yaml
 
 
 class LoadedSpec(BaseModel):

@@ -319,8 +319,10 @@ def load_data(loaded: LoadedSpec) -> Dataset:
         raise loaded.error(f"no such file or folder: {data_path}", ("dataset", "path"))
     try:
         return load_dataset(data_path, format=spec.dataset.format,
-                            beir_split=spec.dataset.beir_split)
+                            beir_split=spec.dataset.beir_split, encoding=spec.dataset.encoding)
     except InputError as exc:
+        if exc.field == "encoding" and exc.line is None:
+            raise loaded.error(exc.message, ("dataset", "encoding")) from None
         if exc.path is not None and Path(exc.path) == data_path and exc.line is None:
             raise loaded.error(f"{exc.message} ({data_path})", ("dataset", "path")) from None
         raise

@@ -7,6 +7,11 @@ the same `ablate run`, which reuses every stage that finished (their entries are
 cache). Bad input found by a stage (InputError) and a RunFailed of its own pass through
 unchanged. Stages that never ran because one they depend on failed (Prefect's
 UpstreamTaskError) are not the cause and are named only when nothing else failed.
+A failure that repeats on every rerun with the same inputs (REPEATS: arithmetic, value,
+type, key, index, attribute or assertion errors come from the data, the configuration or
+the code, not the machine; issue 58.6: an OverflowError of every score stage) is said to
+repeat and offers no command; anything else (a full disk, a lost connection, memory, a
+library's own error) offers the command that continues.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ import shlex
 from typing import Any, Sequence
 
 from ablate.components.contract.errors import InputError, RunFailed, cause
+
+REPEATS = (ArithmeticError, ValueError, TypeError, LookupError, AttributeError, AssertionError,
+           NotImplementedError, RecursionError)
 
 
 def continue_command(experiment: str, opts: dict[str, Any]) -> str:
@@ -40,6 +48,11 @@ def stage_failure(plan: Any, failures: Sequence[tuple[str, BaseException]], expe
     node = plan.nodes[key]
     others = len(failures) - 1
     more = f" ({others} other stage{'s' if others != 1 else ''} failed or did not run)" if others else ""
+    if isinstance(exc, REPEATS):
+        return RunFailed(f"stage {node.label} {key[:10]} failed ({cause(exc)}){more}; the stages "
+                         "that finished are in the cache, but a rerun fails the same way: "
+                         f"{type(exc).__name__} comes from the data, the experiment file or "
+                         "a component, not the machine")
     return RunFailed(f"stage {node.label} {key[:10]} failed ({cause(exc)}){more}; the stages "
                      "that finished are in the cache", hint=continue_command(experiment, opts))
 

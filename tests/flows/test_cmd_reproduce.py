@@ -112,3 +112,81 @@ def test_manifest_index_statistics_for_trec_collections_only():
         "lucene_english": {"documents": 4, "unique_terms": 4, "total_terms": 7}}
     ctx.dataset.source = "beir:/x"
     assert trec_index_stats(ctx) is None
+
+
+def test_reproduce_latin_1_topics_exit_2_then_encoding_reads_them(tmp_path, run_cli, capsys):
+    """Issue 58.4: a Latin-1 topics file was a UnicodeDecodeError traceback."""
+    data = _data(tmp_path)
+    (data / "topics.tsv").write_bytes("1\tthe apple\n2\tdates\n3\tbanana café\n".encode("latin-1"))
+    assert run_cli("reproduce", str(_spec(tmp_path)), "--data", str(data)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ablate: error: {data / 'topics.tsv'}:3: not UTF-8 (")
+    assert "set encoding: latin-1" in err and len(err.strip().splitlines()) == 1
+    assert run_cli("reproduce", str(_spec(tmp_path, encoding="latin-1")), "--data", str(data)) == 0
+    assert "PASS" in capsys.readouterr().out
+    assert run_cli("reproduce", str(_spec(tmp_path, encoding="klingon")), "--data", str(data)) == 2
+    assert "field 'encoding': unknown encoding 'klingon'" in capsys.readouterr().err
+
+
+def _no_index(err: str) -> bool:
+    return "indexing" not in err
+
+
+@pytest.mark.parametrize("where", ["folder", "missing parent", "under a file", "qrels",
+                                   "topics", "regression file", "in the collection"])
+def test_a_bad_run_path_is_refused_before_indexing(tmp_path, run_cli, capsys, where):
+    """Issue 58.5: `--run` that cannot be written was a traceback after the whole run;
+    naming the qrels overwrote them. Now one line, exit 2, before any indexing; no input
+    changes."""
+    data, spec = _data(tmp_path), _spec(tmp_path)
+    (tmp_path / "a-file").write_text("x\n")
+    run = {"folder": tmp_path, "missing parent": tmp_path / "no" / "run.txt",
+           "under a file": tmp_path / "a-file" / "run.txt", "qrels": data / "qrels.txt",
+           "topics": data / "." / "topics.tsv", "regression file": spec,
+           "in the collection": data / "corpus" / "run.jsonl"}[where]
+    before = {p: p.read_bytes() for p in (data / "qrels.txt", data / "topics.tsv", spec)}
+    assert run_cli("reproduce", str(spec), "--data", str(data), "--run", str(run)) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(f"ablate: error: {run}: field '--run': ")
+    assert len(err.strip().splitlines()) == 1 and _no_index(err) and out == ""
+    assert {p: p.read_bytes() for p in before} == before
+    assert sorted(p.name for p in (data / "corpus").iterdir()) == ["docs.jsonl"]
+
+
+def test_a_read_only_run_folder_is_refused_before_indexing(tmp_path, run_cli, capsys):
+    import os
+    if os.geteuid() == 0:
+        pytest.skip("root writes into a read-only folder (the other cases hold for root)")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        assert run_cli("reproduce", str(_spec(tmp_path)), "--data", str(_data(tmp_path)),
+                       "--run", str(ro / "run.txt")) == 2
+    finally:
+        ro.chmod(0o755)
+    err = capsys.readouterr().err
+    assert "cannot be written" in err and _no_index(err) and len(err.strip().splitlines()) == 1
+
+
+def test_a_failed_run_write_is_one_line_after_the_table(tmp_path, run_cli, capsys, monkeypatch):
+    """A full device at the end: the table is printed first, then one line, exit 2, and no
+    partial run file is left."""
+    import errno
+
+    from ablate.components.runtime import atomic
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(atomic.os, "fsync", full)
+    run = tmp_path / "run.txt"
+    code = run_cli("reproduce", str(_spec(tmp_path)), "--data", str(_data(tmp_path)),
+                   "--run", str(run))
+    monkeypatch.undo()
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "PASS" in out and "0.750000" in out
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"ablate: error: {run}: field '--run': cannot be written (")
+    assert "No space left on device" in last and "ablate: error" not in err.strip().splitlines()[0]
+    assert not run.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

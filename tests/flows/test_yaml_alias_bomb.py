@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ablate.components.contract.errors import InputError
-from ablate.flows.plan.yaml_source import read_yaml
+from ablate.components.contract.yaml_source import read_yaml
 
 
 def _bomb(levels: int) -> str:

@@ -1,5 +1,7 @@
-"""Reading an experiment file's YAML: safe loading only (no tags, no code), a repeated key
-an error, and the node tree kept so every later error can name its line (`line_of`)."""
+"""Reading an experiment file's or a regression file's YAML: safe loading only (no tags, no
+code), an alias bomb and a repeated key an error, and the node tree kept so every later
+error can name its line (`line_of`). In the contract layer so that both the flows
+(experiment files) and components/export (regression files) read YAML through it."""
 
 from __future__ import annotations
 
@@ -31,14 +33,15 @@ def line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-def read_yaml(path: Path) -> tuple[Any, Any]:
-    """(data, node tree) of a YAML file, safe loading only (no tags, no code)."""
+def read_yaml(path: Path, what: str = "an experiment file") -> tuple[Any, Any]:
+    """(data, node tree) of a YAML file, safe loading only (no tags, no code); `what` the
+    file is, for the error when the path is a folder."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("file not found", path=str(path)) from None
     except IsADirectoryError:
-        raise InputError("a folder, not an experiment file", path=str(path)) from None
+        raise InputError(f"a folder, not {what}", path=str(path)) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
     loader = yaml.SafeLoader(text)
@@ -110,9 +113,9 @@ def _check_expansion(node: Any, path: Path) -> None:
 
 
 def _reject_duplicate_keys(node: Any, path: Path) -> None:
-    """YAML lets a repeated key silently override the first; in an experiment file that
-    hides a mistake, so it is an error naming the second occurrence. Each node is visited
-    once, however many aliases refer to it."""
+    """YAML lets a repeated key silently override the first; in an experiment file (or a
+    regression file) that hides a mistake, so it is an error naming the second occurrence.
+    Each node is visited once, however many aliases refer to it."""
     stack = [node]
     visited: set[int] = set()
     while stack:
