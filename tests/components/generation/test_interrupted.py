@@ -80,9 +80,9 @@ class _Tok:
 @pytest.fixture
 def fake_torch(monkeypatch):
     """The bundled model file's generator decoding through torch_gguf's batching with a
-    fake greedy step: a row's reply is its prompt's last 12 characters, whatever else is in
+    fake greedy step: a row's reply is made from its own prompt only, whatever else is in
     its batch. `state["stop_at"]`: the batch (1-based) that raises Interrupted;
-    `state["batches"]`: the prompts' lengths of each batch decoded."""
+    `state["batches"]`: the prompts (token ids) of each batch decoded."""
     pytest.importorskip("torch")
     from ablate.components.generation import torch_gguf, torch_greedy
     state = {"stop_at": None, "batches": []}
@@ -90,8 +90,8 @@ def fake_torch(monkeypatch):
     def greedy(model, prompts, eos, max_new_tokens, stop=None, rows=None):
         if len(state["batches"]) + 1 == state["stop_at"]:
             raise Interrupted
-        state["batches"].append([len(p) for p in prompts])
-        return [list(p[-12:]) + [eos] for p in prompts]
+        state["batches"].append([tuple(p) for p in prompts])
+        return [[ord(c) for c in f"reply {sum(p)}"] + [eos] for p in prompts]
 
     monkeypatch.setattr(torch_gguf, "load", lambda path: (object(), _Tok(), threading.Lock()))
     monkeypatch.setattr(torch_greedy, "greedy", greedy)
@@ -115,12 +115,17 @@ def test_torch_batches_finished_before_an_interruption_are_kept(tmp_path, questi
     with pytest.raises(Interrupted):
         gen.generate_many(items, GenerationCache(tmp_path))
     assert [len(b) for b in fake_torch["batches"]] == [2, 2]
+    kept = fake_torch["batches"]
     fake_torch.update(stop_at=None, batches=[])
     out = gen.generate_many(items, GenerationCache(tmp_path))
-    assert sum(map(len, fake_torch["batches"])) == 3  # only the three not finished
+    resumed = fake_torch["batches"]
+    assert sum(map(len, resumed)) == 3  # only the three not finished
     assert sum(a.cached for a in out) == 4
     fake_torch["batches"] = []
     assert _texts(out) == _texts(gen.generate_many(items))  # as an uninterrupted run's
+    # and from the same batches: the finished ones are the first of the order by prompt
+    # length, so the rest of that order is what is left, batched as it would have been
+    assert kept + resumed == fake_torch["batches"]
 
 
 # --- the HTTP client: each answer kept as its response arrives, whatever the concurrency ---
