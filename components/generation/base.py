@@ -25,6 +25,8 @@ from ablate.components.runtime.progress import Progress
 
 Item = tuple[Question, "PackedContext | None"]
 Job = tuple[Question, "PackedContext | None", str, str]  # question, context, system, user
+# what `_generate_batch` hands each answer to as soon as it is final: (index of its job, answer)
+Finished = Callable[[int, Answer], None]
 
 
 @runtime_checkable
@@ -60,7 +62,10 @@ class BaseGenerator:
     """Render prompts, serve cache hits, generate each remaining prompt once, keep order.
 
     Subclasses implement `cache_identity` and `_generate_one(question, context, system,
-    user) -> Answer` (or override `_generate_batch` to run requests concurrently).
+    user) -> Answer` (or override `_generate_batch(jobs, finished)` to run requests
+    concurrently or in batches, handing each answer to `finished(job index, answer)` as soon
+    as it is final: the cache keeps it at once, so an interruption loses only the answers
+    not yet handed over).
     """
 
     version = "1"  # bump when a code change changes outputs
@@ -115,13 +120,12 @@ class BaseGenerator:
         """The backend that runs the model, for progress lines (None: no choice of one)."""
         return None
 
-    def _generate_batch(self, jobs: Sequence[Job]) -> list[Answer]:
+    def _generate_batch(self, jobs: Sequence[Job], finished: Finished) -> None:
+        """Each job's answer, one at a time, handed to `finished` as it is made."""
         progress = Progress(self.progress_label, len(jobs))
-        out = []
-        for job in jobs:
-            out.append(self._timed(*job))
+        for n, job in enumerate(jobs):
+            finished(n, self._timed(*job))
             progress.step()
-        return out
 
     def _timed(self, question: Question, context: PackedContext | None,
                system: str, user: str) -> Answer:
@@ -144,7 +148,10 @@ class BaseGenerator:
 
     def generate_many(self, items: Sequence[Item],
                       cache: GenerationCache | None = None) -> list[Answer]:
-        """Answers in input order; identical prompts are generated once per call."""
+        """Answers in input order; identical prompts are generated once per call. Each
+        answer is put in `cache` the moment the generator finishes it (not when the call
+        returns), so a call interrupted (Ctrl-C, SIGTERM, kill -9, an exception) has kept
+        every answer finished before, and the next call generates only the rest."""
         identity = self.cache_identity
         groups: dict[tuple[str, str], list[int]] = {}
         contexts: list[PackedContext | None] = []
@@ -161,11 +168,19 @@ class BaseGenerator:
                 continue
             for i in idx:
                 out[i] = hit
-        jobs = [(items[groups[p][0]][0], contexts[groups[p][0]], *p) for p in todo]
-        fresh = self._generate_batch(jobs) if jobs else []
-        for prompt, ans in zip(todo, fresh, strict=True):
+
+        def finished(n: int, ans: Answer) -> None:
+            prompt = todo[n]
             if cache is not None and ans.error is None:  # a failure is never stored
                 cache.put(cache.key(identity, *prompt), ans)
-            for n, i in enumerate(groups[prompt]):
-                out[i] = ans if n == 0 else dataclasses.replace(ans, cached=True)
-        return [a for a in out if a is not None]
+            for k, i in enumerate(groups[prompt]):
+                out[i] = ans if k == 0 else dataclasses.replace(ans, cached=True)
+
+        jobs = [(items[groups[p][0]][0], contexts[groups[p][0]], *p) for p in todo]
+        if jobs:
+            self._generate_batch(jobs, finished)
+        answers = [a for a in out if a is not None]
+        if len(answers) < len(out):
+            raise RuntimeError(f"{type(self).__name__} returned {len(out) - len(answers)} of "
+                               f"{len(jobs)} prompts unanswered")
+        return answers

@@ -2,8 +2,10 @@
 
 Retries, resumed sweeps and sweeps over other variables that leave the prompt unchanged
 never generate the same prompt twice. One small JSON file per entry, fanned out by the
-first two hex digits, written atomically (temp file + os.replace) so a killed run never
-leaves a torn entry. Answers that carry an error are never stored, and an entry that
+first two hex digits, written atomically (temp file, fsync, os.replace) so a killed run
+never leaves a torn entry; BaseGenerator.generate_many puts each answer the moment it is
+finished (after each batch on the torch backend), so an interrupted stage keeps every
+answer it had finished. Answers that carry an error are never stored, and an entry that
 carries one anyway (written by hand or by an older version) is a miss, so whenever the
 generate stage runs, a failed generation is tried again.
 

@@ -38,7 +38,7 @@ from typing import Any, Iterator, Protocol, Sequence
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.contract.registry import Registry, installed_version
-from ablate.components.generation.base import GENERATORS, BaseGenerator, Job
+from ablate.components.generation.base import GENERATORS, BaseGenerator, Finished, Job
 from ablate.components.generation.settings import record_settings
 from ablate.components.runtime.digest import model_identity
 from ablate.components.runtime.models import smollm2_gguf_path
@@ -259,32 +259,32 @@ class LlamaLocalGenerator(BaseGenerator):
         return Answer(text=text, refused=self.refused(text), tokens_in=n_in, tokens_out=n_out,
                       citations=cited)
 
-    def _generate_batch(self, jobs: Sequence[Job]) -> list[Answer]:
+    def _generate_batch(self, jobs: Sequence[Job], finished: Finished) -> None:
         """On torch, the prompts decoded `generator.batch_size` at a time (greedy; one at a
-        time when sampling): a prompt too long for the window stops the stage before any
-        compute; each answer's latency is its batch's wall time shared among the batch."""
+        time when sampling), each batch's answers handed over as the batch ends: a prompt
+        too long for the window stops the stage before any compute; each answer's latency
+        is its batch's wall time shared among the batch."""
         if not GGUF_ENGINES.get(self.cfg.backend).batched:
-            return super()._generate_batch(jobs)
+            super()._generate_batch(jobs, finished)
+            return
         from ablate.components.generation import torch_gguf
         c = self.cfg
         progress = Progress(self.progress_label, len(jobs))
-        latency = [0.0] * len(jobs)
         clock = [time.perf_counter()]
 
-        def done(batch: list[int]) -> None:
+        def done(batch: list[int], replies: list[tuple[str, int, int]]) -> None:
             now = time.perf_counter()
-            for i in batch:
-                latency[i] = (now - clock[0]) / len(batch)
+            for i, (raw, n_in, n_out) in zip(batch, replies, strict=True):
+                finished(i, dataclasses.replace(self._answer(raw, jobs[i][1], n_in, n_out),
+                                                latency_s=(now - clock[0]) / len(batch)))
             clock[0] = now
             progress.step(len(batch))
         try:
-            replies = torch_gguf.chat_many(self.path, [_messages(s, u) for _, _, s, u in jobs],
-                                           c.max_new_tokens, c.temperature, c.seed, STOP,
-                                           N_CTX, c.batch_size, done)
+            torch_gguf.chat_many(self.path, [_messages(s, u) for _, _, s, u in jobs],
+                                 c.max_new_tokens, c.temperature, c.seed, STOP, N_CTX,
+                                 c.batch_size, done)
         except torch_gguf.WindowError as e:
             raise _window_error(jobs[e.index][0], e) from None
-        return [dataclasses.replace(self._answer(raw, ctx, n_in, n_out), latency_s=lat)
-                for (_, ctx, _, _), (raw, n_in, n_out), lat in zip(jobs, replies, latency, strict=True)]
 
     def _chat(self, messages: list[dict[str, str]]) -> tuple[str, int, int]:
         """(reply, prompt tokens, generated tokens) from the configured backend."""

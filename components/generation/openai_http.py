@@ -25,7 +25,7 @@ import httpx
 
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Answer, PackedContext, Question
-from ablate.components.generation.base import GENERATORS, BaseGenerator, Job
+from ablate.components.generation.base import GENERATORS, BaseGenerator, Finished, Job
 from ablate.components.generation.settings import record_settings
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -89,11 +89,17 @@ class OpenAIGenerator(BaseGenerator):
     def close(self) -> None:
         self._client.close()
 
-    def _generate_batch(self, jobs: Sequence[Job]) -> list[Answer]:
+    def _generate_batch(self, jobs: Sequence[Job], finished: Finished) -> None:
+        """`generator.concurrency` requests at a time, each answer handed over (and so
+        cached) as its response arrives: a request paid for is never made again."""
+        def one(n: int) -> None:
+            finished(n, self._timed(*jobs[n]))
         if self.cfg.concurrency == 1 or len(jobs) <= 1:
-            return [self._timed(*job) for job in jobs]
+            for n in range(len(jobs)):
+                one(n)
+            return
         with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
-            return list(pool.map(lambda job: self._timed(*job), jobs))
+            list(pool.map(one, range(len(jobs))))
 
     def _backoff(self, attempt: int, response: httpx.Response | None) -> float:
         delay = BACKOFF_BASE_S * (2 ** attempt)

@@ -199,9 +199,10 @@ def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tok
     together (sorted by token count), by torch_greedy.greedy: generate()'s answers one at a
     time, token for token, each prompt read alone and the batch's rows decoded together
     (their caches left-padded); sampling runs one at a time through generate(), each seeded
-    with `seed` as `chat` is. `done(indices)` is called after each batch with the
-    conversations it answered (progress; a stop request is honoured between batches by
-    raising from it). `constraints(i)`, when given, makes conversation i's constraint
+    with `seed` as `chat` is. `done(indices, replies)` is called after each batch with the
+    conversations it answered and their replies (progress, and the generation cache keeping
+    them before the next batch; a stop request is honoured between batches by raising from
+    it). `constraints(i)`, when given, makes conversation i's constraint
     (`mask(scores)` sets the logits of the tokens it forbids next to -inf, `accept(token)`
     advances it): a logits mask per sequence, so a row's tokens never depend on its
     batch's other rows (ablate.components.judge.grammar: the judge's JSON schemas)."""
@@ -248,7 +249,7 @@ def _decode(model: Any, tok: Any, lock: threading.Lock, prompts: list[list[int]]
             text, n_out = _reply(tok, gen[row], stop)
             out[i] = (text, len(prompts[i]), n_out)
         if done is not None:
-            done(batch)
+            done(batch, [out[i] for i in batch])
 
 
 def _generate(model: Any, prompts: list[list[int]], pad: int, kwargs: dict[str, Any],

@@ -104,7 +104,8 @@ def test_decoding_stops_between_batches(normans_ctx, question):
     from ablate.components.runtime.models import smollm2_gguf_path
     seen = []
 
-    def done(batch):
+    def done(batch, replies):
+        assert len(replies) == len(batch) and all(isinstance(r[0], str) for r in replies)
         seen.append(list(batch))
         raise KeyboardInterrupt
 
