@@ -91,24 +91,32 @@ def cannot_reject(key: pl.DataFrame, st: dict[str, Any]) -> list[str]:
 
 def _family_text(f: dict[str, Any]) -> str:
     name = "cluster t (CR2)" if f.get("family") == "t" else str(f.get("family"))
-    return (f"{name}: type-I {f['type_i']:.3f} ± {f['type_i_mc_se']:.3f} over {f['nulls']} "
-            f"nulls, {f.get('interval')} coverage {f['coverage']:.3f} ± "
-            f"{f['coverage_mc_se']:.3f} over {f['alternatives']}")
+    if f.get("coverage") is None:
+        cov = f"its {f.get('interval')} interval inverts the test (coverage 1 - type-I)"
+    else:
+        cov = (f"{f.get('interval')} coverage {f['coverage']:.3f} ± "
+               f"{f['coverage_mc_se']:.3f} over {f['alternatives']}")
+    return f"{name}: type-I {f['type_i']:.3f} ± {f['type_i_mc_se']:.3f} over {f['nulls']} nulls, {cov}"
 
 
 def self_test_text(record: dict[str, Any] | None) -> str:
-    """The report header's self-test line (the manifest's `self_test`), '' without one."""
+    """The report header's self-test line (the manifest's `self_test`), '' without one;
+    one line saying it cannot tell where the sweep has too few changed clusters."""
     if not record:
         return ""
     if "error" in record:
         return f"could not run ({record['error']})"
+    if record.get("cannot_tell"):
+        return f"cannot tell whether the tests hold their level on this data: {record['cannot_tell']}"
     fams = record.get("families") or []
     if not fams:
         return "no comparison has changes in 2 or more clusters to simulate from"
     alpha = float(record.get("alpha", 0.05))
-    return (f"on nulls made from this sweep's own differences ({len(record['comparisons'])} "
-            f"key comparisons, centred and sign-flipped by cluster; alpha {alpha:g}, "
-            f"target coverage {1 - alpha:g}): " + "; ".join(_family_text(f) for f in fams))
+    above = record.get("off_level_above", 1.6 * alpha)
+    return (f"on nulls resampled from this sweep's own clusters ({len(record['comparisons'])} "
+            f"key comparisons, centred, whole clusters drawn with their skew and sizes kept; "
+            f"alpha {alpha:g}, a family is off level above {above:g}): "
+            + "; ".join(_family_text(f) for f in fams))
 
 
 def off_level(record: dict[str, Any] | None, st: dict[str, Any]) -> list[str]:
