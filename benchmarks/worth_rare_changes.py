@@ -116,7 +116,7 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=False).stdout.strip()
     print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, {describe()}, "
-          f"load {load_average()}, commit {commit}; {a.reps} studies per design, 2^3 design")
+          f"load {load_average()}, commit {commit}; {a.reps} studies per design, 2^{K} design")
     print("| design | values at level | true values | coverage (before issue 56) | widened | "
           "median width |")
     print("|---|---|---|---|---:|---:|")
