@@ -9,7 +9,8 @@ test holds its level on any data), these nulls carry the sweep's skew and its do
 documents, so a test that is liberal on data like these is liberal on them too. Each
 family is run on the nulls:
 
-- the configured test (`stats.test`; the sign-flip test by Monte Carlo);
+- the configured test (`stats.test`; the sign-flip test by Monte Carlo, with fewer nulls,
+  down to MIN_NULLS per comparison, where many clusters would make it slow);
 - the cluster-robust t (CR2, Bell-McCaffrey df), which the MDE, `ablate power`, the
   sequential looks and the gate margin read.
 
@@ -51,7 +52,9 @@ from ablate.components.stats.table_prep import prepare_wide
 NULL_REPLICATES = 1000      # type-I: per chosen comparison (cheap: p-values only)
 COVERAGE_REPLICATES = 50    # coverage of a bootstrap interval (a bootstrap each)
 MAX_COMPARISONS = 6
-SELF_TEST_RESAMPLES = 1000  # Monte Carlo sign flips of each null's own test
+SELF_TEST_RESAMPLES = 500   # Monte Carlo sign flips of each null's own test
+NULL_WORK = 10**9           # sign-flip work cap (clusters x nulls x flips): fewer nulls ...
+MIN_NULLS = 200             # ... down to this many per comparison with many clusters
 COVERAGE_BOOTSTRAP = 1000   # cluster bootstrap resamples of each shifted null's interval
 
 
@@ -145,6 +148,11 @@ def self_test(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str], tes
         return TESTS.get(test)(Sx, Nx, resamples=SELF_TEST_RESAMPLES, seed=seed, alpha=alpha)[0]
 
     tests = {test: configured} | ({} if test == "t" else {"t": cr2_p})
+    if test == "permutation":  # the Monte Carlo p of every null: cap the work
+        work = S.shape[0] * cols.size * SELF_TEST_RESAMPLES
+        null_replicates = int(np.clip(NULL_WORK // work, min(MIN_NULLS, null_replicates),
+                                      null_replicates))
+        record["null_replicates"] = null_replicates
     rates = null_rates(S, N, tests, alpha=alpha, reps=null_replicates, rng=rng)
     coverage = None
     if ci_method in ("bca", "percentile"):
