@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from ablate.components.stats.binary_bound import FLAG_FEW_DOCUMENTS
 from ablate.components.stats.clusters import FEW_CHANGED, FLAG_FEW_CHANGED
 
 
@@ -55,6 +56,14 @@ def few_changed(key: pl.DataFrame) -> list[str]:
                    "(benchmarks/few_changes.py: coverage 0.93 at k 1-2 where re-signing alone "
                    "gave 0.67-0.83); with changes concentrated in a few documents they can "
                    "still fall short when nothing or almost nothing changed.")
+    few_docs = [r for r in widened if FLAG_FEW_DOCUMENTS in str(r.get("ci_flag") or "")]
+    if few_docs:
+        g = min(int(r["n_clusters"]) for r in few_docs)
+        out.append(f"Too few documents: with as few as {g} clusters the cluster-robust Tango "
+                   f"bound rules out no difference at all, so a side of {_named(few_docs)} is "
+                   "bounded as if its questions were independent (with the re-signing "
+                   "interval, whichever is wider): what the data can support, not a "
+                   "cluster-valid guarantee; more documents are needed for one.")
     if other:
         out.append(f"Few changed clusters: the changes of {_named(other)} sit in fewer than "
                    f"{FEW_CHANGED} clusters; with most pairs tied an interval's coverage is "
