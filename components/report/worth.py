@@ -6,7 +6,7 @@ indices."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import matplotlib
 
@@ -72,10 +72,11 @@ def _note(r: dict) -> str:
 def _disagrees(r: dict) -> bool:
     """A star (the test, corrected) beside an interval that holds 0, or the reverse: the
     interval is a separate construction (module `worth_section`)."""
-    lo, hi = r.get("ci_low"), r.get("ci_high")
+    lo: Any = r.get("ci_low")
+    hi: Any = r.get("ci_high")
     if not (finite(lo) and finite(hi)):
         return False
-    return bool(r.get("significant")) == (lo <= 0 <= hi)
+    return bool(r.get("significant")) == (float(lo) <= 0.0 <= float(hi))
 
 
 def _value_table(rows: list[dict], first: str) -> list[str]:
