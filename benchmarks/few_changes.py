@@ -66,7 +66,7 @@ def _table(diffs: np.ndarray) -> pl.DataFrame:
 
 
 def _unwidened(lo, hi, D, M, S, N, level, k, few, significant):
-    return lo, hi, np.zeros(lo.size, dtype=bool)
+    return lo, hi, np.zeros(lo.size, dtype=bool), np.zeros(lo.size, dtype=bool)
 
 
 def analyse(diffs: np.ndarray, test: str, resamples: int, seed: int, widen: bool = True

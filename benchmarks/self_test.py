@@ -4,7 +4,7 @@
 
 Runs ablate.components.stats.self_test on the folder's per_query.parquet with the sweep's
 own settings and key metrics, prints each round's seconds (and the load average) and the
-families' type-I error and coverage with their Monte Carlo errors."""
+families' type-I error (and a bootstrap interval's coverage) with Monte Carlo errors."""
 
 from __future__ import annotations
 
@@ -42,11 +42,13 @@ def main() -> None:
                         cluster_col=cluster)
         print(f"round {r + 1}: {time.perf_counter() - t:.2f} s (load {os.getloadavg()[0]:.1f})")
     print(f"{len(rec['comparisons'])} comparisons: {', '.join(rec['comparisons'])}")
+    if rec.get("cannot_tell"):
+        print(f"cannot tell: {rec['cannot_tell']}")
     for f in rec["families"]:
+        cov = (f"coverage {f['coverage']:.3f} ± {f['coverage_mc_se']:.3f} ({f['alternatives']})"
+               if f.get("coverage") is not None else f"coverage: {f.get('coverage_note')}")
         print(f"{f['family']:>12}: type-I {f['type_i']:.3f} ± {f['type_i_mc_se']:.3f} "
-              f"({f['nulls']} nulls), {f['interval']} coverage {f['coverage']:.3f} ± "
-              f"{f['coverage_mc_se']:.3f} ({f['alternatives']}), off level: {f['off_level']}")
-
+              f"({f['nulls']} nulls), {f['interval']} {cov}, off level: {f['off_level']}")
 
 if __name__ == "__main__":
     main()

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from ablate.components.stats.binary_bound import FLAG_FEW_DOCUMENTS
 from ablate.components.stats.clusters import FEW_CHANGED, FLAG_FEW_CHANGED
 
 
@@ -55,6 +56,14 @@ def few_changed(key: pl.DataFrame) -> list[str]:
                    "(benchmarks/few_changes.py: coverage 0.93 at k 1-2 where re-signing alone "
                    "gave 0.67-0.83); with changes concentrated in a few documents they can "
                    "still fall short when nothing or almost nothing changed.")
+    few_docs = [r for r in widened if FLAG_FEW_DOCUMENTS in str(r.get("ci_flag") or "")]
+    if few_docs:
+        g = min(int(r["n_clusters"]) for r in few_docs)
+        out.append(f"Too few documents: with as few as {g} clusters the cluster-robust Tango "
+                   f"bound rules out no difference at all, so a side of {_named(few_docs)} is "
+                   "bounded as if its questions were independent (with the re-signing "
+                   "interval, whichever is wider): what the data can support, not a "
+                   "cluster-valid guarantee; more documents are needed for one.")
     if other:
         out.append(f"Few changed clusters: the changes of {_named(other)} sit in fewer than "
                    f"{FEW_CHANGED} clusters; with most pairs tied an interval's coverage is "
@@ -91,24 +100,32 @@ def cannot_reject(key: pl.DataFrame, st: dict[str, Any]) -> list[str]:
 
 def _family_text(f: dict[str, Any]) -> str:
     name = "cluster t (CR2)" if f.get("family") == "t" else str(f.get("family"))
-    return (f"{name}: type-I {f['type_i']:.3f} ± {f['type_i_mc_se']:.3f} over {f['nulls']} "
-            f"nulls, {f.get('interval')} coverage {f['coverage']:.3f} ± "
-            f"{f['coverage_mc_se']:.3f} over {f['alternatives']}")
+    if f.get("coverage") is None:
+        cov = f"its {f.get('interval')} interval inverts the test (coverage 1 - type-I)"
+    else:
+        cov = (f"{f.get('interval')} coverage {f['coverage']:.3f} ± "
+               f"{f['coverage_mc_se']:.3f} over {f['alternatives']}")
+    return f"{name}: type-I {f['type_i']:.3f} ± {f['type_i_mc_se']:.3f} over {f['nulls']} nulls, {cov}"
 
 
 def self_test_text(record: dict[str, Any] | None) -> str:
-    """The report header's self-test line (the manifest's `self_test`), '' without one."""
+    """The report header's self-test line (the manifest's `self_test`), '' without one;
+    one line saying it cannot tell where the sweep has too few changed clusters."""
     if not record:
         return ""
     if "error" in record:
         return f"could not run ({record['error']})"
+    if record.get("cannot_tell"):
+        return f"cannot tell whether the tests hold their level on this data: {record['cannot_tell']}"
     fams = record.get("families") or []
     if not fams:
         return "no comparison has changes in 2 or more clusters to simulate from"
     alpha = float(record.get("alpha", 0.05))
-    return (f"on nulls made from this sweep's own differences ({len(record['comparisons'])} "
-            f"key comparisons, centred and sign-flipped by cluster; alpha {alpha:g}, "
-            f"target coverage {1 - alpha:g}): " + "; ".join(_family_text(f) for f in fams))
+    above = record.get("off_level_above", 1.6 * alpha)
+    return (f"on nulls resampled from this sweep's own clusters ({len(record['comparisons'])} "
+            f"key comparisons, centred, whole clusters drawn with their skew and sizes kept; "
+            f"alpha {alpha:g}, a family is off level above {above:g}): "
+            + "; ".join(_family_text(f) for f in fams))
 
 
 def off_level(record: dict[str, Any] | None, st: dict[str, Any]) -> list[str]:

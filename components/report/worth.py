@@ -6,7 +6,7 @@ indices."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import matplotlib
 
@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 from ablate.components.report.figure_svg import EXT, figure_bytes  # noqa: E402
+from ablate.components.report.intervals import DISAGREE  # noqa: E402
 from ablate.components.report.numbers import finite, fmt_ci, fmt_p, fmt_signed  # noqa: E402
 from ablate.components.report.plots import tick_labels  # noqa: E402
 
@@ -57,13 +58,73 @@ def worth_plot(worth: pl.DataFrame | None, key: Sequence[str]) -> dict[str, byte
     return {PLOT: figure_bytes(fig)}
 
 
+NOTES = {"no_question_differs": "no question differs: widened (Tango)",
+         "few_changed_clusters": "few changed clusters ({k}): widened (Tango)",
+         "few_documents_iid_tango": "too few documents: a side bounded as if questions were "
+                                    "independent"}
+
+
+def _note(r: dict) -> str:
+    flags = [f.strip() for f in str(r.get("ci_flag") or "").split(";") if f.strip()]
+    return "; ".join(NOTES[f].format(k=r.get("n_changed_clusters")) for f in flags if f in NOTES)
+
+
+def _disagrees(r: dict) -> bool:
+    """A star (the test, corrected) beside an interval that holds 0, or the reverse: the
+    interval is a separate construction (module `worth_section`)."""
+    lo: Any = r.get("ci_low")
+    hi: Any = r.get("ci_high")
+    if not (finite(lo) and finite(hi)):
+        return False
+    return bool(r.get("significant")) == (float(lo) <= 0.0 <= float(hi))
+
+
 def _value_table(rows: list[dict], first: str) -> list[str]:
     out = [f"| {first} | value | interval | adj. p |", "|---|---:|---|---:|"]
     for r in rows:
         mark = " *" if r["significant"] else ""
+        note = _note(r)
+        ci = fmt_ci(r['ci_low'], r['ci_high'], r['value']) + (DISAGREE if _disagrees(r) else "")
         out.append(f"| {r['factor']} ({r['level']}) | {fmt_signed(r['value'])}{mark} | "
-                   f"{fmt_ci(r['ci_low'], r['ci_high'], r['value'])} | {fmt_p(r['p_adjusted'])} |")
+                   f"{ci}{' ' + note if note else ''} | {fmt_p(r['p_adjusted'])} |")
     return out
+
+
+def _levels(worth: pl.DataFrame) -> str:
+    def level(kind: str) -> str:
+        lv = worth.filter(pl.col("kind") == kind)["ci_level"].drop_nulls().unique().sort()
+        return "-".join(f"{x:.4g}" for x in lv.to_list()[:1] + lv.to_list()[1:][-1:])
+    pairs = level("interaction")
+    return (f"{level('shapley')} over each metric's factors"
+            + (f" and {pairs} over its pairs" if pairs else ""))
+
+
+def _caveats(worth: pl.DataFrame, metrics: Sequence[str], alpha: float) -> list[str]:
+    out = []
+    first = worth.row(0, named=True)
+    if first["test"] == "permutation":
+        out.append("The sign-flip test's p assumes each document's summed value is symmetric "
+                   "about the true value; strongly skewed document effects (a few documents "
+                   "carrying the effect) can make it reject more often than alpha "
+                   "(docs/statistics.md).")
+    if len(metrics) > 1:
+        out.append(f"Each metric's factors, and separately its pairs, are one family at alpha "
+                   f"{alpha:g}: over the {len(metrics)} key metrics the chance of any false * "
+                   f"among the values is at most {min(1.0, len(metrics) * alpha):.2g} "
+                   "(and as much again among the pairs).")
+    flags = worth["ci_flag"] if "ci_flag" in worth.columns else pl.Series([], dtype=pl.String)
+    if flags.str.contains("few_changed|no_question").any():
+        out.append("On a 0/1 metric a value whose per-question values are non-zero in fewer "
+                   "than 10 documents has its interval widened to the Tango score bound, which "
+                   "accounts for changes not seen (benchmarks/worth_rare_changes.py).")
+    return out
+
+
+def _alpha(worth: pl.DataFrame) -> float:
+    """alpha from the values' Bonferroni level 1 - alpha / m, m the factors."""
+    r = worth.row(0, named=True)
+    m = worth.filter((pl.col("metric") == r["metric"]) & (pl.col("kind") == "shapley")).height
+    return round((1.0 - float(r["ci_level"])) * max(m, 1), 6)
 
 
 def worth_section(worth: pl.DataFrame | None, key: Sequence[str],
@@ -75,6 +136,7 @@ def worth_section(worth: pl.DataFrame | None, key: Sequence[str],
     if not metrics:
         return []
     first = worth.row(0, named=True)
+    alpha = _alpha(worth)
     lines = [f"## {SECTION}", "",
              "Each factor's **Shapley value** is its change's effect averaged over every order "
              "in which the design's changes can be made, so a part that only matters "
@@ -85,9 +147,14 @@ def worth_section(worth: pl.DataFrame | None, key: Sequence[str],
              "together, negative when they overlap. Per question, over the questions with a "
              "score in every cell; intervals (cluster-robust t, or the cluster bootstrap with "
              "stats.ci_method bca or percentile) are at the Bonferroni "
-             f"level {first['ci_level']:.4g} over each metric's factors (or pairs), adjusted "
-             f"p from the {first['test']} test with {first['correction']} over the same "
-             "family; * marks an adjusted p at most alpha.", ""]
+             f"level {_levels(worth)}, adjusted p from the {first['test']} test with "
+             f"{first['correction']} over the same family; * marks an adjusted p at most alpha. "
+             f"The star and the interval are separate constructions, so a starred value's "
+             f"interval can hold 0 (or an unstarred one exclude it): {DISAGREE} marks such a "
+             f"row; read the star, which comes from the {first['test']} test"
+             f"{' (sign-flip)' if first['test'] == 'permutation' else ''} corrected for the "
+             "family.", ""]
+    lines += [" ".join(_caveats(worth, metrics, alpha)), ""]
     if PLOT in plot_files:
         lines += [f"![Shapley value of each factor per key metric with its interval]"
                   f"(plots/{PLOT})", ""]

@@ -42,6 +42,7 @@ import numpy as np
 from ablate.components.stats.clusters import bm_df, cr2_weights
 
 BISECT_STEPS = 60
+FLAG_FEW_DOCUMENTS = "few_documents_iid_tango"  # a side bounded as if questions were independent
 
 
 def binary_columns(D: np.ndarray, M: np.ndarray) -> np.ndarray:
@@ -76,17 +77,23 @@ def _z(delta0: np.ndarray, b: np.ndarray, c: np.ndarray, n: np.ndarray, S: np.nd
 
 
 def tango_lower(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarray,
-                one_sided: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                one_sided: float | np.ndarray, *, clustered: bool = True
+                ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, floor) per column: the one-sided (1 - one_sided) cluster-aware Tango lower
     bound of the mean difference (module docstring; D in {-1, 0, 1}, M the used mask, S
     and N the cluster sums and counts), and the no-change floor z^2 / (n + z^2): the
     bound with every pair tied, the smallest drop a 0/1 sample of n questions can rule
-    out. NaN where nothing is used."""
+    out. NaN where nothing is used. Differences in [-1, 1] that are not all -1, 0 or +1
+    (a worth contrast scaled to [-1, 1]) count their positive and negative parts as b and
+    c: a variable in [-1, 1] has at most the variance of the 0/1 difference with the same
+    positive and negative means, so the bound stays conservative. `clustered` False: the
+    variance of independent questions only (V_iid, the normal quantile)."""
     from scipy.special import ndtri, stdtrit
     n = N.sum(axis=0)
-    b = ((D > 0) & M).sum(axis=0).astype(np.float64)
-    c = ((D < 0) & M).sum(axis=0).astype(np.float64)
-    w = np.nan_to_num(cr2_weights(N), nan=0.0)
+    used = np.where(M, D, 0.0)
+    b = np.maximum(used, 0.0).sum(axis=0)
+    c = np.maximum(-used, 0.0).sum(axis=0)
+    w = np.nan_to_num(cr2_weights(N), nan=0.0) if clustered else np.zeros_like(N)
     df = bm_df(N)
     crit_z = np.full(n.shape, ndtri(1.0 - one_sided))
     with np.errstate(invalid="ignore"):
@@ -107,33 +114,58 @@ def tango_lower(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarray,
 
 
 def tango_interval(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarray,
-                   level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                   level: np.ndarray, *, clustered: bool = True
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """The two-sided (1 - level) cluster-aware Tango score interval per column: the
     one-sided bound at level / 2 on each side (the upper one is minus the lower bound
     of the negated differences)."""
     half = np.asarray(level, dtype=np.float64) / 2.0
-    lower, _ = tango_lower(D, M, S, N, half)
-    upper, _ = tango_lower(-D, M, -S, N, half)
+    lower, _ = tango_lower(D, M, S, N, half, clustered=clustered)
+    upper, _ = tango_lower(-D, M, -S, N, half, clustered=clustered)
     return lower, -upper
+
+
+def tango_few_documents(D: np.ndarray, M: np.ndarray, S: np.ndarray, N: np.ndarray,
+                        level: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(low, high, few_documents) per column: the two-sided Tango interval, and where a
+    side of it reaches -1 or +1 only because the cluster-robust variance is referred to
+    Student's t with the few degrees of freedom of a few documents (its t statistic can
+    never exceed about sqrt(G - 1), so with 6 documents it rejects no difference at all),
+    that side from the variance of independent questions instead (`few_documents`): it
+    still accounts for changes not seen, and the caller keeps the wider of it and the
+    re-signing interval, which bounds the spread between the documents seen. A side
+    that even this cannot bound stays at -1 or +1 (too few questions)."""
+    lo, hi = tango_interval(D, M, S, N, level)
+    few = (lo <= -1.0) | (hi >= 1.0)
+    if few.any():
+        i_lo, i_hi = tango_interval(D[:, few], M[:, few], S[:, few], N[:, few], level[few],
+                                    clustered=False)
+        lo[few] = np.where(lo[few] <= -1.0, i_lo, lo[few])
+        hi[few] = np.where(hi[few] >= 1.0, i_hi, hi[few])
+    return lo, hi, few
 
 
 def widen_few_changed(lo: np.ndarray, hi: np.ndarray, D: np.ndarray, M: np.ndarray,
                       S: np.ndarray, N: np.ndarray, level: np.ndarray, k: np.ndarray,
                       few: int, significant: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(low, high, widened): on 0/1 columns whose changes sit in fewer than `few`
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(low, high, widened, few_documents): on 0/1 columns whose changes sit in fewer than `few`
     clusters (0 < k < few; with no change at all the interval stays [0, 0], which the
     report labels 'no question differs', not a precise 0), the interval widened to hold the two-sided
     Tango interval at the same level: re-signing the few changes seen cannot bound the
     changes a true difference would make in the clusters not seen to change
     (benchmarks/few_changes.py: the inversion interval alone covered a true drop 0.72 at
     k = 1, 0.80 at k = 2). Where the test rejects 0 (`significant`) the side facing 0
-    is kept, so "significant" and "the interval excludes 0" still agree."""
+    is kept, so "significant" and "the interval excludes 0" still agree. With too few
+    documents for the cluster-robust Tango bound (tango_few_documents: one loss among 60
+    questions in 6 documents gave [-1, 1]) a side holds the re-signing interval and the
+    Tango bound of independent questions instead (`few_documents`)."""
     lo, hi = lo.copy(), hi.copy()
     cols = np.flatnonzero(binary_columns(D, M) & (k > 0) & (k < few))
     if cols.size == 0:
-        return lo, hi, np.zeros(lo.size, dtype=bool)
-    t_lo, t_hi = tango_interval(D[:, cols], M[:, cols], S[:, cols], N[:, cols], level[cols])
+        return lo, hi, np.zeros(lo.size, dtype=bool), np.zeros(lo.size, dtype=bool)
+    t_lo, t_hi, t_few = tango_few_documents(D[:, cols], M[:, cols], S[:, cols], N[:, cols],
+                                            level[cols])
     theta = S[:, cols].sum(axis=0) / N[:, cols].sum(axis=0)
     sig = significant[cols]
     keep_lo = sig & (theta > 0)   # the lower end faces 0 and 0 is rejected
@@ -142,4 +174,6 @@ def widen_few_changed(lo: np.ndarray, hi: np.ndarray, D: np.ndarray, M: np.ndarr
     hi[cols] = np.where(keep_hi, hi[cols], np.fmax(hi[cols], t_hi))
     widened = np.zeros(lo.size, dtype=bool)
     widened[cols] = True
-    return lo, hi, widened
+    few_docs = np.zeros(lo.size, dtype=bool)
+    few_docs[cols] = t_few
+    return lo, hi, widened, few_docs

@@ -26,7 +26,9 @@ mask M, one cluster code per question and the family of each column:
    is governed by k, not G; ablate.components.stats.clusters), and on a 0/1 metric
    (every difference -1, 0 or +1) it is widened to hold the two-sided cluster-aware
    Tango score interval at the same level, which accounts for changes not seen
-   (ablate.components.stats.binary_bound.widen_few_changed; `ci_method` gains `+tango`).
+   (ablate.components.stats.binary_bound.widen_few_changed; `ci_method` gains `+tango`);
+   with too few documents for the cluster-robust bound, a side holds the Tango bound of
+   independent questions instead (`ci_flag` few_documents_iid_tango).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ablate.components.stats.binary_bound import widen_few_changed
+from ablate.components.stats.binary_bound import FLAG_FEW_DOCUMENTS, widen_few_changed
 from ablate.components.stats.bootstrap import bootstrap_ci
 from ablate.components.stats.clusters import (
     FEW_CHANGED,
@@ -186,8 +188,11 @@ def infer(D: np.ndarray, M: np.ndarray, codes: np.ndarray, fam_key: np.ndarray, 
     k = changed_clusters(D, M, codes)
     for j in np.flatnonzero((k > 0) & (k < FEW_CHANGED)):
         ci_flag[j] = "; ".join(x for x in (ci_flag[j], FLAG_FEW_CHANGED) if x)
-    lo, hi, widened = widen_few_changed(lo, hi, D, M, S, N, level, k, FEW_CHANGED, significant)
+    lo, hi, widened, few_docs = widen_few_changed(lo, hi, D, M, S, N, level, k, FEW_CHANGED,
+                                                  significant)
     ci_used = [f"{c}+tango" if w else c for c, w in zip(ci_used, widened)]
+    for j in np.flatnonzero(few_docs):
+        ci_flag[j] = "; ".join(x for x in (ci_flag[j], FLAG_FEW_DOCUMENTS) if x)
     mde = planning_mde(S, N, alpha_star)
     if test == "permutation":  # no MDE where the sign-flip test cannot reject at all
         g = n_clusters(N).astype(np.float64)

@@ -20,7 +20,18 @@ over the questions with a defined score in every cell (`n`, the others in `n_exc
   the cluster bootstrap (whole clusters resampled) when `stats.ci_method` is `bca` or
   `percentile`. benchmarks/worth_validity.py measured the cluster bootstrap BCa at 20 to
   40 clusters covering 0.88-0.94 jointly at a nominal 0.95 (too narrow at the far
-  quantiles Bonferroni needs), hence the t interval as the default.
+  quantiles Bonferroni needs), hence the t interval as the default;
+- on a 0/1 metric (every score 0 or 1), a column whose per-question values are non-zero in
+  fewer than FEW_CHANGED clusters (`n_changed_clusters`, none at all included) has its
+  interval widened to hold the Tango score interval at the same level, as stats.parquet's
+  0/1 intervals are (ablate.components.stats.binary_bound): a per-question value lies in
+  [-B, B] (B = 1 for a Shapley value, 2 for an interaction index), and the bound of the
+  value / B as a difference in [-1, 1] accounts for changes not seen, which the t interval
+  of a handful of non-zero values cannot (it was [0, 0] where nothing changed, covering
+  true values of 0.01-0.024 at n 50 only 0.34-0.70 of the time). `ci_flag` says why:
+  `no_question_differs`, `few_changed_clusters`, and `few_documents_iid_tango` where too
+  few documents bound a side only as if the questions were independent;
+  benchmarks/worth_rare_changes.py measures the coverage.
 """
 
 from __future__ import annotations
@@ -32,8 +43,15 @@ import numpy as np
 import polars as pl
 
 from ablate.components.contract.errors import InputError
+from ablate.components.stats.binary_bound import FLAG_FEW_DOCUMENTS, tango_few_documents
 from ablate.components.stats.bootstrap import bootstrap_ci
-from ablate.components.stats.clusters import cluster_sums, cluster_ttest
+from ablate.components.stats.clusters import (
+    FEW_CHANGED,
+    FLAG_FEW_CHANGED,
+    changed_clusters,
+    cluster_sums,
+    cluster_ttest,
+)
 from ablate.components.stats.correction import check_method
 from ablate.components.stats.factorial import Design, design_wide
 from ablate.components.stats.inference import infer
@@ -54,7 +72,9 @@ WORTH_SCHEMA: dict[str, pl.DataType] = {
     "p_adjusted": pl.Float64(), "significant": pl.Boolean(), "full_minus_empty": pl.Float64(),
     "n": pl.Int64(), "n_clusters": pl.Int64(), "n_excluded": pl.Int64(),
     "family_size": pl.Int64(), "test": pl.String(), "correction": pl.String(),
+    "ci_flag": pl.String(), "n_changed_clusters": pl.Int64(),
 }
+FLAG_NO_CHANGE = "no_question_differs"
 
 
 def worth_applies(design: Design | None) -> bool:
@@ -78,6 +98,8 @@ class WorthArrays:
     family_size: np.ndarray
     n_clusters: np.ndarray
     full_minus_empty: float
+    ci_flag: list[str]
+    n_changed_clusters: np.ndarray
 
 
 def worth_contrasts(Y: np.ndarray, cells: Sequence[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray]:
@@ -93,12 +115,14 @@ def worth_inference(Y: np.ndarray, cells: Sequence[tuple[int, ...]], codes: np.n
                     clustered: bool, test: str = "permutation", correction: str = "holm",
                     alpha: float = 0.05, resamples: int = 10_000,
                     bootstrap_resamples: int = 10_000, ci_method: str = "t",
-                    seed: int = 0) -> WorthArrays:
+                    seed: int = 0, widen_binary: bool = True) -> WorthArrays:
     """The module docstring's numbers for one metric. Y: questions x cells (complete
     questions only), codes: one cluster code per question; `ci_method`: `t` (cluster-robust
-    t), `bca` or `percentile` (cluster bootstrap)."""
+    t), `bca` or `percentile` (cluster bootstrap); `widen_binary` False: no 0/1 widening
+    (benchmarks only: the intervals before issue 56)."""
     k = len(cells[0])
     C, fme = worth_contrasts(Y, cells)
+    W = np.concatenate([shapley_weights(cells), interaction_weights(cells)], axis=1)
     M = np.ones_like(C, dtype=bool)
     fam = np.array([0] * k + [1] * (C.shape[1] - k))
     r = infer(C, M, codes, fam, test=test, correction=correction, alpha=alpha,
@@ -129,8 +153,36 @@ def worth_inference(Y: np.ndarray, cells: Sequence[tuple[int, ...]], codes: np.n
     # a column with no spread (every question the same value) has the point interval
     flat = np.ptp(C, axis=0) == 0
     lo[flat], hi[flat] = r.mean[flat], r.mean[flat]
+    changed = changed_clusters(C, M, units)
+    flags = [""] * C.shape[1]
+    if widen_binary and Y.size and bool(np.isin(Y, (0.0, 1.0)).all()):
+        bound = np.maximum(np.clip(W, 0, None).sum(axis=0), np.clip(-W, 0, None).sum(axis=0))
+        lo, hi, used, flags = _widen_binary(C / bound, M, units, lo, hi, level, bound, changed,
+                                            used)
     return WorthArrays(r.mean, lo, hi, level, used, r.p_value, r.p_adjusted, r.family_size,
-                       r.n_clusters, float(fme.mean()) if fme.size else float("nan"))
+                       r.n_clusters, float(fme.mean()) if fme.size else float("nan"),
+                       flags, changed)
+
+
+def _widen_binary(X: np.ndarray, M: np.ndarray, units: np.ndarray, lo: np.ndarray,
+                  hi: np.ndarray, level: np.ndarray, bound: np.ndarray, changed: np.ndarray,
+                  used: list[str]) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
+    """The module docstring's 0/1 widening of the columns with fewer than FEW_CHANGED
+    changed clusters; X: the per-question values over their bound B (in [-1, 1])."""
+    lo, hi, used = lo.copy(), hi.copy(), list(used)
+    flags = [""] * X.shape[1]
+    cols = np.flatnonzero(changed < FEW_CHANGED)
+    if cols.size == 0:
+        return lo, hi, used, flags
+    S, N = cluster_sums(X[:, cols], M[:, cols], units)
+    t_lo, t_hi, few = tango_few_documents(X[:, cols], M[:, cols], S, N, 1.0 - level[cols])
+    lo[cols] = np.fmin(lo[cols], bound[cols] * t_lo)
+    hi[cols] = np.fmax(hi[cols], bound[cols] * t_hi)
+    for i, j in enumerate(cols):
+        used[j] += "+tango"
+        why = FLAG_NO_CHANGE if changed[j] == 0 else FLAG_FEW_CHANGED
+        flags[j] = "; ".join([why] + ([FLAG_FEW_DOCUMENTS] if few[i] else []))
+    return lo, hi, used, flags
 
 
 def worth_effects(table: pl.DataFrame, design: Design, *, metrics: Sequence[str],
@@ -173,7 +225,8 @@ def worth_effects(table: pl.DataFrame, design: Design, *, metrics: Sequence[str]
                 "n": [int(complete.sum())] * ncol, "n_clusters": r.n_clusters,
                 "n_excluded": [int((anywhere & ~complete).sum())] * ncol,
                 "family_size": r.family_size, "test": [test] * ncol,
-                "correction": [correction] * ncol}
+                "correction": [correction] * ncol, "ci_flag": r.ci_flag,
+                "n_changed_clusters": r.n_changed_clusters}
         frames.append(pl.DataFrame([pl.Series(c, data[c], dtype=t)
                                     for c, t in WORTH_SCHEMA.items()]))
     return pl.concat(frames) if frames else pl.DataFrame(schema=WORTH_SCHEMA)

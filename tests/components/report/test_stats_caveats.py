@@ -46,3 +46,12 @@ def test_few_changed_finding_says_whether_the_interval_was_widened():
     graded = " ".join(warnings(_stats(ci_method="signflip-inversion"),
                                ["final/recall_at_5"], [], {"statistics": {"alpha": 0.05}}))
     assert "too narrow" in graded and "Tango" not in graded
+
+
+def test_an_interval_bounded_as_if_questions_were_independent_says_so():
+    """Issue 56, item 4: with too few documents for the cluster-robust Tango bound a side
+    is bounded as if the questions were independent; the finding says it."""
+    st = _stats(n_clusters=6, n_changed_clusters=1, ci_method="signflip-inversion+tango",
+                ci_flag="few_changed_clusters; few_documents_iid_tango")
+    text = " ".join(warnings(st, ["final/recall_at_5"], [], {"statistics": {"alpha": 0.05}}))
+    assert "as if its questions were independent" in text and "6 clusters" in text

@@ -55,3 +55,16 @@ def test_significant_stays_outside_the_widened_interval():
         d[[20 * g, 20 * g + 1]] = -1.0
     r = _row(d)
     assert r["significant"] and r["ci_high"] <= 0 and r["ci_low"] < -0.016, r
+
+
+@pytest.mark.parametrize("test", ["permutation", "t"])
+def test_one_loss_in_six_documents_is_bounded_not_minus_one_to_one(test):
+    """Issue 56, item 4: with 6 documents the cluster-robust Tango bound can rule out no
+    difference (its t can never pass the t quantile with 5 df) and the widened interval was
+    [-1, 1]; a side then holds the re-signing interval and the Tango bound of independent
+    questions, and says so."""
+    d = np.zeros(60)
+    d[0] = -1.0
+    r = _row(d, test, clusters=np.repeat(np.arange(6), 10))
+    assert -0.3 < r["ci_low"] < -1 / 60 and 0.0 < r["ci_high"] < 0.3, r
+    assert "few_documents_iid_tango" in r["ci_flag"], r
