@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from ablate.components.contract.dotted import format_value
-from ablate.components.contract.errors import InputError, RunFailed, cause
+from ablate.components.contract.errors import InputError, RunFailed, cause, no_space
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.metrics.consistency import with_consistency
 from ablate.components.metrics.registry import is_timing, metric_directions
@@ -300,7 +300,8 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         _put_in_place(tmp, final)
     except Exception as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise RunFailed(f"analysis failed ({cause(exc)}); nothing new written",
+        why = f"no space left on the output device ({out_root})" if no_space(exc) else cause(exc)
+        raise RunFailed(f"analysis failed ({why}); nothing new written",
                         hint=rerun_hint(ctx)) from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
