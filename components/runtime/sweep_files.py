@@ -52,7 +52,8 @@ def repair_command(folder: Path, name: str, manifest: dict[str, Any] | None) -> 
     if not isinstance(manifest, dict) or not isinstance(manifest.get("experiment_file"), str):
         return f"ablate run on its experiment file with --out {shlex.quote(str(folder.parent))}"
     args = ["ablate", "run", manifest["experiment_file"], "--out", str(folder.parent)]
-    settings = manifest.get("settings") if isinstance(manifest.get("settings"), dict) else {}
+    given = manifest.get("settings")
+    settings: dict[str, Any] = given if isinstance(given, dict) else {}
     for option in ("tier", "split"):  # only when the command line chose them
         if manifest.get(option) and manifest.get(option) != settings.get(option):
             args += [f"--{option}", str(manifest[option])]
