@@ -71,6 +71,7 @@ def test_the_rerun_writes_the_damaged_folder_again(sweep, tmp_path):
     damage(folder / "worth.parquet")
     assert write_outputs(ctx, folder.parent, time.time(), {}) == folder
     assert (folder / "worth.parquet").read_bytes() == before
+    assert "worth.parquet" in SweepFolder(folder).recorded()
     assert SweepFolder(folder).damaged_files() == []
     assert outputs_in_place(ctx, folder.parent) == folder
 
@@ -136,6 +137,7 @@ def test_report_writes_its_own_damaged_files_again(sweep, tmp_path, run_cli, nam
     folder = _copy(sweep, tmp_path)
     damage(folder / name)
     assert run_cli("report", str(folder)) == 0
+    assert name in SweepFolder(folder).recorded()
     assert SweepFolder(folder).damaged_files() == []
     assert outputs_in_place(ctx, folder.parent) == folder  # the record follows the report
 
