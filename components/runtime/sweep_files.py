@@ -136,6 +136,13 @@ class SweepFolder:
             return [MANIFEST]
         return [name for name, sha in sorted(record.items()) if self._differs(name, sha)]
 
+    def check_all(self) -> None:
+        """InputError for the first recorded file that is missing or not as recorded (what
+        copies the whole folder elsewhere, `ablate sync`, checks first)."""
+        self.manifest  # noqa: B018 - a damaged manifest raises here
+        for name in self.damaged_files():
+            self.check(name)
+
     def _parse_json(self, name: str) -> Any:
         try:
             return json.loads((self.path / name).read_text(encoding="utf-8"))

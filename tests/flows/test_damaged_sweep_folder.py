@@ -149,3 +149,16 @@ def test_report_leaves_no_damaged_file_it_did_not_write(sweep, tmp_path, run_cli
     assert SweepFolder(folder).damaged_files() == []
     assert not (folder / "plots" / "worth.svg").exists()
     assert "plots/worth.svg" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["report.md", "plots/worth.svg"])
+def test_sync_logs_no_damaged_report_file(sweep, tmp_path, run_cli, capsys, name):
+    """`ablate sync` copies the report and plots to MLflow: a damaged one is named first."""
+    folder = _copy(sweep, tmp_path)
+    damage(folder / name)
+    capsys.readouterr()
+    assert run_cli(*_command(sweep, "sync", folder, tmp_path)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"ablate: error: {folder / name}: damaged: rerun ablate report {folder} to "
+                   "write it again (its sha256 differs from the manifest's record)"]
+    assert not (tmp_path / "mlflow.db").exists()
