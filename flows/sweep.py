@@ -39,7 +39,7 @@ from ablate.flows.plan.out_paths import check_out
 from ablate.flows.plan.producible import refusal
 from ablate.flows.run import api_lost, console
 from ablate.flows.run.context import RunOptions, get_context
-from ablate.flows.run.failures import exit_called, stage_failure
+from ablate.flows.run.failures import exit_called, failure_time, stage_failure
 from ablate.flows.run.sharded import check_scheduler, shown_label
 from ablate.flows.run.stage_progress import report_progress, sweep_eta
 from ablate.flows.run.stage_timing import timing_key, work_units
@@ -94,14 +94,16 @@ def _run_plan(experiment: str, opts: dict[str, Any], ctx: Any, started: float,
         futures[key] = stage_task.with_options(task_run_name=f"{node.label}-{key[:8]}").submit(
             experiment, opts, key, return_state=False, wait_for=[futures[d] for d in node.deps])
     report_progress(futures, ctx.plan, started, models_done, sweep_eta(ctx))
-    results, failures = [], []
+    results, failures, failed_at = [], [], {}
     for key, fut in futures.items():
         try:
             results.append(fut.result())
         except Exception as exc:  # noqa: BLE001 - one line naming the stage (flows/run/failures.py)
             failures.append((key, exc))
+            failed_at[key] = failure_time(fut)
     if failures:
-        raise stage_failure(ctx.plan, failures, experiment, opts)
+        raise stage_failure(ctx.plan, failures, experiment, opts,
+                            {k: t for k, t in failed_at.items() if t is not None}, ctx.store.root)
     _replay_remote(ctx, results)
     return results
 

@@ -87,3 +87,42 @@ def test_no_docstring_points_to_a_missing_design_document():
             for p in (ROOT / folder).rglob("*.py") if "DESIGN.md" in p.read_text(encoding="utf-8")
             and p.name != "test_docs.py"]
     assert hits == []
+
+
+CODE = re.compile(r"```.*?```|`[^`]+`", re.S)  # fenced blocks and inline code spans
+# `ablate WORD [WORD]` where a command starts: at the start of a span or line, after a
+# path (.venv/bin/ablate), a prompt or a shell operator; not `ablate cold: 26.9 s` output
+COMMAND = re.compile(r"(?:^|(?<=/)|(?<=\$ )|(?<=&& )|(?<=\$\()|(?<=; ))ablate[ \t]+"
+                     r"([a-z][\w-]*)\b(?![:\w-])(?:[ \t]*\n?[ \t]*([a-z][\w-]*)\b)?", re.M)
+
+
+def _named_commands() -> set[tuple[str, str, str]]:
+    """(page, command, the word after it) of every `ablate ...` command line the docs show."""
+    out = set()
+    for page in sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]:
+        for span in CODE.findall(page.read_text(encoding="utf-8")):
+            for cmd, sub in COMMAND.findall(span.strip("`").strip()):
+                out.add((page.name, cmd, sub))
+    return out
+
+
+def test_every_command_the_docs_name_exists():
+    """`ablate server start` was in docs/scale.md, a command that never existed (issue 58.8):
+    every `ablate CMD` the docs show is a command, every `ablate GROUP SUB` a sub-command
+    of it, and `ablate server ACTION` one of its actions."""
+    import typer
+
+    from ablate.components import catalogue
+    from ablate.flows.cli.main import build_app
+    from ablate.flows.cli.server import ACTIONS
+    catalogue.load()
+    commands = typer.main.get_command(build_app()).commands
+    named = _named_commands()
+    assert ("README.md", "server", "status") in named and ("README.md", "cache", "prune") in named
+    wrong = []
+    for page, cmd, sub in sorted(named):
+        group = getattr(commands.get(cmd), "commands", None)
+        if cmd not in commands or (group is not None and sub and sub not in group) or (
+                cmd == "server" and sub and sub not in ACTIONS):
+            wrong.append(f"{page}: ablate {cmd} {sub}".strip())
+    assert wrong == []

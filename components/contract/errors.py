@@ -50,3 +50,19 @@ def cause(exc: BaseException) -> str:
     """An exception as `Type: message` on one line (a RunFailed's message names the cause)."""
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+NO_SPACE = "No space left on device"  # strerror(ENOSPC), also inside polars' and pyarrow's wording
+
+
+def no_space(exc: BaseException) -> bool:
+    """True when a full device caused `exc`: an OSError with errno 28 (ENOSPC) anywhere in
+    its chain, or a library's error (polars, pyarrow) that says so in its message."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        seen.add(id(at))
+        if (isinstance(at, OSError) and at.errno == 28) or NO_SPACE.lower() in str(at).lower():
+            return True
+        at = at.__cause__ or at.__context__
+    return False

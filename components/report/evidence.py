@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from ablate.components.contract.records import Passage  # one document range, as packed
+from ablate.components.runtime.sweep_files import SweepFolder
 
 QUESTIONS_FILE = "questions.parquet"
 CONTEXTS_FILE = "contexts.parquet"
@@ -43,21 +44,24 @@ class Evidence:
         return self.contexts.get((key, qid), [])
 
 
-def load_evidence(folder: Path) -> Evidence | None:
-    """The folder's saved questions and contexts; None when it has no questions file."""
-    qpath, cpath = Path(folder) / QUESTIONS_FILE, Path(folder) / CONTEXTS_FILE
-    if not qpath.is_file():
+def load_evidence(folder: Path | SweepFolder) -> Evidence | None:
+    """The folder's saved questions and contexts; None when it has no questions file (a
+    damaged one: InputError, SweepFolder)."""
+    files = folder if isinstance(folder, SweepFolder) else SweepFolder(folder)
+    saved = files.optional_parquet(QUESTIONS_FILE)
+    if saved is None:
         return None
     questions = {}
-    for r in pl.read_parquet(qpath).iter_rows(named=True):
+    for r in saved.iter_rows(named=True):
         groups = tuple(tuple(Passage(str(d), int(s), int(e), str(t)) for d, s, e, t in g)
                        for g in json.loads(r["evidence"] or "[]"))
         questions[r["qid"]] = GoldQuestion(r["qid"], r["question"] or "",
                                            tuple(r["answers"] or ()), groups)
     contexts: dict[tuple[str, str], list[Passage]] = {}
     keys: set[str] = set()
-    if cpath.is_file():
-        frame = pl.read_parquet(cpath).with_columns(
+    frame = files.optional_parquet(CONTEXTS_FILE)
+    if frame is not None:
+        frame = frame.with_columns(
             pl.col("context_key", "doc_id", "text").cast(pl.Utf8)).sort("context_key", "qid", "rank")
         keys = set(frame["context_key"].unique().to_list())
         for key, qid, doc_id, start, end, text in frame.select(

@@ -4,7 +4,6 @@ format needs."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from ablate.components.contract.dotted import format_value, get_dotted
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.evidence import Evidence, load_evidence
+from ablate.components.runtime.sweep_files import SweepFolder
 from ablate.components.stats.compare import STATS_SCHEMA
 from ablate.components.stats.slices import SLICES_FILE
 
@@ -67,33 +67,30 @@ def present_key(requested: Sequence[str], metrics: Sequence[str]) -> list[str]:
 
 
 def load_sweep(sweep_dir: Path) -> SweepResults:
-    """Read a sweep folder; InputError naming the folder/file when something is missing."""
+    """Read a sweep folder; InputError naming the folder/file when something is missing,
+    and naming a damaged file and the command that writes it again (SweepFolder)."""
     sweep_dir = Path(sweep_dir)
     if not sweep_dir.is_dir():
         raise InputError("no such sweep folder", path=str(sweep_dir))
     for name in REQUIRED:
         if not (sweep_dir / name).is_file():
             raise InputError(f"not a sweep folder: {name} is missing", path=str(sweep_dir))
-    try:
-        man = json.loads((sweep_dir / "manifest.json").read_text())
-        variants = json.loads((sweep_dir / "variants.json").read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path=str(sweep_dir), line=exc.lineno) from None
+    files = SweepFolder(sweep_dir)
+    man = files.manifest
+    variants = files.json("variants.json")
+    if not isinstance(variants, list) or not all(isinstance(v, dict) for v in variants):
+        raise files.damaged("variants.json", "not a list of variant records")
     from ablate.components.metrics.registry import remember_directions
     remember_directions(man.get("metric_directions") or {})  # plugins' metrics
-    timings = sweep_dir / "timings.parquet"
-    factorial = sweep_dir / FACTORIAL_FILE
-    worth = sweep_dir / WORTH_FILE
-    sliced = sweep_dir / SLICES_FILE
     return SweepResults(manifest=man, variants=variants,
-                        per_query=pl.read_parquet(sweep_dir / "per_query.parquet"),
-                        stats=pl.read_parquet(sweep_dir / "stats.parquet"),
-                        timings=pl.read_parquet(timings) if timings.is_file() else None,
+                        per_query=files.parquet("per_query.parquet"),
+                        stats=files.parquet("stats.parquet"),
+                        timings=files.optional_parquet("timings.parquet"),
                         no_effect=tuple(man.get("no_effect") or ()),
-                        factorial=pl.read_parquet(factorial) if factorial.is_file() else None,
-                        evidence=load_evidence(sweep_dir),
-                        worth=pl.read_parquet(worth) if worth.is_file() else None,
-                        slices=pl.read_parquet(sliced) if sliced.is_file() else None)
+                        factorial=files.optional_parquet(FACTORIAL_FILE),
+                        evidence=load_evidence(files),
+                        worth=files.optional_parquet(WORTH_FILE),
+                        slices=files.optional_parquet(SLICES_FILE))
 
 
 def base_value(config: dict[str, Any], variable: str) -> object:

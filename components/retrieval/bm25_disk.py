@@ -19,7 +19,6 @@ benchmarks/bm25_disk.py.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -29,19 +28,12 @@ from pathlib import Path
 import numpy as np
 
 from ablate.components.retrieval.bm25 import BM25Index
+from ablate.components.runtime.digest import read_sha256
 
 FORMAT = "2"  # 2: the marker holds every file's sha256
 ARRAYS = ("data", "indices", "indptr", "dense", "dense_slot", "idf", "doc_len")
 DONE = "complete"
 FILES = tuple(f"{name}.npy" for name in ARRAYS) + ("ids.json", "terms.json", "meta.json")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 _VERIFIED: dict[tuple[str, int, int, int], str] = {}
@@ -54,7 +46,7 @@ def _verified_sha256(path: Path) -> str:
     if key not in _VERIFIED:
         if len(_VERIFIED) > 4096:
             _VERIFIED.clear()
-        _VERIFIED[key] = _sha256(path)
+        _VERIFIED[key] = read_sha256(path)
     return _VERIFIED[key]
 
 
@@ -91,7 +83,7 @@ def save(index: BM25Index, folder: Path) -> None:
             "format": FORMAT, "k1": index.k1, "b": index.b, "epsilon": index.epsilon,
             "variant": index.variant, "delta": index.delta,
             "avgdl": index.avgdl, "n_docs": index.n_docs, "shape": list(m.shape)}))
-        sums = {name: _sha256(tmp / name) for name in FILES}
+        sums = {name: read_sha256(tmp / name) for name in FILES}
         (tmp / DONE).write_text(json.dumps({"format": FORMAT, "sha256": sums}))
         try:
             os.rename(tmp, folder)

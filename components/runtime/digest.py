@@ -12,13 +12,19 @@ from functools import lru_cache
 from pathlib import Path
 
 
-@lru_cache(maxsize=256)
-def _sha256(path: str, size: int, mtime_ns: int) -> str:
+def read_sha256(path: str | Path) -> str:
+    """sha256 of a whole file, read now (no memo: for checksums of files that may have
+    been damaged in place since this process last read them)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 22), b""):
             h.update(block)
     return h.hexdigest()
+
+
+@lru_cache(maxsize=256)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    return read_sha256(path)
 
 
 def file_sha256(path: Path) -> str:

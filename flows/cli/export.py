@@ -32,13 +32,15 @@ def export_sweep(sweep_dir: Path, out: Path, variants: list[str] | None = None,
         write_trec_qrels,
         write_trec_run,
     )
+    from ablate.components.runtime.sweep_files import SweepFolder
     from ablate.flows.run.store import Store
 
     man_path = sweep_dir / "manifest.json"
     if not man_path.is_file():
         raise InputError("not a sweep folder (no manifest.json)", path=str(sweep_dir))
-    man = json.loads(man_path.read_text())
-    records = json.loads((sweep_dir / "variants.json").read_text())
+    folder = SweepFolder(sweep_dir)
+    man = folder.manifest
+    records = folder.json("variants.json")
     known = [r["name"] for r in records]
     for name in variants or []:
         if name not in known:

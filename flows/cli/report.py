@@ -11,25 +11,34 @@ from typing import Optional
 import typer
 
 from ablate.components.runtime.atomic import atomic_write
+from ablate.components.runtime.sweep_files import MANIFEST, REPORT_MADE, SweepFolder
 
 
-def _mark_made(sweep_dir: Path) -> None:
+def _mark_made(files: SweepFolder) -> None:
     """A folder whose analysis failed part-way lists what it lacks (manifest `incomplete`):
     the report is made now, and the statistics are there when stats.parquet is."""
-    path = sweep_dir / "manifest.json"
-    try:
-        man = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return
+    man = files.manifest
     if "incomplete" not in man:
         return
     left = [part for part in man["incomplete"] if part != "report"
-            and not (part == "stats" and (sweep_dir / "stats.parquet").is_file())]
+            and not (part == "stats" and (files.path / "stats.parquet").is_file())]
     if left:
         man["incomplete"] = left
     else:
         del man["incomplete"]
-    atomic_write(path, json.dumps(man, indent=2, default=str) + "\n")
+    atomic_write(files.path / MANIFEST, json.dumps(man, indent=2, default=str) + "\n")
+
+
+def _recorded(files: SweepFolder, written: list[Path]) -> list[str]:
+    """Record the files just written in the manifest; remove the damaged ones of an
+    earlier report this one did not write (never a damaged file beside a fresh report).
+    The removed ones, by name."""
+    names = [p.relative_to(files.path).as_posix() for p in written]
+    stale = [n for n in files.damaged_files() if n not in names and n.startswith(REPORT_MADE)]
+    for name in stale:
+        (files.path / name).unlink(missing_ok=True)
+    files.rerecord(names + stale)
+    return stale
 
 
 def register(app: typer.Typer) -> None:
@@ -54,7 +63,10 @@ def register(app: typer.Typer) -> None:
                              field="--key-metric")
         files = build_report(res, keys or None, latex=latex, plots=plots)
         written = write_files(sweep_dir, files)
-        _mark_made(sweep_dir)
+        folder = SweepFolder(sweep_dir)
+        _mark_made(folder)
+        for name in _recorded(folder, written):
+            typer.echo(f"removed {sweep_dir / name}: damaged, and not part of this report")
         typer.echo(f"wrote {len(written)} files in {time.perf_counter() - t0:.1f}s: "
                    f"{sweep_dir / 'report.md'}, {sweep_dir / 'report.html'}"
                    f"{', ' + str(sweep_dir / 'report.tex') if latex else ''}")

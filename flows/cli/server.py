@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import typer
 
+ACTIONS = ("status", "stop")
+
 
 def register(app: typer.Typer) -> None:
     @app.command("server")
-    def server_cmd(action: str = typer.Argument("status", help="status | stop"),
+    def server_cmd(action: str = typer.Argument("status", help=" | ".join(ACTIONS)),
                    force: bool = typer.Option(False, "--force",
                                               help="Stop it even while runs use it.")) -> None:
         """Show or stop the Prefect server `ablate run` keeps for this machine."""
         from ablate.components.contract.errors import InputError
         from ablate.flows.run import server
-        if action not in ("status", "stop"):
-            raise InputError(f"unknown action '{action}' (status, stop)", field="action")
+        if action not in ACTIONS:
+            raise InputError(f"unknown action '{action}' ({', '.join(ACTIONS)})", field="action")
         info = server.read_info()
         if action == "stop":
             using = server.users()

@@ -122,7 +122,11 @@ def run_stats(path: Path, *, baseline: str, metrics: list[str] | None = None,
               **options) -> pl.DataFrame:
     """Load, compare, optionally write; InputErrors name the file. cluster_column: a
     column name, `none`, or `auto` (the `cluster` column when the table has one)."""
+    from ablate.components.runtime.sweep_files import recording_folder
     from ablate.components.stats import compare_variants, load_per_query  # scipy.stats: only here
+    sweep = recording_folder(path)
+    if sweep is not None:  # a sweep's per_query.parquet: damaged, it names its repair
+        sweep.check(Path(path).name)
     pq = load_per_query(path, variant_col=variant_column, qid_col=qid_column,
                         cluster_col=cluster_column)
     chosen = metrics or pq.metrics
@@ -149,6 +153,9 @@ def run_stats(path: Path, *, baseline: str, metrics: list[str] | None = None,
         else:
             result.write_csv(tmp)
         tmp.replace(out)
+        sweep = recording_folder(out)
+        if sweep is not None:  # stats.parquet of a sweep folder: its record follows
+            sweep.rerecord([out.name])
     return result
 
 

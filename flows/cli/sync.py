@@ -24,7 +24,9 @@ def register(app: typer.Typer) -> None:
         """Log (or complete the logging of) a sweep folder in MLflow."""
         from ablate.components.report.sweep_data import load_sweep
         root = env.prepare()
+        from ablate.components.runtime.sweep_files import SweepFolder
         load_sweep(sweep_dir)  # bad folder -> one line, exit 2, before touching MLflow
+        SweepFolder(sweep_dir).check_all()  # nor a damaged report or plot logged
         uri = env.tracking_uri(tracking_uri_opt, root)
         if uri.startswith("sqlite:"):
             (root / env.STATE_DIR).mkdir(exist_ok=True)

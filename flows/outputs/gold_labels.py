@@ -20,21 +20,15 @@ from ablate.components.contract.errors import InputError
 from ablate.components.data import load_dataset
 from ablate.components.data.clusters import question_cluster
 from ablate.components.judge.gold import ANNOTATOR, GOLD_METRIC, gold_context_recall
+from ablate.components.runtime.sweep_files import SweepFolder
 from ablate.flows.run.store import Store
 
 
 def _sweep(sweep_dir: Path) -> tuple[dict, list[dict]]:
     if not (sweep_dir / "per_query.parquet").is_file():
         raise InputError("not a sweep folder: per_query.parquet is missing", path=str(sweep_dir))
-    try:
-        man = json.loads((sweep_dir / "manifest.json").read_text())
-        variants = json.loads((sweep_dir / "variants.json").read_text())
-    except FileNotFoundError as exc:
-        raise InputError(f"not a sweep folder: {Path(exc.filename).name} is missing",
-                         path=str(sweep_dir)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path=str(sweep_dir)) from None
-    return man, variants
+    files = SweepFolder(sweep_dir)
+    return files.manifest, files.json("variants.json")
 
 
 def gold_labels(sweep_dir: Path, out: Path, *, share: float = 0.5, seed: int = 0,
@@ -59,7 +53,7 @@ def gold_labels(sweep_dir: Path, out: Path, *, share: float = 0.5, seed: int = 0
         raise InputError("the data set changed since the sweep ran (fingerprint differs)",
                          path=str(data))
     by_qid = {q.qid: q for q in ds.questions}
-    asked = pl.read_parquet(sweep_dir / "per_query.parquet", columns=["variant", "qid"])
+    asked = SweepFolder(sweep_dir).parquet("per_query.parquet", columns=["variant", "qid"])
     qids = asked["qid"].unique(maintain_order=True).to_list()
     clusters = sorted({question_cluster(by_qid[q]) for q in qids})
     rng = np.random.default_rng(seed)

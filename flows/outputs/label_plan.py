@@ -8,7 +8,6 @@ the MDE is planned), so the planned half-width is the corrected interval's."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from ablate.components.contract.errors import InputError
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.judge.labels import read_labels
 from ablate.components.report.numbers import fmt
+from ablate.components.runtime.sweep_files import SweepFolder
 from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.correction import smallest_threshold
 from ablate.components.stats.ppi import paired_inputs
@@ -34,8 +34,9 @@ def plan_lines(sweep_dir: Path, labels_path: Path, half_width: float) -> list[st
     for name in ("manifest.json", "per_query.parquet"):
         if not (sweep_dir / name).is_file():
             raise InputError(f"not a sweep folder: {name} is missing", path=str(sweep_dir))
-    man = json.loads((sweep_dir / "manifest.json").read_text())
-    per_query = pl.read_parquet(sweep_dir / "per_query.parquet")
+    files = SweepFolder(sweep_dir)
+    man = files.manifest
+    per_query = files.parquet("per_query.parquet")
     stats = man.get("settings", {}).get("stats", {})
     alpha = float(stats.get("alpha", 0.05))
     family = stats.get("family", "per_metric")
@@ -73,8 +74,8 @@ def plan_lines(sweep_dir: Path, labels_path: Path, half_width: float) -> list[st
 
 def _tested(sweep_dir: Path) -> list[str]:
     """The metrics the sweep's stats.parquet compares (none when it has no stats)."""
-    path = sweep_dir / "stats.parquet"
-    if not path.is_file():
+    stats = SweepFolder(sweep_dir).optional_parquet("stats.parquet")
+    if stats is None:
         return []
-    metrics = pl.read_parquet(path, columns=["metric"])["metric"].unique().to_list()
+    metrics = stats["metric"].unique().to_list()
     return [m for m in metrics if not m.startswith("ppi/")]

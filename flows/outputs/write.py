@@ -22,13 +22,14 @@ from typing import Any
 import polars as pl
 
 from ablate.components.contract.dotted import format_value
-from ablate.components.contract.errors import RunFailed, cause
+from ablate.components.contract.errors import InputError, RunFailed, cause, no_space
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.metrics.consistency import with_consistency
 from ablate.components.metrics.registry import is_timing, metric_directions
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.evidence import load_evidence
 from ablate.components.report.sweep_data import FACTORIAL_FILE, WORTH_FILE, SweepResults
+from ablate.components.runtime.sweep_files import RECORD, SweepFolder, file_record
 from ablate.components.stats.slices import SLICES_FILE
 from ablate.flows.outputs.analysis import rerun_hint, statistics, stats_hint, tested
 from ablate.flows.outputs.analysis_code import analysis_version
@@ -155,23 +156,27 @@ OUTPUT_FILES = ("manifest.json", "variants.json", "per_query.parquet", "stats.pa
 
 def outputs_in_place(ctx: RunContext, out_root: Path) -> Path | None:
     """The sweep folder when it already holds this sweep's complete outputs: the same
-    sweep id (same spec, options, data and questions), every output file, no part
-    recorded `incomplete` (an analysis that failed is retried), made by the same analysis
-    code (flows/outputs/analysis_code.py), and every variant with the stage keys this plan gives it
-    (so the same code and components).
+    sweep id (same spec, options, data and questions), every output file, each as the
+    manifest records it (sha256: a damaged or missing one is written again, issue 58.1),
+    no part recorded `incomplete` (an analysis that failed is retried), made by the same
+    analysis code (flows/outputs/analysis_code.py), and every variant with the stage keys
+    this plan gives it (so the same code and components).
     Else None. With no stage computed, such a folder is what a new analysis would write
     again (the numbers are a function of the stage results and the seed)."""
     folder = Path(out_root) / sweep_id(ctx)
     if not all((folder / name).is_file() for name in OUTPUT_FILES):
         return None
+    files = SweepFolder(folder)
     try:
-        man = json.loads((folder / "manifest.json").read_text())
-        records = json.loads((folder / "variants.json").read_text())
-    except (OSError, ValueError):
+        man = files.manifest
+        records = files.json("variants.json")
+    except InputError:
         return None
     if man.get("sweep_id") != folder.name or man.get("incomplete"):
         return None
     if man.get("analysis_code") != analysis_version():  # new statistics or report code
+        return None
+    if not man.get(RECORD) or files.damaged_files():
         return None
     if ctx.spec.design is not None and not (folder / FACTORIAL_FILE).is_file():
         return None
@@ -289,12 +294,14 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
         # a plugin's metric keeps its direction where the plugin is not loaded (report, gate)
         man["metric_directions"] = metric_directions(per_query.columns)
         man["analysis_code"] = analysis_version()
-        _write_json(tmp / "manifest.json", man)
         _write_json(tmp / "variants.json", variants)
+        man[RECORD] = file_record(tmp)  # every other file's sha256: damage is seen
+        _write_json(tmp / "manifest.json", man)
         _put_in_place(tmp, final)
     except Exception as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise RunFailed(f"analysis failed ({cause(exc)}); nothing new written",
+        why = f"no space left on the output device ({out_root})" if no_space(exc) else cause(exc)
+        raise RunFailed(f"analysis failed ({why}); nothing new written",
                         hint=rerun_hint(ctx)) from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -20,6 +20,7 @@ from typing import Iterable, Iterator
 import polars as pl
 
 from ablate.components.runtime.atomic import atomic_write
+from ablate.components.runtime.digest import read_sha256
 from ablate.flows.env import file_lock
 
 SIDE_FOLDERS = ("embeddings", "generations", "indexes", "judgments", "onnx", "shards")  # caches beside the stages
@@ -31,14 +32,6 @@ def stage_key(stage: str, code_version: str, **parts: object) -> str:
     blob = json.dumps({"stage": stage, "code": code_version, **parts}, sort_keys=True,
                       default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _touch(path: Path) -> None:
@@ -68,7 +61,7 @@ class Store:
         check = data.with_suffix(".sha256")
         if not data.exists() or not check.exists():
             return False
-        if check.read_text().strip() != _sha256(data):
+        if check.read_text().strip() != read_sha256(data):
             if use:
                 with self._lock:
                     self.damaged[stage] += 1
@@ -102,7 +95,7 @@ class Store:
         with file_lock(data.parent):
             atomic_write(data, writer=lambda f: frame.write_parquet(f, statistics=False))
             if complete:
-                atomic_write(data.with_suffix(".sha256"), (_sha256(data) + "\n").encode())
+                atomic_write(data.with_suffix(".sha256"), (read_sha256(data) + "\n").encode())
             else:
                 data.with_suffix(".sha256").unlink(missing_ok=True)
         return data
