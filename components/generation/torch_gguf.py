@@ -74,8 +74,9 @@ def _from_gguf(path: Path) -> tuple[Any, Any]:
     return model, tok
 
 
-def _save(folder: Path, model: Any, tok: Any) -> None:
-    """Write the converted model whole or not at all (another process may be writing it)."""
+def _save(folder: Path, model: Any, tok: Any) -> bool:
+    """Write the converted model whole or not at all (another process may be writing it);
+    whether the folder holds a converted copy now."""
     tmp = folder.with_name(f".{folder.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -84,6 +85,7 @@ def _save(folder: Path, model: Any, tok: Any) -> None:
         os.replace(tmp, folder)
     except OSError:  # written by another process meanwhile, or no room: load from GGUF next time
         shutil.rmtree(tmp, ignore_errors=True)
+    return folder.is_dir()
 
 
 def load(path: Path) -> tuple[Any, Any, threading.Lock]:
@@ -106,7 +108,16 @@ def load(path: Path) -> tuple[Any, Any, threading.Lock]:
                                      "try generator.backend: llama_cpp",
                                      field="generator.model") from None
                 folder.parent.mkdir(parents=True, exist_ok=True)
-                _save(folder, model, tok)
+                if _save(folder, model, tok):
+                    # the conversion's own copies stay resident otherwise (~0.5 GB for
+                    # SmolLM2, the whole run): load the saved copy instead, memory-mapped
+                    del model
+                    import gc
+                    gc.collect()
+                    from ablate.components.runtime.memory import release_freed_memory
+                    release_freed_memory()
+                    auto_model, _, dtype = _transformers()
+                    model = auto_model.from_pretrained(str(folder), dtype=dtype)
             model.eval()
             _MODELS[key] = (model, tok, threading.Lock())
         return _MODELS[key]

@@ -39,3 +39,33 @@ def test_the_stacked_cache_is_the_rows_left_padded_and_each_row_is_released():
         assert torch.equal(batch.layers[layer].values, want[layer][1])
         assert all(c.layers[layer].keys is None and c.layers[layer].values is None for c in singles)
     assert mask.tolist() == [[0] * 4 + [1] * 5, [1] * 9, [0] * 7 + [1] * 2]
+
+
+def test_a_first_conversion_runs_on_the_saved_copy_not_the_converted_one(tmp_path, monkeypatch):
+    """The first load converts the GGUF file, saves the copy, then loads that copy: the
+    conversion's own tensors (~0.5 GB for SmolLM2) are not kept for the rest of the run,
+    and the first run computes with the same weights as every later one."""
+    from ablate.components.generation import torch_gguf
+
+    class Model:
+        def __init__(self, where: str) -> None:
+            self.where = where
+
+        def eval(self) -> None:
+            pass
+
+    class Auto:
+        @staticmethod
+        def from_pretrained(folder: str, dtype=None):  # type: ignore[no-untyped-def]
+            return Model(folder)
+
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"x")
+    folder = tmp_path / "converted"
+    monkeypatch.setattr(torch_gguf, "converted_dir", lambda p: folder)
+    monkeypatch.setattr(torch_gguf, "_from_gguf", lambda p: (Model("conversion"), "tok"))
+    monkeypatch.setattr(torch_gguf, "_save", lambda f, m, t: f.mkdir() or True)
+    monkeypatch.setattr(torch_gguf, "_transformers", lambda: (Auto, None, None))
+    monkeypatch.setattr(torch_gguf, "_MODELS", {})
+    model, tok, _ = torch_gguf.load(gguf)
+    assert model.where == str(folder) and tok == "tok"
