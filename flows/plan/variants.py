@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from ablate.components.contract.config import PipelineConfig
+from ablate.components.contract.config import ALL_FIELDS, PipelineConfig
 from ablate.components.contract.dotted import format_value, has_dotted
 from ablate.components.contract.vocab import BASELINE
 from ablate.flows.plan.design import design_variants
@@ -56,7 +56,7 @@ def expand(loaded: LoadedSpec, notices: list[str] | None = None,
     `adjust` resolves per-corpus choices (the `auto` analyzer) before configs are compared."""
     spec = loaded.spec
     base_cfg = adjust(spec.baseline)
-    base = base_cfg.model_dump(mode="python")
+    base = base_cfg.model_dump(mode="python", context={ALL_FIELDS: True})
     variants = [Variant(BASELINE, None, None, base_cfg, config_id(base_cfg), ("baseline",))]
     seen = {variants[0].config_id: BASELINE}
     for i, sweep in enumerate(spec.sweeps):
