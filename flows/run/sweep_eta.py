@@ -9,7 +9,10 @@ for `chunk`) this run saw for stages doing the same work (its timing key, e.g.
 once one has finished, else named in the line as not estimated yet. Every rate is per
 question, times the questions each stage runs on (a sweep on its own tier: its sample's).
 It is summed stage compute (stages run side by side on `runner.workers` threads), as
-`ablate check` says; a cached stage prints nothing."""
+`ablate check` says; a cached stage prints nothing. A line that would say what the last one
+said (the same time left, the same stages without a rate; only the count of stages moved)
+is held back until `REPEAT_AFTER` seconds have passed (issue 54: one sweep printed "2 more
+without a rate yet" 57 times)."""
 
 from __future__ import annotations
 
@@ -17,10 +20,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+REPEAT_AFTER = 60.0
+"""Seconds after which an unchanged ETA line is printed again (a sign of life)."""
+
 
 class SweepEta:
     def __init__(self, ctx: Any, out_root: Path | None = None,
-                 say: Callable[[str], None] | None = None) -> None:
+                 say: Callable[[str], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         from ablate.flows.plan.embed_estimate import embedding_costs
         from ablate.flows.plan.estimate import estimate_work, rates, read_manifests
         from ablate.flows.run import console
@@ -47,7 +54,9 @@ class SweepEta:
         self.observed = self.predicted = 0.0
         self.seen: dict[str, list[float]] = {}  # timing key -> [seconds, units] computed
         self.lines = 0
-        self.t0 = time.monotonic()
+        self.clock = clock
+        self.last: tuple[str, tuple[str, ...]] | None = None  # what the last line said
+        self.last_at = clock()
 
     def finished(self, key: str, computed: bool, seconds: float) -> None:
         """A stage finished: one line when it was computed and stages are left."""
@@ -79,6 +88,11 @@ class SweepEta:
                 left += seen[0] / seen[1] * units
             else:
                 unknown.append(tk)
+        from ablate.flows.plan.estimate import duration
+        said, now = (duration(left), tuple(sorted(set(unknown)))), self.clock()
+        if said == self.last and now - self.last_at < REPEAT_AFTER:
+            return
+        self.last, self.last_at = said, now
         self.lines += 1
         self.say(eta_text(left, len(self.todo) - len(unknown), unknown,
                           ratio if self.predicted > 0 else None))

@@ -39,8 +39,32 @@ def test_cheap_generator_seconds_never_stand_in_for_a_local_llm(tmp_path):
     eta.finished("x1", True, 0.2)
     eta.finished("s0", True, 120.0)  # one SmolLM2 stage seen: the other counts as much
     assert said[-1] == "sweep ETA: about 2.0 min of stage compute left for 2 stages"
-    eta.finished("x2", True, 0.2)
-    assert said[-1] == "sweep ETA: about 2.0 min of stage compute left for 1 stages"
+    eta.finished("x2", True, 0.2)  # the same 2.0 min left: no line saying it again
+    assert said[-1] == "sweep ETA: about 2.0 min of stage compute left for 2 stages"
+    assert len(said) == 2
+
+
+def test_an_unchanged_line_is_not_repeated_until_a_minute_has_passed(tmp_path):
+    """Issue 54: 57 cheap stages finished one after another while SmolLM2's 2 waited, and
+    each printed "2 more without a rate yet". The line is said again only when what it says
+    changes (time left, stages without a rate), or after REPEAT_AFTER seconds."""
+    from ablate.flows.run.sweep_eta import REPEAT_AFTER
+    nodes = ([_node(f"x{i}", "generate", "extractive") for i in range(57)]
+             + [_node(f"s{i}", "generate", "smollm2") for i in range(2)])
+    said: list[str] = []
+    now = [0.0]
+    eta = SweepEta(_ctx(tmp_path, nodes), say=said.append, clock=lambda: now[0])
+    for i in range(56):
+        now[0] += 0.1
+        eta.finished(f"x{i}", True, 0.001)
+    assert said == ["sweep ETA: about 0 s of stage compute left for 56 stages; "
+                    "2 more without a rate yet (generate:smollm2)"]
+    now[0] += REPEAT_AFTER
+    eta.finished("x56", True, 0.001)  # a minute on: once more, as a sign of life
+    assert len(said) == 2 and said[-1].endswith("2 more without a rate yet (generate:smollm2)")
+    eta.finished("s0", True, 120.0)  # what it says changed: at once
+    assert len(said) == 3 and said[-1] == ("sweep ETA: about 2.0 min of stage compute left "
+                                           "for 1 stages")
 
 
 def _tiers(tmp_path, nodes):
