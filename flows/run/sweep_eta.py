@@ -1,8 +1,9 @@
 """The sweep-level ETA line of `ablate run` (issue 42): as computed stages finish, one
 line with what is left of the sweep, from the estimator `ablate check` prints
 (flows/plan/estimate.py: per-stage rates of earlier runs' manifests; and
-flows/plan/embed_estimate.py: corpus embedding not in the cache), refined by what this
-run observed: the stages computed so far took `ratio` times their estimate, so the rest is
+flows/plan/embed_estimate.py: corpus embedding not in the cache), and for a stage
+no earlier run has a rate for, its component's declared prior (flows/plan/generation_prior.py),
+refined by what this run observed: the stages computed so far took `ratio` times their estimate, so the rest is
 scaled by it; a stage without a rate is counted at the seconds per question (per document
 for `chunk`) this run saw for stages doing the same work (its timing key, e.g.
 `generate:smollm2`: never another component's, whose seconds can be a thousandth of it),
@@ -30,6 +31,7 @@ class SweepEta:
                  clock: Callable[[], float] = time.monotonic) -> None:
         from ablate.flows.plan.embed_estimate import embedding_costs
         from ablate.flows.plan.estimate import estimate_work, rates, read_manifests
+        from ablate.flows.plan.generation_prior import prior_rate
         from ablate.flows.run import console
         from ablate.flows.run.stage_timing import timing_key, work_units
 
@@ -42,7 +44,9 @@ class SweepEta:
         self.guess: dict[str, float | None] = {}
         for k in self.todo:
             e = estimate_work([self.work[k]], rates_)
-            self.guess[k] = e.seconds if e.estimated else None
+            prior = prior_rate(ctx.plan.nodes[k], ctx.plan.nodes)  # no rate: a declared prior
+            self.guess[k] = (e.seconds if e.estimated
+                             else None if prior is None else prior * self.work[k][1])
         try:
             costs = embedding_costs(ctx, self.todo)
         except Exception:  # noqa: BLE001 - an estimate never stops a run

@@ -13,7 +13,7 @@ from ablate.flows.run.sweep_eta import SweepEta
 
 def _node(key: str, stage: str, component: str) -> SimpleNamespace:
     return SimpleNamespace(key=key, stage=stage, inputs={}, questions=None,
-                           resolved=SimpleNamespace(names=(component,), reads=()))
+                           resolved=SimpleNamespace(names=(component,), reads=(), components=()))
 
 
 def _ctx(tmp_path, nodes: list[SimpleNamespace]) -> SimpleNamespace:
@@ -65,6 +65,24 @@ def test_an_unchanged_line_is_not_repeated_until_a_minute_has_passed(tmp_path):
     eta.finished("s0", True, 120.0)  # what it says changed: at once
     assert len(said) == 3 and said[-1] == ("sweep ETA: about 2.0 min of stage compute left "
                                            "for 1 stages")
+
+
+def test_a_declared_prior_prices_a_stage_no_earlier_run_has_a_rate_for(tmp_path):
+    """Issue 54: a local generator's declared prior (flows/plan/generation_prior.py) counts
+    its stages from the first line on, at its context's budget (the assemble input's)."""
+    prior = {"per_question": 0.2, "per_prompt_token": 0.001, "prompt_overhead": 100}
+    decl = SimpleNamespace(info={"prior": prior}, reads_context=True)
+    gen = [_node(f"s{i}", "generate", "smollm2") for i in range(2)]
+    ctx_node = SimpleNamespace(key="a", stage="assemble", inputs={}, questions=None,
+                               config=SimpleNamespace(context=SimpleNamespace(budget=400)),
+                               resolved=SimpleNamespace(names=("budget",), reads=(), components=()))
+    for n in gen:
+        n.resolved.components, n.inputs = (decl,), {"assemble": "a"}
+    said: list[str] = []
+    eta = SweepEta(_ctx(tmp_path, [ctx_node, *gen]), say=said.append)
+    assert eta.guess["s0"] == eta.guess["s1"] == 50 * (0.2 + 0.001 * 500)  # 35 s each
+    eta.finished("a", True, 0.1)
+    assert said[-1] == "sweep ETA: about 70 s of stage compute left for 2 stages"
 
 
 def _tiers(tmp_path, nodes):
