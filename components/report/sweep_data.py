@@ -40,7 +40,11 @@ class SweepResults:
 
     @property
     def metrics(self) -> list[str]:
-        return sorted(self.stats["metric"].unique().to_list()) if self.stats.height else []
+        """The compared metrics; a baseline-only run (nothing compared): its metric columns."""
+        if self.stats.height:
+            return sorted(self.stats["metric"].unique().to_list())
+        from ablate.components.metrics.registry import compared
+        return sorted(c for c in self.per_query.columns if "/" in c and compared(c))
 
     def key_metrics(self, requested: Sequence[str] | None = None) -> list[str]:
         """Requested key metrics (else the experiment's), those present, else the first four."""
@@ -48,6 +52,12 @@ class SweepResults:
             requested = (self.manifest.get("settings", {}).get("metrics", {}).get("key")
                          or DEFAULT_KEY)
         return present_key(requested, self.metrics)
+
+
+def gated_default(res: SweepResults) -> list[str]:
+    """What `ablate gate` guards without --metric: the sweep's key metrics that are
+    per-question columns."""
+    return [m for m in res.key_metrics() if m in res.per_query.columns]
 
 
 def present_key(requested: Sequence[str], metrics: Sequence[str]) -> list[str]:
