@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -135,6 +135,11 @@ def register(app: typer.Typer) -> None:
         tier: Optional[str] = typer.Option(None, help=" | ".join(TIERS)),
         split: Optional[str] = typer.Option(None, help=" | ".join(SPLITS)),
         cache_dir: Optional[str] = typer.Option(None, help="Stage result cache folder."),
+        gate_max_drop: Optional[float] = typer.Option(
+            None, help="A planned gate's allowed drop: warn when this run's questions cannot "
+                       "prove it (from an earlier sweep of the experiment)."),
+        gate_metric: Optional[List[str]] = typer.Option(
+            None, help="The planned gate's metric (repeat; default: the key metrics)."),
     ) -> None:
         """Validate an experiment and its data, and print the plan (writes nothing)."""
         from ablate.components.contract.errors import InputError
@@ -160,3 +165,13 @@ def register(app: typer.Typer) -> None:
             typer.echo(line)
         for line in warning_lines(ctx):
             typer.echo(f"warning: {line}")
+        if gate_max_drop is not None:
+            from ablate.components.report.gate import check_rule
+            from ablate.flows.cli.power import find_pilot
+            from ablate.flows.plan.gate_plan import gate_lines
+            check_rule("non-inferiority", gate_max_drop)
+            split_n = next((n for name, n in ctx.selection if name.startswith("split")), None)
+            pilot = find_pilot(Path(out or ctx.spec.out), ctx.spec.name)
+            for line in gate_lines(pilot, gate_max_drop, list(gate_metric or ctx.spec.metrics.key),
+                                   len(ctx.questions), split_n):
+                typer.echo(f"{'warning' if pilot else 'note'}: {line}")

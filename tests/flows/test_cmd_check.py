@@ -376,3 +376,33 @@ def test_generation_without_an_earlier_run_is_priced_at_the_generators_declared_
     # the stages nothing is known of are still named, generation no longer among them
     est = next(ln for ln in out.splitlines() if ln.startswith("estimate:"))
     assert "generate:smollm2" not in est and "generate:closed_book" not in est
+
+
+def test_a_planned_gate_margin_the_run_cannot_prove_is_a_warning(run_cli, capsys, tmp_path,
+                                                                monkeypatch):
+    """Issue 54: `check` did not warn that the gate's margin is below what the data can
+    prove. With --gate-max-drop and an earlier sweep of the experiment (the pilot), each
+    gated metric whose smallest provable drop at this plan's questions is above the
+    margin is a warning line, with the questions it needs and the data set's."""
+    from tests.components.report.synthetic import make_sweep
+    monkeypatch.chdir(tmp_path)
+    spec = _spec(tmp_path)
+    code, out, err = _check(run_cli, capsys, str(spec), "--gate-max-drop", "0.02")
+    assert code == 0, err
+    assert "note: gate: no earlier sweep of this experiment" in out  # no pilot yet
+    pilot = make_sweep(tmp_path / "runs" / "check-me-0123", name="check-me")  # 30 questions
+    man = json.loads((pilot / "manifest.json").read_text())
+    man["statistics"]["cluster"] = "none"  # its 5 documents are too few to bound anything
+    (pilot / "manifest.json").write_text(json.dumps(man))
+    code, out, err = _check(run_cli, capsys, str(spec), "--gate-max-drop", "0.005",
+                            "--gate-metric", "final/recall_at_5")
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if ln.startswith("warning: gate:"))
+    # the pilot's largest margin (0.0106 at its 30 questions) at this plan's 55: 0.008
+    assert ("a drop of 0.005 in final/recall_at_5 is below what 55 questions can prove (about "
+            "0.008, from the variants of the earlier sweep check-me-0123, 24 questions in 24 "
+            "clusters): the gate cannot pass, at best inconclusive; it needs ~135 questions, "
+            "more than the 55 of the data set") in line
+    code, out, err = _check(run_cli, capsys, str(spec), "--gate-max-drop", "0.05",
+                            "--gate-metric", "final/recall_at_5")
+    assert code == 0 and "gate:" not in out  # a margin this plan can prove: nothing to say
