@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.contract.dotted import format_value, get_dotted
+from ablate.components.contract.dotted import format_value, get_dotted, value_label, variable_parts
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.evidence import Evidence, load_evidence
@@ -107,9 +107,9 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
 
 
 def base_value(config: dict[str, Any], variable: str) -> object:
-    """The baseline's value of a variable; of several fields joined by '+' (a variant
-    that sets several at once), {field: value}."""
-    parts = variable.split("+")
+    """The baseline's value of a variable; of several fields (a variant that sets several
+    at once: dotted.variable_parts), {field: value}."""
+    parts = variable_parts(variable)
     if len(parts) == 1:
         return get_dotted(config, variable)
     return {p: get_dotted(config, p) for p in parts}
@@ -122,7 +122,8 @@ def variables(variants: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]
     for v in variants:
         if v.get("variable"):
             if v["variable"] not in out:
-                label = format_value(base_value(base["config"], v["variable"])) if base else ""
+                label = (value_label(v["variable"], base_value(base["config"], v["variable"]))
+                         if base else "")
                 out[v["variable"]] = [(BASELINE, label)]
             out[v["variable"]].append((v["name"], v.get("value_label") or format_value(v["value"])))
     return out

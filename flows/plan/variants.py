@@ -11,7 +11,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from ablate.components.contract.config import ALL_FIELDS, PipelineConfig
-from ablate.components.contract.dotted import format_value, has_dotted
+from ablate.components.contract.dotted import SEVERAL, format_value, has_dotted
 from ablate.components.contract.vocab import BASELINE
 from ablate.flows.plan.design import design_variants
 from ablate.flows.plan.spec_errors import error_loc, error_message
@@ -89,7 +89,7 @@ def expand(loaded: LoadedSpec, notices: list[str] | None = None,
         if cid in seen:
             raise loaded.error(f"variant {named.name} has the same config as {seen[cid]}", loc)
         seen[cid] = named.name
-        variable = next(iter(named.set)) if len(named.set) == 1 else "+".join(sorted(named.set))
+        variable = next(iter(named.set)) if len(named.set) == 1 else SEVERAL.join(sorted(named.set))
         value = next(iter(named.set.values())) if len(named.set) == 1 else named.set
         variants.append(Variant(named.name, variable, value, cfg, cid, loc))
     return variants
