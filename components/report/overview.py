@@ -54,8 +54,10 @@ GLOSSARY = [
     ("budget_cut", "bucket: in the reranked top, but dropped by the context token budget"),
     ("partial_support", "bucket: some but not every evidence group in the prompt (a multi-hop "
                         "question missing one of its supporting passages)"),
-    ("generation_error", "bucket: gold evidence in the prompt, but the answer is wrong or refused, "
-                         "or the generator failed"),
+    ("answer_wrong", "bucket: gold evidence in the prompt (or closed book), but the answer is "
+                     "wrong or refused"),
+    ("generation_error", "bucket: the generator failed (timeout, HTTP error, no output after "
+                         "retries), as the metric answer/generation_error"),
     ("correct_refusal", "bucket: unanswerable question, and the generator refused"),
     ("false_acceptance", "bucket: unanswerable question answered anyway"),
     ("no_evidence", "bucket: the data gives no evidence span, so retrieval cannot be judged"),

@@ -15,6 +15,7 @@ import polars as pl
 from ablate.components.contract.dotted import format_value, get_dotted, value_label, variable_parts
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.vocab import BASELINE
+from ablate.components.metrics.attribution import current_buckets
 from ablate.components.report.evidence import Evidence, load_evidence
 from ablate.components.stats.compare import STATS_SCHEMA
 from ablate.components.stats.slices import SLICES_FILE
@@ -96,7 +97,8 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
     worth = sweep_dir / WORTH_FILE
     sliced = sweep_dir / SLICES_FILE
     return SweepResults(manifest=man, variants=variants,
-                        per_query=pl.read_parquet(sweep_dir / "per_query.parquet"),
+                        # a folder from before issue 54: its wrong answers' old bucket name
+                        per_query=current_buckets(pl.read_parquet(sweep_dir / "per_query.parquet")),
                         stats=pl.read_parquet(sweep_dir / "stats.parquet"),
                         timings=pl.read_parquet(timings) if timings.is_file() else None,
                         no_effect=tuple(man.get("no_effect") or ()),
