@@ -87,3 +87,17 @@ def test_no_docstring_points_to_a_missing_design_document():
             for p in (ROOT / folder).rglob("*.py") if "DESIGN.md" in p.read_text(encoding="utf-8")
             and p.name != "test_docs.py"]
     assert hits == []
+
+
+def test_every_environment_setting_the_code_reads_is_documented():
+    """Issue 54: ABLATE_STATE_HOME was nowhere documented as a setting. Every ABLATE_*
+    variable the code names is a row of docs/README.md's environment table."""
+    names = set()
+    for folder in ("components", "flows"):
+        for path in (ROOT / folder).rglob("*.py"):
+            names |= set(re.findall(r"\bABLATE_[A-Z_]+\b", path.read_text(encoding="utf-8")))
+    text = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    table = text.split("## Settings from the environment", 1)[-1]
+    rows = set(re.findall(r"^\| `(ABLATE_[A-Z_]+)`", table, re.M))
+    assert "ABLATE_STATE_HOME" in names
+    assert names <= rows, f"not documented in docs/README.md: {sorted(names - rows)}"
