@@ -273,11 +273,12 @@ STAGES: tuple[StageDef, ...] = (
     # the judge's agreement with a labelled calibration set (one node for the whole sweep)
     StageDef("calibrate", "1", (), _none, experiment=("judge", "calibration"),
              experiment_select=_judge, needs_input="calibration"),
-    StageDef("score", "3", ("label", "retrieve", "fuse", "rerank", "assemble", "generate",
+    StageDef("score", "4", ("label", "retrieve", "fuse", "rerank", "assemble", "generate",
                             "judge"),
              _metrics, reads=("rerank.depth", "generator.cost_per_1k_in",
                               "generator.cost_per_1k_out"),
              experiment=("questions", "metrics"), optional=("assemble", "generate", "judge")),
+    # "4": the bucket of a wrong answer is answer_wrong (was generation_error; issue 54)
 )
 STAGE_NAMES = tuple(s.name for s in STAGES)
 

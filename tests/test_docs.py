@@ -126,3 +126,17 @@ def test_every_command_the_docs_name_exists():
                 cmd == "server" and sub and sub not in ACTIONS):
             wrong.append(f"{page}: ablate {cmd} {sub}".strip())
     assert wrong == []
+
+
+def test_every_environment_setting_the_code_reads_is_documented():
+    """Issue 54: ABLATE_STATE_HOME was nowhere documented as a setting. Every ABLATE_*
+    variable the code names is a row of docs/README.md's environment table."""
+    names = set()
+    for folder in ("components", "flows"):
+        for path in (ROOT / folder).rglob("*.py"):
+            names |= set(re.findall(r"\bABLATE_[A-Z_]+\b", path.read_text(encoding="utf-8")))
+    text = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    table = text.split("## Settings from the environment", 1)[-1]
+    rows = set(re.findall(r"^\| `(ABLATE_[A-Z_]+)`", table, re.M))
+    assert "ABLATE_STATE_HOME" in names
+    assert names <= rows, f"not documented in docs/README.md: {sorted(names - rows)}"

@@ -15,6 +15,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializationInfo,
     ValidationError,
     field_validator,
     model_serializer,
@@ -22,6 +23,10 @@ from pydantic import (
 )
 
 from ablate.components.contract.vocab import PERTURBATION_NAMES
+
+ALL_FIELDS = "all_fields"
+"""Serialization context key: dump every field, even those a dump leaves out to keep old
+stage keys (BM25's default variant)."""
 
 
 def check_weights(weights: dict[str, float], kind: str) -> dict[str, float]:
@@ -77,12 +82,13 @@ class BM25Config(_Frozen):
     bm25plus, 0.5 for bm25l); the other variants ignore it."""
 
     @model_serializer(mode="wrap")
-    def _drop_unset_variant(self, handler: Any) -> Any:
+    def _drop_unset_variant(self, handler: Any, info: SerializationInfo) -> Any:
         """`variant: okapi` and an unset `delta` are left out of the dump, so the stage
         keys (which hash the dumped `retrieval.bm25`) of configs from before variants
-        existed stay as they were."""
+        existed stay as they were; a dump with `context={ALL_FIELDS: True}` keeps them
+        (the sweep planner's view of which fields exist)."""
         data = handler(self)
-        if isinstance(data, dict):
+        if isinstance(data, dict) and not (info.context or {}).get(ALL_FIELDS):
             if data.get("variant") == "okapi":
                 data.pop("variant")
             if data.get("delta") is None:

@@ -48,3 +48,34 @@ def flatten(obj: object, prefix: str = "") -> dict[str, object]:
     else:
         out[prefix] = data
     return out
+
+
+SEVERAL = " × "
+"""Between the fields of a variant that sets several at once (a factorial cell, a named
+variant): its variable `a × b` and its label `a=1 × b=2`, the cell's own name, so a cell has
+one name in the findings, the overview and its section heading."""
+
+
+def variable_parts(variable: str) -> list[str]:
+    """The fields of a variable: several joined by SEVERAL (or '+', as folders written
+    before issue 54 have them), else the one."""
+    for sep in (SEVERAL, "+"):
+        if sep in variable:
+            return variable.split(sep)
+    return [variable]
+
+
+def several_label(values: dict[str, object]) -> str:
+    """`a=1 × b=2`: the label of a variant setting several fields, in the given order."""
+    return SEVERAL.join(f"{k}={format_value(v)}" for k, v in values.items())
+
+
+def value_label(variable: str | None, value: object) -> str:
+    """A variant's value as the outputs label it: '' for the baseline (no variable), of
+    several fields several_label (its name, for a factorial cell), else format_value."""
+    if variable is None:
+        return ""
+    parts = variable_parts(variable)
+    if len(parts) > 1 and isinstance(value, dict) and set(parts) <= set(value):
+        return several_label({p: value[p] for p in parts})
+    return format_value(value)

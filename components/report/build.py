@@ -18,8 +18,9 @@ from ablate.components.report.latex import render_latex
 from ablate.components.report.markdown import other_metrics, render_markdown, terminal_summary
 from ablate.components.report.overview import FOREST, forest_plot
 from ablate.components.report.plots import all_plots
+from ablate.components.report.reference_summary import reference_summary
 from ablate.components.report.relevance import unaffected
-from ablate.components.report.slices import requested, slice_section
+from ablate.components.report.slices import requested, slice_findings, slice_section
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.report.worth import worth_plot
 from ablate.components.runtime.atomic import atomic_write
@@ -47,6 +48,7 @@ def _files(res: SweepResults, key_metrics: Sequence[str] | None, latex: bool,
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
                          res.no_effect, plot_files=[Path(p).name for p in images],
                          timings=res.timings, factorial=res.factorial, worth=res.worth,
+                         more_findings=slice_findings(res.slices, res.variants, key),
                          drilldown=[*slice_section(res.slices, res.variants, key,
                                                    requested(res.manifest)),
                                     *drilldown_section(res.per_query, res.stats, res.variants, key,
@@ -63,7 +65,9 @@ def _files(res: SweepResults, key_metrics: Sequence[str] | None, latex: bool,
         APPENDIX_MD: appendix,
         APPENDIX_HTML: render_html(appendix, f"{title}: appendix").replace(
             'href="report.md"', 'href="report.html"'),
-        "summary.txt": terminal_summary(res.variants, res.stats, res.per_query, key) + "\n",
+        "summary.txt": (reference_summary(res.per_query, key, res.manifest)
+                        if all(v["name"] == BASELINE for v in res.variants)
+                        else terminal_summary(res.variants, res.stats, res.per_query, key)) + "\n",
         **images,
     }
     if latex:

@@ -188,9 +188,38 @@ def bad_word(metric: str) -> str:
     return "rise" if direction(metric) == "lower" else "drop"
 
 
-def explain(r: GateResult, max_drop: float, delta: bool = True) -> str:
+def data_questions(manifest: dict[str, Any]) -> int | None:
+    """The questions of the sweep's data set it could run on at most: its split's (the
+    selection's `split` step), else the whole data set's; None when not recorded."""
+    steps = (manifest.get("questions") or {}).get("selection") or []
+    split = [s.get("questions") for s in steps if str(s.get("step", "")).startswith("split")]
+    n = split[0] if split else (manifest.get("dataset") or {}).get("questions")
+    return int(n) if n else None
+
+
+def ceiling(r: GateResult, manifest: dict[str, Any]) -> str:
+    """When the questions needed exceed what the data set has: '; more than the ~A ...:
+    with all of them the smallest provable drop is ~X' (SE shrinking as 1/sqrt(n), as the
+    needed n assumes); else ''."""
+    total = data_questions(manifest)
+    run = int((manifest.get("questions") or {}).get("total") or 0)
+    if not total or not run or not r.n or not math.isfinite(r.needed_n):
+        return ""
+    have = total * r.n / run  # the data set's questions that define the metric, pro rata
+    if r.needed_n <= have:
+        return ""
+    bad = bad_word(r.metric)
+    best = (f"about {fmt(r.margin_n * math.sqrt(r.n / have))}" if math.isfinite(r.margin_n)
+            else "none")
+    return (f", more than the ~{have:.0f} this data set has for {r.metric}: with all of them "
+            f"the smallest {bad} it could prove is {best}")
+
+
+def explain(r: GateResult, max_drop: float, delta: bool = True,
+            manifest: dict[str, Any] | None = None) -> str:
     """What the gate found for one result, in one line (without the verdict word; the
-    change itself unless `delta` is False)."""
+    change itself unless `delta` is False). With the sweep's `manifest`, an inconclusive
+    result needing more questions than the data set has says so (ceiling)."""
     bad = bad_word(r.metric)
     where = f"{r.n} questions in {r.n_clusters} clusters"
     if r.rule == WORSE:
@@ -203,13 +232,15 @@ def explain(r: GateResult, max_drop: float, delta: bool = True) -> str:
     worst = fmt(round(-r.lower, 9) + 0.0)  # no "-0.000"
     bound = (f"{bad} <= {worst} ({level} one-sided bound)" if math.isfinite(r.lower)
              else f"{bad} unbounded at {level} (too few clusters)")
-    rules_out = (f"rules out {bad}s >= {fmt(r.margin_n)} at {where}" if math.isfinite(r.margin_n)
+    rules_out = (f"rules out {bad}s >= {fmt(r.margin_n)} at {where} (the smallest {bad} "
+                 "it can prove at this n)" if math.isfinite(r.margin_n)
                  else f"rules out no {bad} at {where}")
     text = f"{f'delta {fmt(r.delta)}; ' if delta else ''}{bound}; {rules_out}"
     if r.verdict == PASS:
         return f"{text}: the {bad} is below {max_drop}"
     if r.verdict == INCONCLUSIVE:
         needs = (f"needs ~{int(r.needed_n)} questions (more clusters of the same sizes)"
+                 f"{ceiling(r, manifest or {})}"
                  if math.isfinite(r.needed_n) else "needs more questions")
         return f"{text}: cannot prove a {bad} below {max_drop}; {needs}"
     if math.isfinite(r.upper) and r.upper < -max_drop:

@@ -21,7 +21,7 @@ from ablate.components.report.judge_corrected import corrected_lines
 from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import BUCKETS, COST, plot_name
-from ablate.components.report.relevance import latency_stages, section_metrics, unaffected
+from ablate.components.report.relevance import latency_stages, section_metrics, unaffected, unused
 from ablate.components.report.stats_caveats import error_rates_text, self_test_text
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
 from ablate.components.report.worth import worth_section
@@ -198,11 +198,13 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
                     timings: pl.DataFrame | None = None,
                     factorial: pl.DataFrame | None = None,
                     drilldown: Sequence[str] = (),
-                    worth: pl.DataFrame | None = None) -> str:
+                    worth: pl.DataFrame | None = None,
+                    more_findings: Sequence[str] = ()) -> str:
     """The report; `plot_files` are names under plots/ to show (see plots.all_plots);
     `factorial`: a factorial design's effects (factorial.parquet); `drilldown`: the
     questions behind the verdicts (drilldown.drilldown_section), before the buckets;
-    `worth`: its factors' Shapley values (worth.parquet)."""
+    `worth`: its factors' Shapley values (worth.parquet); `more_findings`: findings made
+    elsewhere (significant slice comparisons: slices.slice_findings), after the others."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = present_key(key_metrics, metrics)
     same_stage = rerank_changes_nothing(variants, per_query)
@@ -216,9 +218,11 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     if FOREST in plot_files:
         lines += [f"![overview: every variant's Δ vs baseline with its CI](plots/{FOREST})", ""]
     lines += ['<div class="scroll" markdown="1">', ""]
-    lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE), per_query)
+    lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE), per_query,
+                            unused(variants, key))
     lines += ["", "</div>", "", "## Findings", ""]
-    lines += [f"- {x}" for x in findings(stats, key, no_effect, manifest, variants, per_query)]
+    lines += [f"- {x}" for x in [*findings(stats, key, no_effect, manifest, variants, per_query),
+                                 *more_findings]]
     judged = judge_section(manifest, per_query)
     if judged:
         lines += [""] + judged
@@ -246,9 +250,11 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
             lines += [f"Not affected by {variable} (its variants compute the same stage outputs "
                       f"as the baseline there, so Δ is 0 by construction): "
                       + ", ".join(not_affected) + ".", ""]
+        hidden = unused(variants, shown)  # retrieval rows of a variant that reads no context
         for metric in shown:
             note = metric_note(metric, manifest)
-            lines += ([note, ""] if note else []) + _variable_table(metric, points, means, srows, per_query) + [""]
+            rows = [p for p in points if (p[0], metric) not in hidden]
+            lines += ([note, ""] if note else []) + _variable_table(metric, rows, means, srows, per_query) + [""]
         if timings is not None and timings.height:
             lat = [c for c in timings.columns if c.startswith("latency/")]
             stages = latency_stages(names, records, lat, BASELINE)
@@ -363,6 +369,7 @@ def terminal_summary(variants: list[dict[str, Any]], stats: pl.DataFrame, per_qu
     """One screen: each variant's key-metric means with deltas and marks."""
     metrics = [m for m in key_metrics if m in per_query.columns][:4]
     means = variant_means(per_query, metrics)
+    hidden = unused(variants, metrics)  # retrieval of a variant that reads no context
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
     width = max(len(v["name"]) for v in variants) + 2
     head = "variant".ljust(width) + "".join(m.rjust(SUMMARY_CELL) for m in metrics)
@@ -370,6 +377,9 @@ def terminal_summary(variants: list[dict[str, Any]], stats: pl.DataFrame, per_qu
     for v in variants:
         cells = []
         for m in metrics:
+            if (v["name"], m) in hidden:
+                cells.append("–".rjust(SUMMARY_CELL))
+                continue
             mean = means.get((v["name"], m), math.nan)
             r = srows.get((v["name"], m))
             cell = fmt(mean)

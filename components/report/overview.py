@@ -54,8 +54,12 @@ GLOSSARY = [
     ("budget_cut", "bucket: in the reranked top, but dropped by the context token budget"),
     ("partial_support", "bucket: some but not every evidence group in the prompt (a multi-hop "
                         "question missing one of its supporting passages)"),
-    ("generation_error", "bucket: gold evidence in the prompt, but the answer is wrong or refused, "
-                         "or the generator failed"),
+    ("answer_wrong", "bucket: gold evidence in the prompt (or closed book), but the answer is "
+                     "wrong or refused"),
+    ("generation_error", "bucket: the generator failed (timeout, HTTP error, no output after "
+                         "retries), as the metric answer/generation_error"),
+    ("not used", "a retrieval metric of a variant whose generator reads no context (closed "
+                 "book): its answers never see what the metric measures, so it is not shown"),
     ("correct_refusal", "bucket: unanswerable question, and the generator refused"),
     ("false_acceptance", "bucket: unanswerable question answered anyway"),
     ("no_evidence", "bucket: the data gives no evidence span, so retrieval cannot be judged"),
@@ -93,7 +97,8 @@ def _sig(r: dict[str, Any]) -> str:
 def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[str],
                    means: dict[tuple[str, str], float], srows: dict[tuple[str, str], dict],
                    unaffected: AbstractSet[tuple[str, str]] = frozenset(),
-                   per_query: pl.DataFrame | None = None) -> list[str]:
+                   per_query: pl.DataFrame | None = None,
+                   unused: AbstractSet[tuple[str, str]] = frozenset()) -> list[str]:
     """One row per variant: its Δ [CI] and significance on every key metric
     ("not affected" where the variant computes the same stage outputs as the baseline);
     `per_query` counts the differing questions of a degenerate or unbounded interval."""
@@ -105,6 +110,9 @@ def overview_table(variables: dict[str, list[tuple[str, str]]], key: Sequence[st
         cells = []
         for m in key:
             r = srows.get((name, m))
+            if (name, m) in unused:  # retrieval of a variant that reads no context
+                cells.append("[not used](#glossary) | ")
+                continue
             if (name, m) in unaffected:
                 cells.append("[not affected](#glossary) | ")
                 continue

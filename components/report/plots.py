@@ -31,7 +31,8 @@ from ablate.components.report.numbers import ci_odd, finite, is_significant  # n
 BASE_COLOR, VAR_COLOR, UP, DOWN = "#57606a", "#0969da", "#1a7f37", "#cf222e"
 BUCKET_COLORS = {"ok": "#2da44e", "correct_refusal": "#8cc0a0", "retrieval_miss": "#cf222e",
                  "ranking_loss": "#fb8f44", "budget_cut": "#d4a72c", "partial_support": "#bf8700",
-                 "generation_error": "#8250df", "false_acceptance": "#bf3989",
+                 "answer_wrong": "#8250df", "generation_error": "#24292f",
+                 "false_acceptance": "#bf3989",
                  "false_refusal": "#6e7781", "no_evidence": "#afb8c1"}
 BUCKETS, COST = "buckets" + EXT, "cost" + EXT
 ODD_NOTE = "◇: the CI does not contain Δ (bar clipped at Δ)"

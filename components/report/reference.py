@@ -156,8 +156,9 @@ def overall(results: Sequence[GateResult]) -> str:
 
 
 def reference_markdown(results: Sequence[ReferenceResult], ref_label: str, sweep: str,
-                       max_drop: float) -> str:
-    """The gate's verdict as Markdown (the Prefect artifact and the CLI's long form)."""
+                       max_drop: float, manifest: dict[str, Any] | None = None) -> str:
+    """The gate's verdict as Markdown (the Prefect artifact and the CLI's long form);
+    `manifest`: the sweep's (an inconclusive line says when its data set is too small)."""
     verdict = overall(results)
     head = {PASS: "## Gate passed against", FAIL: "## Gate FAILED against",
             INCONCLUSIVE: "## Gate INCONCLUSIVE against"}[verdict] + f" {ref_label}"
@@ -189,16 +190,16 @@ def reference_markdown(results: Sequence[ReferenceResult], ref_label: str, sweep
                          f"{r.n} ({r.n_clusters}) | {word} |")
     for r in results:
         if r.failed:
-            lines += ["", one_line(r, max_drop)]
+            lines += ["", one_line(r, max_drop, manifest)]
             if r.worst:
                 qs = ", ".join(f"{q} ({d:+.3f})" for q, d in r.worst)
                 lines.append(f"The questions whose {r.metric} {_moved(r.metric)} most: {qs}")
     return "\n".join(lines) + "\n"
 
 
-def one_line(r: ReferenceResult, max_drop: float) -> str:
+def one_line(r: ReferenceResult, max_drop: float, manifest: dict[str, Any] | None = None) -> str:
     """A gated metric's verdict and why, in one line (the artifact, a failed flow's message)."""
-    return f"{r.metric}: {verdict_text(r)}; {explain(r, max_drop, delta=False)}"
+    return f"{r.metric}: {verdict_text(r)}; {explain(r, max_drop, delta=False, manifest=manifest)}"
 
 
 def _moved(metric: str) -> str:

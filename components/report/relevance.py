@@ -98,3 +98,33 @@ def latency_stages(names: Sequence[str], records: dict[str, dict[str, Any]],
     if base is None:
         return list(columns)
     return [c for c in columns if any(can_change(c, records[n], base) for n in names if n in records)]
+
+
+# Stages that only make the context; a metric measured on these alone is retrieval's.
+_CONTEXT_STAGES = {"label", "retrieve", "fuse", "rerank", "assemble"}
+
+
+def reads_no_context(variant: dict[str, Any]) -> bool:
+    """Whether a variant's generator declares that it reads no context (closed book); False
+    when it does, produces nothing (retrieval only) or is not registered here."""
+    from ablate.components.generation.base import GENERATORS
+    name = get_dotted(variant.get("config") or {}, "generator.name", None)
+    if not isinstance(name, str) or name not in GENERATORS:
+        return False
+    decl = GENERATORS.declaration(name)
+    return decl.produces and not decl.reads_context
+
+
+def context_metric(column: str) -> bool:
+    """A metric measured on the context-making stages alone (candidates/, reranked/,
+    final/ retrieval metrics), not a latency."""
+    dep = depends_on(column)
+    return (dep is not None and not column.startswith("latency/")
+            and bool(dep[0]) and set(dep[0]) <= _CONTEXT_STAGES)
+
+
+def unused(variants: Sequence[dict[str, Any]], metrics: Sequence[str]) -> set[tuple[str, str]]:
+    """(variant, metric) pairs not shown because the variant's answers never see what the
+    metric measures: retrieval metrics of a generator that reads no context."""
+    return {(v["name"], m) for v in variants if reads_no_context(v) for m in metrics
+            if context_metric(m)}

@@ -11,9 +11,10 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from ablate.components.contract.dotted import format_value, get_dotted
+from ablate.components.contract.dotted import format_value, get_dotted, value_label, variable_parts
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.vocab import BASELINE
+from ablate.components.metrics.attribution import current_buckets
 from ablate.components.report.evidence import Evidence, load_evidence
 from ablate.components.runtime.sweep_files import SweepFolder
 from ablate.components.stats.compare import STATS_SCHEMA
@@ -40,7 +41,11 @@ class SweepResults:
 
     @property
     def metrics(self) -> list[str]:
-        return sorted(self.stats["metric"].unique().to_list()) if self.stats.height else []
+        """The compared metrics; a baseline-only run (nothing compared): its metric columns."""
+        if self.stats.height:
+            return sorted(self.stats["metric"].unique().to_list())
+        from ablate.components.metrics.registry import compared
+        return sorted(c for c in self.per_query.columns if "/" in c and compared(c))
 
     def key_metrics(self, requested: Sequence[str] | None = None) -> list[str]:
         """Requested key metrics (else the experiment's), those present, else the first four."""
@@ -48,6 +53,12 @@ class SweepResults:
             requested = (self.manifest.get("settings", {}).get("metrics", {}).get("key")
                          or DEFAULT_KEY)
         return present_key(requested, self.metrics)
+
+
+def gated_default(res: SweepResults) -> list[str]:
+    """What `ablate gate` guards without --metric: the sweep's key metrics that are
+    per-question columns."""
+    return [m for m in res.key_metrics() if m in res.per_query.columns]
 
 
 def present_key(requested: Sequence[str], metrics: Sequence[str]) -> list[str]:
@@ -83,7 +94,8 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
     from ablate.components.metrics.registry import remember_directions
     remember_directions(man.get("metric_directions") or {})  # plugins' metrics
     return SweepResults(manifest=man, variants=variants,
-                        per_query=files.parquet("per_query.parquet"),
+                        # a folder from before issue 54: its wrong answers' old bucket name
+                        per_query=current_buckets(files.parquet("per_query.parquet")),
                         stats=files.parquet("stats.parquet"),
                         timings=files.optional_parquet("timings.parquet"),
                         no_effect=tuple(man.get("no_effect") or ()),
@@ -94,9 +106,9 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
 
 
 def base_value(config: dict[str, Any], variable: str) -> object:
-    """The baseline's value of a variable; of several fields joined by '+' (a variant
-    that sets several at once), {field: value}."""
-    parts = variable.split("+")
+    """The baseline's value of a variable; of several fields (a variant that sets several
+    at once: dotted.variable_parts), {field: value}."""
+    parts = variable_parts(variable)
     if len(parts) == 1:
         return get_dotted(config, variable)
     return {p: get_dotted(config, p) for p in parts}
@@ -109,7 +121,8 @@ def variables(variants: list[dict[str, Any]]) -> dict[str, list[tuple[str, str]]
     for v in variants:
         if v.get("variable"):
             if v["variable"] not in out:
-                label = format_value(base_value(base["config"], v["variable"])) if base else ""
+                label = (value_label(v["variable"], base_value(base["config"], v["variable"]))
+                         if base else "")
                 out[v["variable"]] = [(BASELINE, label)]
             out[v["variable"]].append((v["name"], v.get("value_label") or format_value(v["value"])))
     return out

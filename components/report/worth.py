@@ -127,6 +127,16 @@ def _alpha(worth: pl.DataFrame) -> float:
     return round((1.0 - float(r["ci_level"])) * max(m, 1), 6)
 
 
+def together(metric: str, value: float) -> str:
+    """What an interaction index says, by its sign and the metric's direction."""
+    from ablate.components.metrics.registry import direction
+    better = direction(metric)
+    if better == "none":
+        return f"together {'above' if value > 0 else 'below'} their separate effects' sum"
+    good = (value > 0) == (better == "higher")
+    return f"together {'better' if good else 'worse'} than their separate effects add up to"
+
+
 def worth_section(worth: pl.DataFrame | None, key: Sequence[str],
                   plot_files: Sequence[str] = ()) -> list[str]:
     """The section's Markdown lines ([] without worth rows)."""
@@ -143,8 +153,10 @@ def worth_section(worth: pl.DataFrame | None, key: Sequence[str],
              "together with another (or overlaps with it) is given its fair share rather than "
              "its effect on the baseline alone; a metric's values add up to the all-changes "
              "cell minus the baseline. A pair's **interaction index** is the average "
-             "difference of differences: positive when the two changes are worth more "
-             "together, negative when they overlap. Per question, over the questions with a "
+             "difference of differences: positive when the metric is higher with both "
+             "changes than their separate effects add up to, negative when lower (better or "
+             "worse by the metric's direction: two harmful changes that overlap have a "
+             "positive index on a higher-is-better metric). Per question, over the questions with a "
              "score in every cell; intervals (cluster-robust t, or the cluster bootstrap with "
              "stats.ci_method bca or percentile) are at the Bonferroni "
              f"level {_levels(worth)}, adjusted p from the {first['test']} test with "
@@ -169,7 +181,7 @@ def worth_section(worth: pl.DataFrame | None, key: Sequence[str],
         if ii:
             sig = [r for r in ii if r["significant"] and finite(r["value"])]
             lines += [("Interacting pairs: " + "; ".join(
-                f"{r['factor']} ({'together worth more' if r['value'] > 0 else 'overlap'}, "
+                f"{r['factor']} ({together(metric, r['value'])}, "
                 f"{fmt_signed(r['value'])})" for r in sig) if sig else
                 "No pair interacts significantly after correction."), ""]
             lines += _value_table(ii, "pair") + [""]

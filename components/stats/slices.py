@@ -5,24 +5,25 @@ restricted to the questions of that value.
 A slice comparison is an ordinary comparison on a narrower column: the key metric's
 values kept on the slice's questions and undefined (NaN) elsewhere, so it is paired on
 question id, clustered (the sweep's cluster column: questions sharing a document are one
-unit), tested with the sweep's test and interval, and corrected *in the same run* as
-the main comparisons (compare.compare_joint): with `family: per_metric` a slice
-comparison joins its key metric's family (`family_of`), with `all` the one family.
-Adding slices therefore makes the main comparisons' correction stricter (their
-`family_size` counts the slice tests).
+unit) and tested with the sweep's test and interval. Slices are a view (issue 54): they
+are corrected in families of their own, one per key metric and slice column (`family:
+all`: one per slice column; `family_of`), in a run apart from the main comparisons
+(`slice_comparisons`), so asking for slices never changes a main verdict.
 
 A slice whose questions come in too few clusters for the test to reach alpha at all
 (the sign-flip test's smallest p is 2 / 2^G) is not tested: its row carries the means
-and counts, no p and no interval, and `note` says why. Such a comparison is not in the
-family either (it is no test). Rows go to slices.parquet (SLICE_SCHEMA: compare's
-columns plus `slice_column`, `slice_value`, `slice`, `note`).
+and counts, no p and no interval, and `note` says why; a slice where no question defines
+the metric at all (retrieval metrics on unanswerable questions, which have no evidence)
+says that instead (UNDEFINED). Such a comparison is in no family (it is no test). Rows go
+to slices.parquet (SLICE_SCHEMA: compare's columns plus `slice_column`, `slice_value`,
+`slice`, `note`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import polars as pl
 
@@ -31,6 +32,7 @@ from ablate.components.stats.compare import OUTPUT_SCHEMA
 SLICES_FILE = "slices.parquet"
 _MARK = " @slice "  # a widened column: f"{metric}{_MARK}{slice}"
 TOO_FEW = "too few clusters to test"
+UNDEFINED = "undefined on this slice by definition"
 SLICE_SCHEMA: dict[str, pl.DataType] = {
     "slice_column": pl.String(), "slice_value": pl.String(), "slice": pl.String(),
     **OUTPUT_SCHEMA, "note": pl.String(),
@@ -101,11 +103,13 @@ def _described(part: pl.DataFrame, metric: str, name: str, label: str, baseline:
         g = both[unit].n_unique() if both.height else 0
         mv = float(both["v"].mean()) if both.height else math.nan  # type: ignore[arg-type]
         mb = float(both["b"].mean()) if both.height else math.nan  # type: ignore[arg-type]
+        note = (f"{UNDEFINED} (no question of it has a {metric} value)" if not both.height
+                else f"{TOO_FEW} ({g}: the test's smallest p, 2/2^{g}, is above alpha)")
         out.append({"slice_column": name, "slice_value": label, "slice": f"{name}={label}",
                     "metric": metric, "variant": variant, "baseline": baseline,
                     "n_used": both.height, "n_clusters": g, "mean_variant": mv,
                     "mean_baseline": mb, "delta": mv - mb, "significant": False,
-                    "note": f"{TOO_FEW} ({g}: the test's smallest p, 2/2^{g}, is above alpha)"})
+                    "note": note})
     return out
 
 
@@ -128,9 +132,26 @@ def sliced_inputs(per_query: pl.DataFrame, *, slices: Sequence[str], key: Sequen
                  cluster_col=cluster_col)
 
 
-def family_of(cols: Sequence[SliceColumn]) -> dict[str, str]:
-    """The family each widened column joins (its key metric's, for `per_metric`)."""
-    return {c.column: c.metric for c in cols}
+def family_of(cols: Sequence[SliceColumn], family: str = "per_metric") -> dict[str, str]:
+    """The family of each widened column: its key metric's on its slice column (all that
+    column's values), for `per_metric`; the slice column's, for `all`. Never a main
+    comparison's family."""
+    return {c.column: (f"{_MARK}{c.slice_column}" if family == "all"
+                       else f"{c.metric}{_MARK}{c.slice_column}") for c in cols}
+
+
+def slice_comparisons(table: pl.DataFrame, cols: Sequence[SliceColumn], *, baseline: str,
+                      family: str, **compare: Any) -> pl.DataFrame:
+    """The tests of the widened columns `cols` of `table` (sliced_inputs), in their own
+    families (family_of), apart from the main comparisons: compare_joint's rows, to put
+    beside the main table before joined()."""
+    from ablate.components.stats.compare import compare_joint
+    if not cols:
+        return pl.DataFrame(schema=OUTPUT_SCHEMA)
+    stats, _, _ = compare_joint(table, baseline=baseline, metrics=[c.column for c in cols],
+                                family="per_metric", family_of=family_of(cols, family),
+                                **compare)
+    return stats.with_columns(pl.lit(family).alias("family"))
 
 
 def joined(stats: pl.DataFrame, cols: Sequence[SliceColumn],

@@ -14,7 +14,8 @@ once. For k factors:
 - the **Shapley interaction index** of the pair i, j (Grabisch 1997) averages the
   difference of differences v(T+ij) - v(T+i) - v(T+j) + v(T) over the T holding
   neither, with weights |T|! (k - |T| - 2)! / (k - 1)!: 0 when the two parts add up,
-  > 0 when they are worth more together, < 0 when they overlap (substitutes).
+  > 0 when the metric is higher with both than their effects add up to, < 0 when lower
+  (better or worse by the metric's direction: components/report/worth.together).
 
 Both are linear in the cell values, so a question's value of each is a fixed weighted
 sum of its scores in the cells (`shapley_weights`, `interaction_weights`) and the mean

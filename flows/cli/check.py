@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -49,6 +49,7 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
     """The plan of a run context, as the lines `ablate check` prints."""
     from ablate.flows.plan.embed_estimate import embedding_costs, embedding_lines
     from ablate.flows.plan.estimate import duration, estimate_work, rates, read_manifests
+    from ablate.flows.plan.generation_prior import prior_line
     from ablate.flows.run.stage_timing import timing_key, work_units
 
     ds, qs = ctx.dataset, ctx.questions
@@ -89,13 +90,16 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
     lines.append(f"stages:    {len(ctx.plan.nodes)} unique, {len(cached)} cached in "
                  f"{ctx.store.root}")
     lines.append("  " + ", ".join(f"{stage} {n} ({hits[stage]} cached)" for stage, n in kinds.items()))
-    todo = [(timing_key(n), work_units(ctx, n)) for k, n in ctx.plan.nodes.items()
+    todo = [(timing_key(n), work_units(ctx, n), n) for k, n in ctx.plan.nodes.items()
             if k not in cached]
     lines += embedding_lines(embedding_costs(ctx, set(ctx.plan.nodes) - cached))
     if not todo:
         lines.append("estimate:  nothing to compute (every stage is cached)")
         return lines
-    est = estimate_work(todo, rates(read_manifests(out_root), ds.fingerprint))
+    est = estimate_work([(k, u) for k, u, _ in todo],
+                        rates(read_manifests(out_root), ds.fingerprint))
+    prior, priced = prior_line([t for t in todo if t[0] in set(est.unknown)], ctx.plan.nodes)
+    lines += [prior] if prior else []
     if est.runs == 0:
         lines.append(f"estimate:  no earlier runs with timings in {out_root}; "
                      f"{len(todo)} stages to compute")
@@ -103,9 +107,10 @@ def plan_lines(ctx, out_root: Path) -> list[str]:
     source = (f"rates from {est.runs} earlier run{'s' if est.runs != 1 else ''} "
               f"{'on this data set' if est.same_data else 'on other data'} in {out_root}")
     text = f"estimate:  about {duration(est.seconds)} of stage compute for {est.estimated} stages"
-    if est.unknown:
-        text += (f"; {len(est.unknown)} more without a rate "
-                 f"({', '.join(sorted(set(est.unknown)))})")
+    unknown = [k for k in est.unknown if k not in priced]
+    if unknown:
+        text += (f"; {len(unknown)} more without a rate "
+                 f"({', '.join(sorted(set(unknown)))})")
     lines.append(f"{text} ({source})")
     return lines
 
@@ -130,6 +135,11 @@ def register(app: typer.Typer) -> None:
         tier: Optional[str] = typer.Option(None, help=" | ".join(TIERS)),
         split: Optional[str] = typer.Option(None, help=" | ".join(SPLITS)),
         cache_dir: Optional[str] = typer.Option(None, help="Stage result cache folder."),
+        gate_max_drop: Optional[float] = typer.Option(
+            None, help="A planned gate's allowed drop: warn when this run's questions cannot "
+                       "prove it (from an earlier sweep of the experiment)."),
+        gate_metric: Optional[List[str]] = typer.Option(
+            None, help="The planned gate's metric (repeat; default: the key metrics)."),
     ) -> None:
         """Validate an experiment and its data, and print the plan (writes nothing)."""
         from ablate.components.contract.errors import InputError
@@ -155,3 +165,13 @@ def register(app: typer.Typer) -> None:
             typer.echo(line)
         for line in warning_lines(ctx):
             typer.echo(f"warning: {line}")
+        if gate_max_drop is not None:
+            from ablate.components.report.gate import check_rule
+            from ablate.flows.cli.power import find_pilot
+            from ablate.flows.plan.gate_plan import gate_lines
+            check_rule("non-inferiority", gate_max_drop)
+            split_n = next((n for name, n in ctx.selection if name.startswith("split")), None)
+            pilot = find_pilot(Path(out or ctx.spec.out), ctx.spec.name)
+            for line in gate_lines(pilot, gate_max_drop, list(gate_metric or ctx.spec.metrics.key),
+                                   len(ctx.questions), split_n):
+                typer.echo(f"{'warning' if pilot else 'note'}: {line}")

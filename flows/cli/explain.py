@@ -1,4 +1,4 @@
-"""`ablate explain SWEEP_DIR --variant NAME`: the questions a variant won and lost against
+"""`ablate explain SWEEP_DIR --variant NAME [--slice COLUMN=VALUE]`: the questions a variant won and lost against
 the baseline, each with its gold answer and evidence, where the two runs diverge, both
 final contexts (gold span marked [[ ]]) and both answers; from the saved sweep folder only
 (components/report/drilldown.py, the same view as the report's drill-down)."""
@@ -26,6 +26,9 @@ def register(app: typer.Typer) -> None:
             None, "--metric", help="Metric (repeat or comma-separate; default: the key metrics)."),
         lost: bool = typer.Option(False, "--lost", help="Only the questions the variant lost."),
         won: bool = typer.Option(False, "--won", help="Only the questions the variant won."),
+        slice_: Optional[str] = typer.Option(
+            None, "--slice", help="Only the questions of one slice, COLUMN=VALUE "
+                                  "(report.slices; the verdicts are the slice's)."),
         limit: int = typer.Option(10, "--limit", min=1,
                                   help="Questions shown per metric (the largest changes, "
                                        "balanced between lost and won, spread over clusters)."),
@@ -50,6 +53,15 @@ def register(app: typer.Typer) -> None:
                 raise InputError(f"unknown metric '{m}'{_hint(m, known)}", path=str(sweep_dir),
                                  field="--metric")
         metrics = metrics or [m for m in res.key_metrics() if m in known]
-        typer.echo(explain_text(res.per_query, res.stats, res.variants, variant, metrics,
+        per_query, stats = res.per_query, res.stats
+        if slice_ is not None:
+            from ablate.components.report.slices import slice_view
+            try:
+                per_query, stats = slice_view(per_query, res.slices, slice_)
+            except InputError as e:
+                raise InputError(e.message, path=str(sweep_dir), field="--slice") from None
+            typer.echo(f"slice {slice_}: {per_query['qid'].n_unique()} questions; verdicts "
+                       "within the slice's own correction family\n")
+        typer.echo(explain_text(per_query, stats, res.variants, variant, metrics,
                                 res.evidence, side="lost" if lost else "won" if won else None,
                                 limit=limit), nl=False)

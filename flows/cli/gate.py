@@ -1,8 +1,8 @@
-"""`ablate gate SWEEP_DIR --metric M --max-drop D`: for CI pipelines, exit 0 only when
+"""`ablate gate SWEEP_DIR [--metric M] --max-drop D`: for CI pipelines, exit 0 only when
 every variant is shown to be no worse than the baseline by D or more on every gated
 metric (non-inferiority: the one-sided corrected bound of the drop is below D), exit 1
 when that is not shown (a fail, or inconclusive: this sample cannot rule out a drop of D;
-the line says how many questions would), exit 2 on bad input.
+the line says how many questions would), exit 2 on bad input. Without `--metric` the sweep's key metrics (`metrics.key`) are gated.
 
 `--rule worse` is the older, weaker gate: exit 1 only when a variant is *significantly*
 worse by more than D (a small sample passes large drops).
@@ -27,8 +27,9 @@ def register(app: typer.Typer) -> None:
     @app.command("gate")
     def gate(
         sweep_dir: Path = typer.Argument(..., help="A sweep output folder."),
-        metric: List[str] = typer.Option(..., help="Metric to guard, e.g. final/recall_at_5 "
-                                                   "(repeat for several)."),
+        metric: Optional[List[str]] = typer.Option(
+            None, help="Metric to guard, e.g. final/recall_at_5 (repeat for several; default: "
+                       "the sweep's key metrics, metrics.key)."),
         max_drop: Optional[float] = typer.Option(
             None, help="Allowed drop D (absolute, in metric units; a rise for lower-is-better "
                        "metrics). Required, > 0, for non-inferiority; 0 by default for worse."),
@@ -45,26 +46,28 @@ def register(app: typer.Typer) -> None:
         max_drop = check_rule(rule, max_drop)
         if reference is not None:
             from ablate.components.report.reference import overall
-            results, markdown = gate_reference(sweep_dir, reference, metric, max_drop, variant,
+            results, markdown = gate_reference(sweep_dir, reference, metric or [], max_drop, variant,
                                                tracking_uri, rule=rule)
             typer.echo(markdown.rstrip())
             if overall(results) != "pass":
                 raise typer.Exit(1)
             return
-        _local(sweep_dir, metric, max_drop, variant, rule)
+        _local(sweep_dir, metric or [], max_drop, variant, rule)
 
 
 def _local(sweep_dir: Path, metrics: list[str], max_drop: float, variant: str | None,
            rule: str) -> None:
     from ablate.components.report.gate import bad_word, check_gate, explain, verdict_word
     from ablate.components.report.reference import overall
-    from ablate.components.report.sweep_data import load_sweep
+    from ablate.components.report.sweep_data import gated_default, load_sweep
     res = load_sweep(sweep_dir)
+    metrics = metrics or gated_default(res)
     results = check_gate(res.per_query, metrics, max_drop, variant, rule=rule,
                          statistics=res.manifest.get("statistics") or {},
                          seed=int(res.manifest.get("seed", 0)), stats=res.stats)
     for r in results:
-        typer.echo(f"{verdict_word(r)} {r.variant}: {r.metric} {explain(r, max_drop)}")
+        typer.echo(f"{verdict_word(r)} {r.variant}: {r.metric} "
+                   f"{explain(r, max_drop, manifest=res.manifest)}")
     if rule == "non-inferiority" and results:
         alpha = (res.manifest.get("statistics") or {}).get("alpha", 0.05)
         typer.echo(f"(one-sided {100 * results[0].confidence:.4g}% bounds: alpha {alpha} over "

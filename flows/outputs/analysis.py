@@ -1,6 +1,6 @@
 """The statistics of a finished sweep, from its per-question table: every comparison with
-the baseline (with the judge-corrected ppi/ rows and report.slices' per-slice tests in the
-same correction), a factorial design's effects, a sequential run's decisions, and the
+the baseline (with the judge-corrected ppi/ rows in the same correction; report.slices'
+per-slice tests in families of their own), a factorial design's effects, a sequential run's decisions, and the
 commands that make them again from the saved outputs. flows/outputs/write.py writes what
 these return; nothing here writes a file."""
 
@@ -18,8 +18,8 @@ from ablate.components.stats.clusters import cluster_column
 from ablate.components.stats.compare import compare_joint
 from ablate.components.stats.factorial import design_from_records, factorial_effects
 from ablate.components.stats.ppi_compare import corrected_comparisons, corrected_rows
-from ablate.components.stats.slices import family_of, sliced_inputs
 from ablate.components.stats.slices import joined as joined_slices
+from ablate.components.stats.slices import slice_comparisons, sliced_inputs
 from ablate.components.stats.slices import take as take_slices
 from ablate.flows.outputs.manifest import design_record
 from ablate.flows.run.context import RunContext
@@ -41,17 +41,19 @@ def compute_stats(ctx: RunContext, per_query: pl.DataFrame) -> pl.DataFrame:
     found = ([] if ctx.labels is None else corrected_comparisons(
         per_query, ctx.labels, baseline=BASELINE, metrics=metrics, cluster_col=cluster,
         alpha=s.alpha))
-    # report.slices: the key metrics per slice, tested in the same run and correction
+    kw = dict(test=s.test, correction=s.correction, alpha=s.alpha, resamples=s.resamples,
+              bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method,
+              seed=ctx.spec.seed, cluster_col=cluster)
+    stats, p_adj, size = compare_joint(
+        per_query, baseline=BASELINE, metrics=metrics, family=s.family,
+        external=[(c.name, c.diff.p) for c in found], **kw)  # type: ignore[arg-type]
+    # report.slices: a view, tested in families of its own (never the main ones)
     table, cols, untested = sliced_inputs(
         per_query, slices=ctx.spec.report.slices, key=ctx.spec.metrics.key, tested=metrics,
         baseline=BASELINE, alpha=s.alpha, cluster_col=cluster)
-    stats, p_adj, size = compare_joint(
-        table, baseline=BASELINE, metrics=metrics + [c.column for c in cols], test=s.test,
-        correction=s.correction, alpha=s.alpha, resamples=s.resamples,
-        bootstrap_resamples=s.bootstrap_resamples, ci_method=s.ci_method, seed=ctx.spec.seed,
-        cluster_col=cluster, family=s.family, external=[(c.name, c.diff.p) for c in found],
-        family_of=family_of(cols))
-    stats = joined_slices(stats, cols, untested)  # slices.parquet's rows: _statistics
+    sliced = slice_comparisons(table, cols, baseline=BASELINE, family=s.family, **kw)
+    stats = joined_slices(pl.concat([stats, sliced], how="diagonal_relaxed"), cols,
+                          untested)  # slices.parquet's rows: _statistics
     if not found:
         return stats
     rows = corrected_rows(found, p_adj, size, baseline=BASELINE, alpha=s.alpha,
@@ -97,9 +99,8 @@ def stats_hint(ctx: RunContext, folder: Path, per_query: pl.DataFrame) -> str:
     hint = f"{shlex.join(args)}, then {shlex.join(['ablate', 'report', str(folder)])}"
     if ctx.labels is not None:  # ablate stats knows nothing of judge.labels
         hint += f" (without the judge-corrected ppi/ rows: for those, {rerun_hint(ctx)})"
-    if ctx.spec.report.slices:  # nor of report.slices, whose tests join the families
-        hint += (" (without report.slices: slices.parquet, and its tests in the correction "
-                 f"families, come from {rerun_hint(ctx)})")
+    if ctx.spec.report.slices:  # nor of report.slices
+        hint += f" (without report.slices: slices.parquet comes from {rerun_hint(ctx)})"
     return hint
 
 

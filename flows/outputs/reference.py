@@ -26,15 +26,17 @@ def gate_reference(sweep_dir: Path, ref: str, metrics: list[str], max_drop: floa
     """(results, markdown) of gating a sweep folder against a reference (rule:
     ablate.components.report.gate; non-inferiority needs max_drop > 0). The sweep's
     recorded statistics settings (alpha, resamples, cluster: a missing one is auto) and
-    seed are used."""
+    seed are used; no `metrics`: its key metrics."""
     from ablate.components.report.gate import check_rule
     from ablate.components.report.reference import compare_to_reference, reference_markdown
-    from ablate.components.report.sweep_data import load_sweep
+    from ablate.components.report.sweep_data import gated_default, load_sweep
     max_drop = check_rule(rule, max_drop)  # before loading anything
     res = load_sweep(sweep_dir)
+    metrics = metrics or gated_default(res)
     man = res.manifest
     reference = load_reference(ref, tracking_uri)
     results = compare_to_reference(res.per_query, man["dataset"]["fingerprint"], reference,
                                    metrics, man.get("statistics", {}), seed=man.get("seed", 0),
                                    max_drop=max_drop, variant=variant, rule=rule)
-    return results, reference_markdown(results, reference.label, man.get("sweep_id", ""), max_drop)
+    return results, reference_markdown(results, reference.label, man.get("sweep_id", ""), max_drop,
+                                       man)

@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from ablate.components.contract.dotted import format_value
+from ablate.components.contract.dotted import value_label
 from ablate.components.contract.errors import InputError, RunFailed, cause, no_space
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.metrics.consistency import with_consistency
@@ -71,7 +71,7 @@ def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
             return {}
         return {"factors": {var: labels[var][lv] for var, lv in zip(labels, cell)}}
     return [{"name": v.name, "variable": v.variable, "value": v.value,
-             "value_label": "" if v.variable is None else format_value(v.value),
+             "value_label": value_label(v.variable, v.value),
              **factors(v.cell),
              "config_id": v.config_id, "stage_keys": ctx.plan.by_variant[v.name],
              "config": v.config.model_dump(mode="json"),

@@ -16,7 +16,13 @@ import dataclasses
 from typing import Any, Callable
 
 from ablate.components.contract.config import PipelineConfig
-from ablate.components.contract.dotted import format_value, get_dotted, has_dotted
+from ablate.components.contract.dotted import (
+    SEVERAL,
+    format_value,
+    get_dotted,
+    has_dotted,
+    several_label,
+)
 from ablate.components.stats.design import design_cells
 from ablate.flows.plan.spec import DesignSpec
 from ablate.flows.plan.spec_load import LoadedSpec
@@ -121,7 +127,7 @@ def design_variants(loaded: LoadedSpec, variants: list, base: dict[str, Any],
         loc = where + (changed[-1][0], changed[-1][2])
         cfg = apply({var: value for var, value, _ in changed}, loc)
         cid = config_id(cfg)
-        name = " × ".join(f"{var}={format_value(value)}" for var, value, _ in changed)
+        name = several_label({var: value for var, value, _ in changed})
         same = next((i for i, v in enumerate(out) if v.config_id == cid), None)
         if same is not None:
             other = out[same]
@@ -136,7 +142,7 @@ def design_variants(loaded: LoadedSpec, variants: list, base: dict[str, Any],
         if name in {v.name for v in out}:
             raise loaded.error(f"cell name '{name}' is used twice", loc)
         one = len(changed) == 1
-        variable = changed[0][0] if one else "+".join(var for var, _, _ in changed)
+        variable = changed[0][0] if one else SEVERAL.join(var for var, _, _ in changed)
         value = changed[0][1] if one else {var: value for var, value, _ in changed}
         out.append(Variant(name, variable, value, cfg, cid, loc, None, cell))
     return out

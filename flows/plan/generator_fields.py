@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ablate.components.contract.dotted import variable_parts
 from ablate.components.generation import GENERATORS
 from ablate.components.generation.settings import COMMON, accepted, settings_fields
 from ablate.flows.plan.spec_errors import did_you_mean
@@ -42,7 +43,7 @@ def _overrides(v: Variant) -> dict[str, Any]:
     """What a variant writes over the baseline (dotted field -> value)."""
     if v.variable is None:
         return {}
-    if "+" in v.variable and isinstance(v.value, dict):
+    if len(variable_parts(v.variable)) > 1 and isinstance(v.value, dict):
         return dict(v.value)
     return {v.variable: v.value}
 

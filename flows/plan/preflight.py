@@ -5,7 +5,8 @@ stages through the registries (chunkers, paths, analyzers, fusers, rerankers and
 signals, generators, and whatever plugins add), so a typo in a sweep value fails in a
 second with the YAML line, not an hour into the sweep. A component whose declaration
 `requires` a module that is not installed (the local GGUF generators' `llama_cpp` backend
-needs the extra `ablate[local-llm]`) fails here too, naming the extra, and so does a
+needs the extra `ablate[local-llm]`; so do the local judge backends) fails here too, naming
+the extra, whether the pipeline or the experiment (`judge.backend`) names it, and so does a
 declared `files` field naming a path that is missing or unreadable.
 """
 
@@ -30,6 +31,31 @@ def _check_installed(decl, config: dict) -> None:  # type: ignore[no-untyped-def
         raise InputError(f"{decl.kind} '{decl.name}' needs the Python module '{module}', which "
                          f"is not installed; install the extra: pip install 'ablate[{extra}]'",
                          field=registry_field(decl.kind))
+
+
+def check_experiment_components(loaded: LoadedSpec) -> None:
+    """The components the experiment names outside the pipeline (a registry whose
+    `config_field` is in an experiment section, such as `judge.backend`) have what they
+    `require` installed: one line naming the extra at that field, before any stage (issue
+    54: a judge backend's missing llama_cpp stopped the judge demo after its generation)."""
+    for reg in CATALOGUE.values():
+        where = reg.config_field
+        section = where.split(".")[0] if where else ""
+        if not where or section in PipelineConfig.model_fields:
+            continue
+        value = getattr(loaded.spec, section, None)
+        if value is None:
+            continue
+        data = {section: value.model_dump(mode="json") if hasattr(value, "model_dump") else value}
+        for name in field_names(get_dotted(data, where, None)):
+            if name not in reg:  # not a component's name (metrics.key's columns): checked apart
+                continue
+            missing = reg.declaration(name).missing_requirement(data)
+            if missing is not None:
+                module, extra = missing
+                raise loaded.error(f"{reg.kind} backend '{name}' needs the Python module "
+                                   f"'{module}', which is not installed; install the extra: "
+                                   f"pip install 'ablate[{extra}]'", tuple(where.split(".")))
 
 
 def registry_field(kind: str) -> str | None:

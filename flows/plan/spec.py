@@ -301,7 +301,8 @@ class ReportSpec(_Spec):
 
     slices: tuple[Literal[SLICE_COLUMNS], ...] = ()  # type: ignore[valid-type]
     """Question columns whose values each get the key comparisons on their own questions
-    (e.g. `type`: yes/no vs span questions), clustered, tested and corrected with the rest
+    (e.g. `type`: yes/no vs span questions), clustered and tested, corrected in families of
+    their own (per key metric and slice column), never changing the main verdicts
     (slices.parquet)."""
 
 

@@ -30,7 +30,7 @@ from ablate.components.retrieval.analyzers_zh import choose_analyzer
 from ablate.components.text.tokenizer import TOKENIZER_NAME
 from ablate.flows.plan.generator_fields import check_generator_fields
 from ablate.flows.plan.graph import Plan, build_plan
-from ablate.flows.plan.preflight import check_shards, check_variants
+from ablate.flows.plan.preflight import check_experiment_components, check_shards, check_variants
 from ablate.flows.plan.spec_load import LoadedSpec, load_spec
 from ablate.flows.plan.variant import Variant
 from ablate.flows.plan.variants import expand
@@ -171,6 +171,7 @@ def plan_sweep(spec_path: str | Path, options: RunOptions) -> PlannedSweep:
 
     variants = expand(loaded, notices, adjust)  # once: every check runs on the final configs
     check_variants(loaded, variants)
+    check_experiment_components(loaded)
     check_generator_fields(loaded, variants, notices)
     dataset = data[0] if data else load_data(loaded)
     check_shards(loaded, len(dataset.documents))

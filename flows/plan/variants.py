@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from ablate.components.contract.config import PipelineConfig
-from ablate.components.contract.dotted import format_value, has_dotted
+from ablate.components.contract.config import ALL_FIELDS, PipelineConfig
+from ablate.components.contract.dotted import SEVERAL, format_value, has_dotted
 from ablate.components.contract.vocab import BASELINE
 from ablate.flows.plan.design import design_variants
 from ablate.flows.plan.spec_errors import error_loc, error_message
@@ -56,7 +56,7 @@ def expand(loaded: LoadedSpec, notices: list[str] | None = None,
     `adjust` resolves per-corpus choices (the `auto` analyzer) before configs are compared."""
     spec = loaded.spec
     base_cfg = adjust(spec.baseline)
-    base = base_cfg.model_dump(mode="python")
+    base = base_cfg.model_dump(mode="python", context={ALL_FIELDS: True})
     variants = [Variant(BASELINE, None, None, base_cfg, config_id(base_cfg), ("baseline",))]
     seen = {variants[0].config_id: BASELINE}
     for i, sweep in enumerate(spec.sweeps):
@@ -89,7 +89,7 @@ def expand(loaded: LoadedSpec, notices: list[str] | None = None,
         if cid in seen:
             raise loaded.error(f"variant {named.name} has the same config as {seen[cid]}", loc)
         seen[cid] = named.name
-        variable = next(iter(named.set)) if len(named.set) == 1 else "+".join(sorted(named.set))
+        variable = next(iter(named.set)) if len(named.set) == 1 else SEVERAL.join(sorted(named.set))
         value = next(iter(named.set.values())) if len(named.set) == 1 else named.set
         variants.append(Variant(named.name, variable, value, cfg, cid, loc))
     return variants

@@ -6,7 +6,7 @@ caller.
 
 A failed generation (Answer.error) gets NaN answer metrics and NaN refusal indicators
 (undefined: excluded and counted by the statistics), `answer/generation_error` = 1 and
-the bucket generation_error. A generator that reads no context (`context_used=False`,
+the bucket generation_error (a wrong answer's bucket is answer_wrong). A generator that reads no context (`context_used=False`,
 closed book) is scored without the assembled context: lexical support NaN, bucket by
 correctness only; its retrieval columns still describe the shared retrieval.
 

@@ -1,15 +1,19 @@
 """The sweep-level ETA line of `ablate run` (issue 42): as computed stages finish, one
 line with what is left of the sweep, from the estimator `ablate check` prints
 (flows/plan/estimate.py: per-stage rates of earlier runs' manifests; and
-flows/plan/embed_estimate.py: corpus embedding not in the cache), refined by what this
-run observed: the stages computed so far took `ratio` times their estimate, so the rest is
+flows/plan/embed_estimate.py: corpus embedding not in the cache), and for a stage
+no earlier run has a rate for, its component's declared prior (flows/plan/generation_prior.py),
+refined by what this run observed: the stages computed so far took `ratio` times their estimate, so the rest is
 scaled by it; a stage without a rate is counted at the seconds per question (per document
 for `chunk`) this run saw for stages doing the same work (its timing key, e.g.
 `generate:smollm2`: never another component's, whose seconds can be a thousandth of it),
 once one has finished, else named in the line as not estimated yet. Every rate is per
 question, times the questions each stage runs on (a sweep on its own tier: its sample's).
 It is summed stage compute (stages run side by side on `runner.workers` threads), as
-`ablate check` says; a cached stage prints nothing."""
+`ablate check` says; a cached stage prints nothing. A line that would say what the last one
+said (the same time left, the same stages without a rate; only the count of stages moved)
+is held back until `REPEAT_AFTER` seconds have passed (issue 54: one sweep printed "2 more
+without a rate yet" 57 times)."""
 
 from __future__ import annotations
 
@@ -17,12 +21,17 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+REPEAT_AFTER = 60.0
+"""Seconds after which an unchanged ETA line is printed again (a sign of life)."""
+
 
 class SweepEta:
     def __init__(self, ctx: Any, out_root: Path | None = None,
-                 say: Callable[[str], None] | None = None) -> None:
+                 say: Callable[[str], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         from ablate.flows.plan.embed_estimate import embedding_costs
         from ablate.flows.plan.estimate import estimate_work, rates, read_manifests
+        from ablate.flows.plan.generation_prior import prior_rate
         from ablate.flows.run import console
         from ablate.flows.run.stage_timing import timing_key, work_units
 
@@ -35,7 +44,9 @@ class SweepEta:
         self.guess: dict[str, float | None] = {}
         for k in self.todo:
             e = estimate_work([self.work[k]], rates_)
-            self.guess[k] = e.seconds if e.estimated else None
+            prior = prior_rate(ctx.plan.nodes[k], ctx.plan.nodes)  # no rate: a declared prior
+            self.guess[k] = (e.seconds if e.estimated
+                             else None if prior is None else prior * self.work[k][1])
         try:
             costs = embedding_costs(ctx, self.todo)
         except Exception:  # noqa: BLE001 - an estimate never stops a run
@@ -47,7 +58,9 @@ class SweepEta:
         self.observed = self.predicted = 0.0
         self.seen: dict[str, list[float]] = {}  # timing key -> [seconds, units] computed
         self.lines = 0
-        self.t0 = time.monotonic()
+        self.clock = clock
+        self.last: tuple[str, tuple[str, ...]] | None = None  # what the last line said
+        self.last_at = clock()
 
     def finished(self, key: str, computed: bool, seconds: float) -> None:
         """A stage finished: one line when it was computed and stages are left."""
@@ -79,6 +92,11 @@ class SweepEta:
                 left += seen[0] / seen[1] * units
             else:
                 unknown.append(tk)
+        from ablate.flows.plan.estimate import duration
+        said, now = (duration(left), tuple(sorted(set(unknown)))), self.clock()
+        if said == self.last and now - self.last_at < REPEAT_AFTER:
+            return
+        self.last, self.last_at = said, now
         self.lines += 1
         self.say(eta_text(left, len(self.todo) - len(unknown), unknown,
                           ratio if self.predicted > 0 else None))

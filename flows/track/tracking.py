@@ -51,7 +51,6 @@ from ablate.flows.track.run_data import (
     run_times,
     variant_metrics,
 )
-from ablate.flows.track.run_names import run_names
 
 MAX_PARAMS_TAGS = 100   # MLflow log_batch limits: params (and tags) per call,
 MAX_METRICS = 1000      # metrics per call,
@@ -174,7 +173,6 @@ def _log_input(client: MlflowClient, run_id: str, item: DatasetInput, new: bool 
 def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults,
                   ts: int, data_in: DatasetInput) -> dict[str, str]:
     man, sid = res.manifest, res.manifest["sweep_id"]
-    names = run_names(res.variants)
     _, spans = run_times(res)
     key = res.key_metrics()
     source = {SOURCE_TAGS[k]: str(man[k]) for k in SOURCE_TAGS if man.get(k)}
@@ -184,7 +182,7 @@ def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults
         run = _find(client, exp_id, {"sweep_id": sid, "config_id": v["config_id"]})
         new = run is None
         if run is None:
-            run = client.create_run(exp_id, run_name=names[v["name"]], start_time=start or None,
+            run = client.create_run(exp_id, run_name=v["name"], start_time=start or None,
                                     tags={PARENT_TAG: pid, "sweep_id": sid,
                                           "config_id": v["config_id"], "ablate.role": "variant"})
         rid = run.info.run_id
@@ -196,7 +194,7 @@ def _log_children(client: MlflowClient, exp_id: str, pid: str, res: SweepResults
                    "baseline": str(is_base).lower(), "variant": v["name"], "sweep_id": sid,
                    "config_id": v["config_id"], "git_sha": man.get("git_sha", ""),
                    "dataset_fingerprint": man.get("dataset", {}).get("fingerprint", ""),
-                   "mlflow.runName": names[v["name"]], "mlflow.source.type": "LOCAL",
+                   "mlflow.runName": v["name"], "mlflow.source.type": "LOCAL",
                    "latency_reused": reused_latencies(res.timings, v["name"]) or "none",
                    **source}, ts=ts, new=new)
         _log_input(client, rid, data_in, new=new)

@@ -68,8 +68,8 @@ def test_mlflow_parent_and_children(sweep):
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId")]
     assert len(parents) == 1 and len(children) == 4
     assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
-    by_name = {c.data.tags["variant"]: c for c in children}  # run names are the short forms
-    assert by_name["fusion.rrf_k=5"].info.run_name == "rrf_k=5"
+    by_name = {c.data.tags["variant"]: c for c in children}  # run names are the report's
+    assert by_name["fusion.rrf_k=5"].info.run_name == "fusion.rrf_k=5"
     assert by_name["fusion.rrf_k=5"].data.params["fusion.rrf_k"] == "5"
     assert by_name["baseline"].data.params["fusion.rrf_k"] == "60"
     assert by_name["retrieval.paths=bm25"].data.params["retrieval.paths"] == "bm25"

@@ -351,3 +351,58 @@ def test_a_folder_instead_of_an_experiment_file_is_one_line(run_cli, capsys, tmp
         assert run_cli(command, str(tmp_path)) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "a folder, not an experiment file" in err, err
+
+
+def test_generation_without_an_earlier_run_is_priced_at_the_generators_declared_prior(
+        run_cli, capsys, tmp_path, monkeypatch):
+    """Issue 54: `check` priced embedding but not generation (525 s of a 1,080 s run). A
+    local generator declares a calibrated prior (seconds per question plus per prompt
+    token); with no earlier run's rate its stages are priced at it, the line naming it a
+    calibrated prior; the extractive generator declares none and stays unknown."""
+    from ablate.components.generation.base import GENERATORS
+    monkeypatch.chdir(tmp_path)
+    spec = _spec(tmp_path, sweeps=[vary("generator.name", "smollm2", "closed_book")])
+    code, out, err = _check(run_cli, capsys, str(spec), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    prior = GENERATORS.declaration("smollm2").info["prior"]
+    assert GENERATORS.declaration("closed_book").info["prior"] == prior
+    per_q = prior["per_question"] + prior["per_prompt_token"] * (prior["prompt_overhead"] + 96)
+    closed = prior["per_question"] + prior["per_prompt_token"] * prior["prompt_overhead"]
+    from ablate.flows.plan.estimate import duration
+    line = next(ln for ln in out.splitlines() if ln.startswith("generation:"))
+    assert line.startswith(f"generation: about {duration(55 * (per_q + closed))} for 2 stages "
+                           "(generate:closed_book, generate:smollm2) at a calibrated prior")
+    assert "no earlier run's rate" in line
+    # the stages nothing is known of are still named, generation no longer among them
+    est = next(ln for ln in out.splitlines() if ln.startswith("estimate:"))
+    assert "generate:smollm2" not in est and "generate:closed_book" not in est
+
+
+def test_a_planned_gate_margin_the_run_cannot_prove_is_a_warning(run_cli, capsys, tmp_path,
+                                                                monkeypatch):
+    """Issue 54: `check` did not warn that the gate's margin is below what the data can
+    prove. With --gate-max-drop and an earlier sweep of the experiment (the pilot), each
+    gated metric whose smallest provable drop at this plan's questions is above the
+    margin is a warning line, with the questions it needs and the data set's."""
+    from tests.components.report.synthetic import make_sweep
+    monkeypatch.chdir(tmp_path)
+    spec = _spec(tmp_path)
+    code, out, err = _check(run_cli, capsys, str(spec), "--gate-max-drop", "0.02")
+    assert code == 0, err
+    assert "note: gate: no earlier sweep of this experiment" in out  # no pilot yet
+    pilot = make_sweep(tmp_path / "runs" / "check-me-0123", name="check-me")  # 30 questions
+    man = json.loads((pilot / "manifest.json").read_text())
+    man["statistics"]["cluster"] = "none"  # its 5 documents are too few to bound anything
+    (pilot / "manifest.json").write_text(json.dumps(man))
+    code, out, err = _check(run_cli, capsys, str(spec), "--gate-max-drop", "0.005",
+                            "--gate-metric", "final/recall_at_5")
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if ln.startswith("warning: gate:"))
+    # the pilot's largest margin (0.0106 at its 30 questions) at this plan's 55: 0.008
+    assert ("a drop of 0.005 in final/recall_at_5 is below what 55 questions can prove (about "
+            "0.008, from the variants of the earlier sweep check-me-0123, 24 questions in 24 "
+            "clusters): the gate cannot pass, at best inconclusive; it needs ~135 questions, "
+            "more than the 55 of the data set") in line
+    code, out, err = _check(run_cli, capsys, str(spec), "--gate-max-drop", "0.05",
+                            "--gate-metric", "final/recall_at_5")
+    assert code == 0 and "gate:" not in out  # a margin this plan can prove: nothing to say

@@ -70,6 +70,20 @@ def test_gate_exit_codes(sweep, capsys):
     assert _run(["gate", str(sweep), "--metric", "answer/f1", "--rule", "worse"]) == 0
 
 
+def test_gate_defaults_to_the_key_metrics(sweep, capsys, tmp_path):
+    """Issue 54: the docs say the gate defaults to the key metrics (metrics.key); it
+    required --metric. Without it, each key metric is gated, locally and against a
+    reference."""
+    # two gated metrics on 5 clusters: too few to bound either (inconclusive, exit 1)
+    assert _run(["gate", str(sweep), "--max-drop", "0.5", "--variant", "fusion.rrf_k=10"]) == 1
+    out = capsys.readouterr().out
+    assert "fusion.rrf_k=10: final/recall_at_5" in out and "fusion.rrf_k=10: answer/f1" in out
+    assert "over 2 gated comparison(s)" in out
+    _run(["gate", str(sweep), "--reference", str(sweep), "--max-drop", "0.5"])
+    out = capsys.readouterr().out
+    assert "| final/recall_at_5 |" in out and "| answer/f1 |" in out
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -54,7 +54,7 @@ def test_two_by_two_cells_are_named_variants_with_their_levels(tmp_path):
         ("chunking.size=128 × rerank.weights=lexical:1", (1, 1))]
     both = vs[3]
     assert both.config.chunking.size == 128 and both.config.rerank.weights == {"lexical": 1.0}
-    assert both.variable == "chunking.size+rerank.weights"
+    assert both.variable == "chunking.size × rerank.weights"
     assert both.value == {"chunking.size": 128, "rerank.weights": {"lexical": 1.0}}
     assert vs[1].variable == "chunking.size" and vs[1].value == 128
     assert vs[2].config.chunking == vs[0].config.chunking

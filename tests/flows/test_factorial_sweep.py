@@ -107,8 +107,21 @@ def test_report_rebuilt_from_the_folder_has_the_section(sweep):
 def test_the_combined_cell_section_labels_the_baseline(sweep):
     _, out = sweep
     report = (out / "report.md").read_text()
-    section = report.split("## chunking.size+context.budget")[1].split("\n## ")[0]
-    assert "| baseline | chunking.size:48,context.budget:128 |" in section
+    section = report.split("## chunking.size × context.budget")[1].split("\n## ")[0]
+    assert "| baseline | chunking.size=48 × context.budget=128 |" in section
+
+
+def test_a_cell_has_one_name_in_findings_overview_and_heading(sweep):
+    """Issue 54: the cell was `a=1 × b=2` in the findings, `a:1,b:2` in the overview and
+    `a+b` in its heading; now its label is its name and its heading the same fields."""
+    import json
+    _, out = sweep
+    cell = next(v for v in json.loads((out / "variants.json").read_text())
+                if " × " in v["name"])
+    assert cell["value_label"] == cell["name"] == "chunking.size=96 × context.budget=40"
+    assert cell["variable"] == "chunking.size × context.budget"
+    report = (out / "report.md").read_text()
+    assert "chunking.size+context.budget" not in report and "chunking.size:96" not in report
 
 
 def test_check_prints_the_design(sweep):

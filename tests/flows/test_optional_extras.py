@@ -83,3 +83,22 @@ def test_onnx_backend_without_the_extra_is_one_line_naming_it(tmp_path, monkeypa
     assert "ablate[onnx]" in err and "onnx-int8" in err and "onnxruntime" in err
     assert f"{spec}:8" in err  # the sweep value's line
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("backend", ["llama_cpp", "torch"])
+def test_a_judge_backend_without_its_extra_stops_before_any_stage(tmp_path, no_llama, run_cli,
+                                                                   capsys, backend):
+    """Issue 54: the judge demo failed after 181 s of generation ("llama_cpp is not
+    installed"): the judge backend's `requires` was not checked with the pipeline's. Now
+    one line naming the extra and the judge.backend field's line, exit 2, nothing run."""
+    spec = write_experiment(tmp_path, "judged", file="e.yaml",
+                            baseline={"retrieval": {"paths": ["bm25"]},
+                                      "generator": {"name": "extractive"}},
+                            judge={"backend": backend})
+    code = run_cli("run", str(spec), "--no-mlflow", "--cache-dir", str(tmp_path / "c"),
+                   "--out", str(tmp_path / "runs"))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "ablate[local-llm]" in err and f"judge backend '{backend}'" in err
+    assert f"{spec}:3:" in err and "judge.backend" in err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "c").exists()

@@ -208,10 +208,10 @@ def test_closed_book_is_scored_without_the_context():
     assert closed["bucket"] == "ok"  # by correctness only
     wrong = _score([q], {"q": Answer("Berlin", False)}, ctxs, miss, miss,
                    context_used=False).row(0, named=True)
-    assert wrong["bucket"] == "generation_error"
+    assert wrong["bucket"] == "answer_wrong"
     refused = _score([q], {"q": Answer("I don't know.", True)}, ctxs, miss, miss,
                      context_used=False).row(0, named=True)
-    assert refused["bucket"] == "generation_error"
+    assert refused["bucket"] == "answer_wrong"
     unans = _q("u", answerable=False, evidence=(), answers=())
     row = _score([unans], {"u": Answer("I don't know.", True)}, context_used=False).row(0, named=True)
     assert row["bucket"] == "correct_refusal"

@@ -40,19 +40,22 @@ def test_slices_parquet_holds_the_key_comparisons_per_slice(sweep):
     assert yes.height == 2 and yes["p_value"].is_not_null().all()
     n_answerable = per_query.filter((pl.col("variant") == "baseline") & pl.col("answerable")).height
     assert set(yes["n_used"]) == {n_answerable}
-    # the family of each key metric holds its main and its slice comparison
+    # each key metric's main family holds its main comparison alone; its slice family
+    # (on `answerable`) the testable slice's
     key = stats.filter(pl.col("metric").is_in(["final/recall_at_5", "final/group_recall"]))
-    assert set(key["family_size"]) == {2} and set(yes["family_size"]) == {2}
-    # unanswerable questions have no retrieval value: no cluster, not tested, said so
+    assert set(key["family_size"]) == {1} and set(yes["family_size"]) == {1}
+    # unanswerable questions have no retrieval value: undefined by definition, said so
     no = sliced.filter(pl.col("slice") == "answerable=false")
-    assert no["p_value"].is_null().all() and no["note"].str.contains("too few clusters").all()
+    assert no["p_value"].is_null().all()
+    assert no["note"].str.contains("undefined on this slice by definition").all()
 
 
 def test_the_report_has_a_short_slices_section(sweep):
     report = (sweep / "report.md").read_text()
     section = report.split("## Slices", 1)[1].split("\n## ", 1)[0]
-    assert "corrected for the slice tests too" in section
-    assert "**answerable=false**: no question of this slice defines the key metrics" in section
+    assert "Slices are a view" in section and "apart from the main comparisons" in section
+    assert ("**answerable=false**: no question of this slice defines the key metrics, by their "
+            "definition") in section
     assert "**answerable=true** (26 questions): 2 of 2 tested comparisons significant" in section
     assert len(section.splitlines()) < 30
     assert "Slices</h2>" in (sweep / "report.html").read_text()
@@ -94,3 +97,23 @@ def test_check_warns_of_a_slice_too_small_to_test_and_a_column_without_values(
         "warning: report.slices: answerable=true has 3 clusters, too few to test (the report "
         "gives its means, no p)",
         "warning: report.slices: no selected question has a 'type' value (nothing to slice)"]
+
+
+def test_a_significant_slice_comparison_is_a_finding_that_explain_opens(sweep, run_cli, capsys):
+    """Issue 54: significant slice results reached no finding and no `explain`."""
+    report = (sweep / "report.md").read_text()
+    findings = report.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    line = next(ln for ln in findings.splitlines() if "On the slice **answerable=true**" in ln)
+    assert "within the slice's own family" in line
+    assert "--variant context.budget=16 --slice answerable=true`" in line
+    code = run_cli("explain", str(sweep), "--variant", "context.budget=16",
+                   "--slice", "answerable=true")
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.startswith("slice answerable=true: 26 questions;")
+    assert "(significant after correction)" in out
+    code = run_cli("explain", str(sweep), "--variant", "context.budget=16",
+                   "--slice", "answerable=ture")
+    _, err = capsys.readouterr()
+    assert code == 2 and "unknown slice 'answerable=ture'; did you mean answerable=true?" in err
+    assert err.count("\n") == 1

@@ -197,3 +197,21 @@ def test_questions_and_split_share_validated(tmp_path):
     assert (err.line, err.field) == (9, "questions.max")
     err = error_of(tmp_path, BASE + "questions: {answerable: true}\n")
     assert err.field == "questions.answerable" and "did you mean answerable_only?" in err.message
+
+
+def test_bm25_variant_and_delta_sweep_from_a_default_baseline(tmp_path):
+    """docs/bm25-variants.md says to sweep retrieval.bm25.variant; the baseline's okapi
+    (the default, left out of the dump that keeps old stage keys) must still be a field."""
+    text = BASE.replace("variable: fusion.rrf_k\n    values: [10, 200]",
+                        "variable: retrieval.bm25.variant\n    values: [lucene, bm25plus]\n"
+                        "  - variable: retrieval.bm25.delta\n    values: [0.5]")
+    loaded = load_spec(write(tmp_path, text))
+    variants = expand(loaded)
+    check_variants(loaded, variants)
+    assert [v.name for v in variants] == ["baseline", "retrieval.bm25.variant=lucene",
+                                          "retrieval.bm25.variant=bm25plus",
+                                          "retrieval.bm25.delta=0.5"]
+    assert variants[1].config.retrieval.bm25.variant == "lucene"
+    assert variants[0].config.retrieval.bm25.variant == "okapi"
+    assert "variant" not in variants[0].config.model_dump()["retrieval"]["bm25"]
+    assert len({v.config_id for v in variants}) == 4

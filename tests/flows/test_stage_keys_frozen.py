@@ -29,8 +29,9 @@ FROZEN = {
     "rerank": "3e6151f8d33b333df2e6db69",
     "assemble": "b0fef53b93a9aa970d930a9a",
     # issue 37's group_recall and context_chunks metrics (a deliberate change of the
-    # score stage's metric set) moved it from e8bbab6afc53ef31fa28372b
-    "score": "2954c532d7f778ca403888d1",
+    # score stage's metric set) moved it from e8bbab6afc53ef31fa28372b; issue 54's bucket
+    # answer_wrong (score stage version 4) from 2954c532d7f778ca403888d1
+    "score": "451b9efca11893d9f9010692",
 }
 
 

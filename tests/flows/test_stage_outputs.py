@@ -303,7 +303,7 @@ def test_closed_book_variant_is_scored_without_the_context(sweep):
     assert closed["answer/lexical_support"].is_nan().all()
     assert not base["answer/lexical_support"].is_nan().all()
     answerable = closed.filter(pl.col("answerable"))
-    assert set(answerable["bucket"]) == {"ok", "generation_error"}
+    assert set(answerable["bucket"]) == {"ok", "answer_wrong"}
     for r in answerable.iter_rows(named=True):  # by correctness only
         assert (r["bucket"] == "ok") == (r["answer/correct"] == 1.0), r["qid"]
     assert set(base["bucket"]) & {"retrieval_miss", "ranking_loss", "budget_cut"}

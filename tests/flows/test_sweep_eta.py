@@ -13,7 +13,7 @@ from ablate.flows.run.sweep_eta import SweepEta
 
 def _node(key: str, stage: str, component: str) -> SimpleNamespace:
     return SimpleNamespace(key=key, stage=stage, inputs={}, questions=None,
-                           resolved=SimpleNamespace(names=(component,), reads=()))
+                           resolved=SimpleNamespace(names=(component,), reads=(), components=()))
 
 
 def _ctx(tmp_path, nodes: list[SimpleNamespace]) -> SimpleNamespace:
@@ -39,8 +39,50 @@ def test_cheap_generator_seconds_never_stand_in_for_a_local_llm(tmp_path):
     eta.finished("x1", True, 0.2)
     eta.finished("s0", True, 120.0)  # one SmolLM2 stage seen: the other counts as much
     assert said[-1] == "sweep ETA: about 2.0 min of stage compute left for 2 stages"
-    eta.finished("x2", True, 0.2)
-    assert said[-1] == "sweep ETA: about 2.0 min of stage compute left for 1 stages"
+    eta.finished("x2", True, 0.2)  # the same 2.0 min left: no line saying it again
+    assert said[-1] == "sweep ETA: about 2.0 min of stage compute left for 2 stages"
+    assert len(said) == 2
+
+
+def test_an_unchanged_line_is_not_repeated_until_a_minute_has_passed(tmp_path):
+    """Issue 54: 57 cheap stages finished one after another while SmolLM2's 2 waited, and
+    each printed "2 more without a rate yet". The line is said again only when what it says
+    changes (time left, stages without a rate), or after REPEAT_AFTER seconds."""
+    from ablate.flows.run.sweep_eta import REPEAT_AFTER
+    nodes = ([_node(f"x{i}", "generate", "extractive") for i in range(57)]
+             + [_node(f"s{i}", "generate", "smollm2") for i in range(2)])
+    said: list[str] = []
+    now = [0.0]
+    eta = SweepEta(_ctx(tmp_path, nodes), say=said.append, clock=lambda: now[0])
+    for i in range(56):
+        now[0] += 0.1
+        eta.finished(f"x{i}", True, 0.001)
+    assert said == ["sweep ETA: about 0 s of stage compute left for 56 stages; "
+                    "2 more without a rate yet (generate:smollm2)"]
+    now[0] += REPEAT_AFTER
+    eta.finished("x56", True, 0.001)  # a minute on: once more, as a sign of life
+    assert len(said) == 2 and said[-1].endswith("2 more without a rate yet (generate:smollm2)")
+    eta.finished("s0", True, 120.0)  # what it says changed: at once
+    assert len(said) == 3 and said[-1] == ("sweep ETA: about 2.0 min of stage compute left "
+                                           "for 1 stages")
+
+
+def test_a_declared_prior_prices_a_stage_no_earlier_run_has_a_rate_for(tmp_path):
+    """Issue 54: a local generator's declared prior (flows/plan/generation_prior.py) counts
+    its stages from the first line on, at its context's budget (the assemble input's)."""
+    prior = {"per_question": 0.2, "per_prompt_token": 0.001, "prompt_overhead": 100}
+    decl = SimpleNamespace(info={"prior": prior}, reads_context=True)
+    gen = [_node(f"s{i}", "generate", "smollm2") for i in range(2)]
+    ctx_node = SimpleNamespace(key="a", stage="assemble", inputs={}, questions=None,
+                               config=SimpleNamespace(context=SimpleNamespace(budget=400)),
+                               resolved=SimpleNamespace(names=("budget",), reads=(), components=()))
+    for n in gen:
+        n.resolved.components, n.inputs = (decl,), {"assemble": "a"}
+    said: list[str] = []
+    eta = SweepEta(_ctx(tmp_path, [ctx_node, *gen]), say=said.append)
+    assert eta.guess["s0"] == eta.guess["s1"] == 50 * (0.2 + 0.001 * 500)  # 35 s each
+    eta.finished("a", True, 0.1)
+    assert said[-1] == "sweep ETA: about 70 s of stage compute left for 2 stages"
 
 
 def _tiers(tmp_path, nodes):

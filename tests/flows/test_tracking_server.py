@@ -51,8 +51,9 @@ def test_search_runs_finds_parent_children_params_metrics(server, logged):
     children = client.search_runs([exp.experiment_id],
                                   f"tags.`mlflow.parentRunId` = '{out['parent']}'")
     by_name = {c.info.run_name: c.data for c in children}
-    assert set(by_name) == {"baseline", "chunk=64", "rrf_k=10"}
-    small = by_name["chunk=64"]
+    # the report's variant names (issue 54: MLflow said `chunk=64`, the report chunking.size=64)
+    assert set(by_name) == {"baseline", "chunking.size=64", "fusion.rrf_k=10"}
+    small = by_name["chunking.size=64"]
     assert small.params["chunking.size"] == "64" and by_name["baseline"].params["chunking.size"] == "256"
     assert small.params["fusion.rrf_k"] == "60" and small.params["retrieval.bm25.k1"] == "1.5"
     assert small.tags["ablation.variable"] == "chunking.size" and small.tags["ablation.value"] == "64"

@@ -14,9 +14,11 @@ def test_answerable_buckets_in_pipeline_order():
     assert fb(cand=False, top=False, prompt=False) == "retrieval_miss"
     assert fb(top=False, prompt=False) == "ranking_loss"
     assert fb(prompt=False) == "budget_cut"
-    assert fb(correct=False) == "generation_error"
-    assert fb(correct=False, refused=True) == "generation_error"
-    assert fb(refused=True) == "generation_error"  # a refusal is never ok
+    # issue 54: `answer_wrong`, not `generation_error` (the generator failing, as the
+    # metric answer/generation_error says)
+    assert fb(correct=False) == "answer_wrong"
+    assert fb(correct=False, refused=True) == "answer_wrong"
+    assert fb(refused=True) == "answer_wrong"  # a refusal is never ok
     assert fb() == "ok"
 
 
@@ -40,7 +42,8 @@ def test_inconsistent_flags_raise():
 
 def test_buckets_constant_lists_every_outcome():
     assert set(BUCKETS) == {"no_evidence", "retrieval_miss", "ranking_loss", "budget_cut",
-                            "partial_support", "generation_error", "ok", "correct_refusal",
+                            "partial_support", "answer_wrong", "ok", "correct_refusal",
+                            "generation_error",
                             "false_acceptance", "retrieved", "unanswerable"}
 
 
@@ -87,8 +90,8 @@ def test_answerable_without_evidence_is_no_evidence_not_retrieval_miss():
 def test_closed_book_bucket_by_correctness_only():
     miss = _flags(cand=False, top=False, prompt=False)
     assert failure_bucket(**miss, context_used=False) == "ok"
-    assert failure_bucket(**{**miss, "correct": False}, context_used=False) == "generation_error"
-    assert failure_bucket(**{**miss, "refused": True}, context_used=False) == "generation_error"
+    assert failure_bucket(**{**miss, "correct": False}, context_used=False) == "answer_wrong"
+    assert failure_bucket(**{**miss, "refused": True}, context_used=False) == "answer_wrong"
     assert failure_bucket(**_flags(answerable=False, refused=False, correct=False),
                           context_used=False) == "false_acceptance"
 
@@ -96,3 +99,17 @@ def test_closed_book_bucket_by_correctness_only():
 def _flags(answerable=True, cand=True, top=True, prompt=True, correct=True, refused=False):
     return dict(answerable=answerable, in_candidates=cand, in_reranked_top=top,
                 in_prompt=prompt, correct=correct, refused=refused)
+
+
+def test_an_old_folders_generation_error_bucket_reads_as_what_it_meant():
+    """Folders written before issue 54 called a wrong answer `generation_error`; read back,
+    a row whose generator did not fail (answer/generation_error 0) is `answer_wrong`."""
+    import polars as pl
+
+    from ablate.components.metrics.attribution import current_buckets
+    old = pl.DataFrame({"bucket": ["generation_error", "generation_error", "ok"],
+                        "answer/generation_error": [0.0, 1.0, 0.0]})
+    assert current_buckets(old)["bucket"].to_list() == ["answer_wrong", "generation_error", "ok"]
+    assert current_buckets(old.drop("answer/generation_error"))["bucket"].to_list() == [
+        "answer_wrong", "answer_wrong", "ok"]
+    assert current_buckets(pl.DataFrame({"x": [1]})).columns == ["x"]

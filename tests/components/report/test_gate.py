@@ -96,3 +96,27 @@ def test_bad_arguments(sweep, kwargs, field, message):
     with pytest.raises(InputError, match=message) as err:
         check_gate(sweep.per_query, stats=sweep.stats, **kwargs)
     assert err.value.field == field
+
+
+def test_an_inconclusive_gate_says_when_the_data_set_cannot_prove_the_margin():
+    """Issue 54: "needs ~1172 questions" for a 0.065 drop, more than the whole dev split,
+    and nothing said so. With the sweep's manifest the line says how many the data set
+    has for the metric and the smallest drop all of them could prove."""
+    import math
+
+    from ablate.components.report.gate import GateResult
+    r = GateResult(RECALL, "v", "non-inferiority", "inconclusive", -0.01, 200, 40,
+                   lower=-0.2, upper=0.1, margin_n=0.157, needed_n=1172.0, confidence=0.975)
+    man = {"questions": {"total": 250, "selection": [{"step": "data set", "questions": 700},
+                                                     {"step": "split dev", "questions": 600},
+                                                     {"step": "tier smoke", "questions": 250}]}}
+    line = explain(r, 0.065, manifest=man)
+    have = 600 * 200 / 250  # the split's questions that define recall, pro rata: 480
+    best = 0.157 * math.sqrt(200 / have)
+    assert (f"needs ~1172 questions (more clusters of the same sizes), more than the ~480 "
+            f"this data set has for {RECALL}: with all of them the smallest drop it could "
+            f"prove is about {best:.3f}") in line
+    assert "(the smallest drop it can prove at this n)" in line
+    big = {"questions": {"total": 250, "selection": [{"step": "split dev", "questions": 5000}]}}
+    assert "this data set has" not in explain(r, 0.065, manifest=big)
+    assert "this data set has" not in explain(r, 0.065)  # no manifest: nothing to say

@@ -1,5 +1,6 @@
-"""report.slices: the key comparisons per slice, clustered, tested and corrected in the
-same run as the main comparisons (issue 37.6)."""
+"""report.slices: the key comparisons per slice, clustered and tested (issue 37.6), each
+corrected in a family of its key metric on its slice column, apart from the main
+comparisons (issue 54)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from ablate.components.stats.compare import compare_joint, compare_variants
-from ablate.components.stats.slices import TOO_FEW, family_of, joined, sliced_inputs, take
+from ablate.components.stats.slices import TOO_FEW, joined, slice_comparisons, sliced_inputs, take
 
 KEY = ("answer/f1",)
 KW = dict(test="permutation", correction="holm", alpha=0.05, resamples=2000,
@@ -38,12 +39,12 @@ def _joint(pq: pl.DataFrame, slices=("type",)):
     metrics = ["answer/f1", "final/recall_at_5"]
     table, cols, untested = sliced_inputs(pq, slices=slices, key=KEY, tested=metrics,
                                           baseline="baseline", alpha=0.05, cluster_col="cluster")
-    stats, _, _ = compare_joint(table, baseline="baseline", metrics=metrics + [c.column for c in cols],
-                                family_of=family_of(cols), **KW)
-    return take(joined(stats, cols, untested))
+    stats, _, _ = compare_joint(table, baseline="baseline", metrics=metrics, **KW)
+    sliced = slice_comparisons(table, cols, baseline="baseline", family="per_metric", **KW)
+    return take(joined(pl.concat([stats, sliced], how="diagonal_relaxed"), cols, untested))
 
 
-def test_a_slice_row_is_the_comparison_on_its_questions_and_joins_its_metrics_family():
+def test_a_slice_row_is_the_comparison_on_its_questions_in_a_family_of_its_own():
     pq = _per_query()
     main, sliced = _joint(pq)
     assert sliced is not None and "slice" not in main.columns
@@ -56,18 +57,19 @@ def test_a_slice_row_is_the_comparison_on_its_questions_and_joins_its_metrics_fa
         assert row["n_used"] == want["n_used"] == 32 and row["n_clusters"] == 16
         for col in ("mean_variant", "mean_baseline", "delta", "p_value"):
             assert math.isclose(row[col], want[col], rel_tol=1e-12), col
-    # the family of answer/f1: 2 main + 2 x 2 testable slices (yesno, span); rare is no test
+    # the main families are the main comparisons' alone; answer/f1 on `type`: 2 x 2
+    # testable slices (yesno, span); rare is no test
     f1 = main.filter(pl.col("metric") == "answer/f1")
-    assert f1["family_size"].to_list() == [6, 6]
+    assert f1["family_size"].to_list() == [2, 2]
     assert main.filter(pl.col("metric") == "final/recall_at_5")["family_size"].to_list() == [2, 2]
     tested = sliced.filter(pl.col("note").is_null())
-    assert set(tested["family_size"].to_list()) == {6}
-    # holm over the six raw p-values of the family, main and slice alike
-    raw = f1["p_value"].to_list() + tested["p_value"].to_list()
+    assert set(tested["family_size"].to_list()) == {4}
+    # holm over the four raw p-values of the slice family
+    raw = tested["p_value"].to_list()
     order = np.argsort(raw)
     adj = np.minimum(1, np.maximum.accumulate([(len(raw) - r) * raw[i] for r, i in enumerate(order)]))
     want = dict(zip(order.tolist(), adj.tolist()))
-    got_adj = f1["p_adjusted"].to_list() + tested["p_adjusted"].to_list()
+    got_adj = tested["p_adjusted"].to_list()
     assert all(math.isclose(got_adj[i], want[i], rel_tol=1e-9) for i in range(len(raw)))
     better = sliced.filter((pl.col("slice") == "type=yesno") & (pl.col("variant") == "better"))
     assert better["significant"].item() is True
