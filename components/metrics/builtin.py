@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from ablate.components.contract.records import Answer
-from ablate.components.metrics.answer import answer_metrics
+from ablate.components.metrics.answer import answer_metrics, resolve_normalizer
+from ablate.components.metrics.answer_content import content_metrics
 from ablate.components.metrics.registry import QuestionView, metric
 from ablate.components.metrics.retrieval import group_recall, retrieval_metrics, span_coverage
 
@@ -102,6 +103,30 @@ _answer_metric("lexical_support", "higher",
                "share of answer tokens found in the context (a proxy, not faithfulness)")
 _answer_metric("generation_error", "lower",
                "the generator failed (timeout, HTTP error, empty output after retries)")
+
+
+def _content(view: QuestionView) -> dict[str, float]:
+    """The content-token scores (answer_content): NaN for a failed generation."""
+    answer, q = _given_answer(view), view.question
+    if answer.error is not None:
+        return dict.fromkeys(("content_precision", "content_recall", "content_f1"), math.nan)
+    norm = resolve_normalizer(view.params.get("answer_normalizer", "auto"), q.answers, q.question)
+    return content_metrics(answer.text, q.answers, q.question, norm,
+                           answerable=q.answerable, refused=bool(answer.refused))
+
+
+def _content_metric(name: str, description: str) -> None:
+    def compute(view: QuestionView) -> dict[str, float]:
+        return {f"answer/{name}": view.once("content", lambda: _content(view))[name]}
+    compute.__module__ = __name__
+    metric(name, stages=("answer",), direction="higher", description=description)(compute)
+
+
+_content_metric("content_precision", "share of the answer's words not in the question that "
+                "the reference holds (length-robust)")
+_content_metric("content_recall", "share of the reference's words not in the question that "
+                "the answer holds")
+_content_metric("content_f1", "token F1 with the question's own words removed from both sides")
 
 
 REFUSAL_COLUMNS = ("refusal/answer_coverage", "refusal/false_acceptance",
