@@ -94,9 +94,9 @@ def table(name: str, rows, old) -> list[str]:
         answers["invented"].append(f"{restate(q.question)} {INVENTED[lang]}")
         answers["gold"].append(q.answers[0])
     out = [f"### {name}: {len(rows)} answerable questions, gold paragraph as context",
-           "", "| answer | <= 3 chars | mean chars | mean tokens | EM | F1 | long ref: F1 | "
+           "", "| answer | <= 3 chars | 1 char | mean chars | mean tokens | EM | F1 | long ref: F1 | "
            "long ref: F1 >= 0.5 | long ref: content F1 | long ref: content F1 >= 0.5 |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, texts in answers.items():
         em, f1, lf1, cf1 = [], [], [], []
         for (q, _, sentence), a in zip(rows, texts):
@@ -108,6 +108,7 @@ def table(name: str, rows, old) -> list[str]:
         cf1 = [x for x in cf1 if x == x]  # NaN: the sentence holds nothing but the question's words
         out.append(
             f"| {label} | {sum(len(a.strip()) <= 3 for a in texts) / len(texts):.1%} | "
+            f"{sum(len(a.strip()) <= 1 for a in texts) / len(texts):.1%} | "
             f"{statistics.fmean(len(a) for a in texts):.1f} | "
             f"{statistics.fmean(tok.count(a) for a in texts):.2f} | {statistics.fmean(em):.3f} | "
             f"{statistics.fmean(f1):.3f} | {statistics.fmean(lf1):.3f} | "

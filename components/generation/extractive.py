@@ -198,9 +198,9 @@ class ExtractiveGenerator(BaseGenerator):
 
     def _generate_one(self, question: Question, context: PackedContext | None,
                       system: str, user: str) -> Answer:
-        span, _, passage = extract_cited(question.question, context, self.cfg.threshold)
+        span, support, passage = extract_cited(question.question, context, self.cfg.threshold)
         tok = get_tokenizer()
         text = self.prompt.refusal if span is None else span
         return Answer(text=text, refused=span is None or self.refused(span),
                       tokens_in=tok.count(system) + tok.count(user), tokens_out=tok.count(text),
-                      citations=() if passage is None else (passage,))
+                      citations=() if passage is None else (passage,), score=support)

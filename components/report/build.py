@@ -18,6 +18,7 @@ from ablate.components.report.latex import render_latex
 from ablate.components.report.markdown import other_metrics, render_markdown, terminal_summary
 from ablate.components.report.overview import FOREST, forest_plot
 from ablate.components.report.plots import all_plots
+from ablate.components.report.risk_coverage import risk_coverage_plot
 from ablate.components.report.relevance import unaffected
 from ablate.components.report.slices import requested, slice_section
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
@@ -82,6 +83,7 @@ def _images(res: SweepResults, key: Sequence[str], order: Sequence[str]) -> dict
     images.update({f"plots/{k}": v for k, v in interaction_plots(
         res.manifest, res.variants, res.per_query, res.factorial, key).items()})
     images.update({f"plots/{k}": v for k, v in worth_plot(res.worth, key).items()})
+    images.update({f"plots/{k}": v for k, v in risk_coverage_plot(res.per_query).items()})
     return images
 
 

@@ -43,7 +43,7 @@ from ablate.flows.plan.sweep_plan import file_fingerprint
 from ablate.flows.run.context import RunContext
 from ablate.flows.run.frames import frame_answers
 
-ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer")
+ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer", "confidence")
 
 
 def slug(text: str) -> str:

@@ -124,3 +124,11 @@ def test_is_whole():
     from ablate.components.generation.whole_span import is_whole
     assert not any(map(is_whole, ["s", "n't", "ve", "O", "0", "'s", "二", "it 's"]))
     assert all(map(is_whole, ["1066", "UK", "粳稻", "Gary Kubiak"]))
+
+
+def test_the_answer_records_its_support_as_its_score(normans_ctx, question):
+    q = question("q", "When were the Normans in Normandy?")
+    (a,) = _gen().generate_many([(q, normans_ctx)])
+    assert a.score == extract_answer(q.question, normans_ctx, 0.3)[1] > 0.3
+    (r,) = _gen().generate_many([(question("r", "What is the capital of Mars?"), normans_ctx)])
+    assert r.refused and r.score is not None and r.score < 0.3
