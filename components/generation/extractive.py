@@ -87,7 +87,7 @@ def _candidate_spans(sent: _Sentence, terms: set[str]) -> list[tuple[int, int]]:
     """Word-index ranges [i, j) of non-question words, cut at punctuation, stop words trimmed."""
     runs: list[tuple[int, int]] = []
     start: int | None = None
-    for k, (ws, _, stem) in enumerate(sent.words):
+    for k, (_, _, stem) in enumerate(sent.words):
         if start is not None and (stem in terms or is_break(sent.text, sent.words, k)):
             runs.append((start, k))
             start = None

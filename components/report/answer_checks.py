@@ -68,8 +68,9 @@ def unanswerable_accepted(per_query: pl.DataFrame | None) -> list[str]:
         share = r["answered"] / r["n"] if r["n"] else math.nan
         if share > MOST:
             out.append(f"**{r['variant']}** answers {int(r['answered'])} of {r['n']} "
-                       f"unanswerable questions ({share:.0%}): it rarely refuses. Raise "
-                       "`generator.threshold` (the extractive generator's support) or "
-                       "tighten the prompt's refusal instruction; the risk-coverage table "
-                       "shows what each threshold trades.")
+                       f"unanswerable questions ({share:.0%}), most of those it should "
+                       "refuse: raise its refusal threshold (`generator.threshold`, the "
+                       "extractive generator's support; the section Refusal: risk and "
+                       "coverage shows what each threshold trades) or, for a model "
+                       "generator, tighten the prompt's `refusal` instruction.")
     return out

@@ -18,8 +18,8 @@ from ablate.components.report.latex import render_latex
 from ablate.components.report.markdown import other_metrics, render_markdown, terminal_summary
 from ablate.components.report.overview import FOREST, forest_plot
 from ablate.components.report.plots import all_plots
-from ablate.components.report.risk_coverage import risk_coverage_plot
 from ablate.components.report.relevance import unaffected
+from ablate.components.report.risk_coverage import risk_coverage_plot
 from ablate.components.report.slices import requested, slice_section
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.report.worth import worth_plot

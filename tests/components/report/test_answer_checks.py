@@ -59,7 +59,7 @@ def _per_query(accepted: int, n: int = 10) -> pl.DataFrame:
 
 def test_a_variant_answering_most_unanswerable_questions_gets_a_finding():
     lines = findings(STATS, KEY, per_query=_per_query(9))
-    hits = [x for x in lines if "unanswerable questions" in x and "rarely refuses" in x]
+    hits = [x for x in lines if "unanswerable questions" in x and "should refuse" in x]
     assert hits == [next(x for x in hits if x.startswith("**baseline** answers 9 of 10 "))]
     assert "generator.threshold" in hits[0]
-    assert not any("rarely refuses" in x for x in findings(STATS, KEY, per_query=_per_query(4)))
+    assert not any("should refuse" in x for x in findings(STATS, KEY, per_query=_per_query(4)))
