@@ -53,8 +53,9 @@ def risk_coverage(per_query: pl.DataFrame) -> pl.DataFrame:
         answered = part.filter((pl.col("answer/refused") == 0.0) & pl.col(COLUMN).is_not_nan())
         if not answered.height:
             continue
-        conf = answered[COLUMN]
-        cuts = sorted({float(conf.min())} | {float(conf.quantile(q, "lower")) for q in QUANTILES})
+        conf = sorted(answered[COLUMN].to_list())
+        # the lowest confidence answered (the run's own threshold), then the deciles
+        cuts = sorted({conf[0]} | {conf[int(q * (len(conf) - 1))] for q in QUANTILES})
         n, unans = part.height, int((~part["answerable"]).sum())
         for t in cuts:
             kept = part.filter((pl.col("answer/refused") == 0.0) & (pl.col(COLUMN) >= t))
