@@ -35,6 +35,7 @@ from ablate.components.metrics.answer import STOPWORDS, normalize_answer, resolv
 from ablate.components.metrics.answer_zh import mixed_segmentation
 
 KEYS = ("content_precision", "content_recall", "content_f1")
+LONG_RATIO = 3.0  # references this many times longer than answers (medians) are "long"
 
 
 def tokens(text: str, normalizer: str) -> list[str]:
@@ -81,6 +82,14 @@ def content_metrics(prediction: str, references: Sequence[str], question: str,
     return content_scores(prediction, references, question, normalizer)
 
 
+def longer_reference(prediction: str, references: Sequence[str], normalizer: str) -> bool:
+    """Whether every reference has more tokens than the answer (references that normalise
+    to nothing not counted): there token F1's recall penalises a short right answer and
+    rewards restating the question, so `metrics.correct_by: auto` reads content precision."""
+    lengths = [n for n in (len(tokens(r, normalizer)) for r in references) if n]
+    return bool(lengths) and min(lengths) > len(tokens(prediction, normalizer))
+
+
 def median_lengths(pairs: Sequence[tuple[str, Sequence[str], str]], normalizer: str = "auto"
                    ) -> tuple[float, float]:
     """(median answer tokens, median reference tokens) over (answer, references, question)
@@ -104,8 +113,6 @@ def _median(values: Sequence[int]) -> float:
     n = len(s)
     return float(s[n // 2]) if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
-
-LONG_RATIO = 3.0  # references this many times longer than answers (medians) are "long"
 
 
 def length_check(rows: Sequence[tuple[str, str, Sequence[str], str]], normalizer: str = "auto"

@@ -84,3 +84,32 @@ def test_length_check_names_variants_whose_references_are_three_times_longer():
     got = length_check(rows)
     assert got["long_references"] == ["closed"]
     assert got["variants"]["squad"] == {"answer_median": 1.0, "reference_median": 1.0}
+
+
+LONG_Q = "Who wrote the 1998 report on rail safety for the transport ministry?"
+LONG_REF = ("The report on rail safety was written in 1998 by Margaret Ellison, a former "
+            "signalling engineer, for the transport ministry.")
+
+
+def _correct(text: str, correct_by: str) -> float:
+    q = Question("q", LONG_Q, (LONG_REF,), True)
+    view = QuestionView(q, [], {}, None, None, Answer(text, refused=False),
+                        {"correct_f1": 0.5, "correct_by": correct_by})
+    return score_question(view, ["answer/correct", "answer/f1"], ("generate",))["answer/correct"]
+
+
+def test_correct_by_auto_reads_content_precision_where_the_reference_is_longer():
+    invented = "The 1998 report on rail safety for the transport ministry was written by John Smith."
+    assert token_f1(invented, [LONG_REF]) >= 0.5
+    assert _correct(invented, "f1") == 1.0  # token F1: an invented author is "correct"
+    assert _correct(invented, "auto") == 0.0
+    assert _correct("Margaret Ellison", "f1") == 0.0  # short and right: F1 0.22
+    assert _correct("Margaret Ellison", "auto") == 1.0
+
+
+def test_correct_by_auto_keeps_f1_where_the_answer_is_as_long_as_the_reference():
+    q = Question("q", "When were the Normans in Normandy?", ("10th and 11th centuries",), True)
+    for text, want in (("10th and 11th centuries gave their name", 1.0), ("in France", 0.0)):
+        view = QuestionView(q, [], {}, None, None, Answer(text, refused=False),
+                            {"correct_f1": 0.5, "correct_by": "auto"})
+        assert score_question(view, ["answer/correct"], ("generate",))["answer/correct"] == want
