@@ -15,6 +15,7 @@ data sets whose references are ~50-word sentences. Its answers:
 
     python benchmarks/answer_lengths.py                      # both data sets, 400 questions each
     python benchmarks/answer_lengths.py --n 200 --old 62832c9 # the generator at another commit
+    python benchmarks/answer_lengths.py --embed               # and MiniLM similarity (torch)
 
 Prints one table per data set; no model runs (the extractive generator is model-free).
 """
@@ -22,6 +23,7 @@ Prints one table per data set; no model runs (the extractive generator is model-
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import statistics
 import subprocess
@@ -77,7 +79,23 @@ def restate(question: str) -> str:
     return question.strip().rstrip("?？").strip()
 
 
-def table(name: str, rows, old) -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _minilm():
+    from sentence_transformers import SentenceTransformer
+
+    from ablate.components.runtime.models import minilm_path
+    return SentenceTransformer(str(minilm_path()), device="cpu")
+
+
+def minilm_similarity(pairs: list[tuple[str, str]]) -> list[float]:
+    """Cosine similarity of the bundled MiniLM's embeddings of (answer, reference) pairs."""
+    model = _minilm()
+    a = model.encode([p[0] for p in pairs], normalize_embeddings=True, batch_size=64)
+    b = model.encode([p[1] for p in pairs], normalize_embeddings=True, batch_size=64)
+    return [float(x) for x in (a * b).sum(axis=1)]
+
+
+def table(name: str, rows, old, embed: bool = False) -> list[str]:
     from ablate.components.generation.extractive import extract_answer
     from ablate.components.metrics.answer import exact_match, resolve_normalizer, token_f1
     from ablate.components.metrics.answer_content import content_scores
@@ -95,8 +113,9 @@ def table(name: str, rows, old) -> list[str]:
         answers["gold"].append(q.answers[0])
     out = [f"### {name}: {len(rows)} answerable questions, gold paragraph as context",
            "", "| answer | <= 3 chars | 1 char | mean chars | mean tokens | EM | F1 | long ref: F1 | "
-           "long ref: F1 >= 0.5 | long ref: content F1 | long ref: content F1 >= 0.5 |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "long ref: F1 >= 0.5 | long ref: content F1 | long ref: content F1 >= 0.5 |"
+           + (" long ref: MiniLM cosine |" if embed else ""),
+           "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if embed else "")]
     for label, texts in answers.items():
         em, f1, lf1, cf1 = [], [], [], []
         for (q, _, sentence), a in zip(rows, texts):
@@ -113,7 +132,9 @@ def table(name: str, rows, old) -> list[str]:
             f"{statistics.fmean(tok.count(a) for a in texts):.2f} | {statistics.fmean(em):.3f} | "
             f"{statistics.fmean(f1):.3f} | {statistics.fmean(lf1):.3f} | "
             f"{sum(x >= 0.5 for x in lf1) / len(lf1):.1%} | {statistics.fmean(cf1):.3f} | "
-            f"{sum(x >= 0.5 for x in cf1) / len(cf1):.1%} |")
+            f"{sum(x >= 0.5 for x in cf1) / len(cf1):.1%} |"
+            + (f" {statistics.fmean(minilm_similarity([(a, s) for (_, _, s), a in zip(rows, texts)])):.3f} |"
+               if embed else ""))
     frag = [a for a in answers["extractive before"] if len(a.strip()) <= 3]
     out += ["", f"Answers of <= 3 characters before: {sorted(set(frag))[:20]}",
             f"after: {sorted({a for a in answers['extractive after'] if len(a.strip()) <= 3})[:20]}",
@@ -125,13 +146,16 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=400, help="answerable questions per data set")
     ap.add_argument("--old", default="62832c9", help="git revision of the 'before' generator")
+    ap.add_argument("--embed", action="store_true",
+                    help="also the MiniLM cosine of answer and long reference (loads torch)")
     args = ap.parse_args(argv)
     old = old_extractive(args.old)
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                           text=True).stdout.strip()
-    print(f"answer_lengths.py --n {args.n} --old {args.old} at {head}\n")
+    print(f"answer_lengths.py --n {args.n} --old {args.old}{' --embed' if args.embed else ''} "
+          f"at {head}\n")
     for name, path in DATA.items():
-        print("\n".join(table(name, cases(path, args.n), old)))
+        print("\n".join(table(name, cases(path, args.n), old, args.embed)))
 
 
 if __name__ == "__main__":
