@@ -241,7 +241,9 @@ class GeneratorConfig(_Frozen):
     Answers differ between the two (float32 against llama.cpp's quantised arithmetic), so
     the backend is part of the generation's identity."""
     threshold: float = Field(0.3, ge=0, le=1)
-    """`extractive`: refuse when the best sentence's support is below this."""
+    """`extractive`: refuse when the best sentence's support (its answer's `score`) is
+    below this. Sweep it (`variable: generator.threshold`) to trade answered questions for
+    accuracy; the report's risk-coverage table shows that trade on one run."""
     max_new_tokens: int = Field(48, ge=1, le=4096)
     """Model generators: most tokens generated per answer."""
     temperature: float = Field(0.0, ge=0)

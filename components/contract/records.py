@@ -115,7 +115,10 @@ class Answer:
     `citations`: the context passages the answer cites, as numbered in the prompt (1-based,
     in the order of PackedContext.passages; order of first citation, each once; numbers
     outside the context kept as written); None when the generator does not cite (no
-    `prompt.cite`, closed book), () when it cites but this answer cited nothing."""
+    `prompt.cite`, closed book), () when it cites but this answer cited nothing.
+    `score`: the generator's confidence in the answer, the figure its refusal threshold
+    applies to (the extractive generator's support); None when it records none. The
+    report's risk-coverage table sweeps a threshold over it."""
 
     text: str
     refused: bool
@@ -125,3 +128,4 @@ class Answer:
     cached: bool = False
     error: str | None = None
     citations: tuple[int, ...] | None = None
+    score: float | None = None

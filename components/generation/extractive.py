@@ -6,9 +6,14 @@
    contains (IDF over the context's sentences, so a rare question term that is missing
    costs more). Refuse when the best support is below `generator.threshold`.
 3. In the best sentence, candidate spans are runs of words not in the question, cut at
-   , ; : ( ) (and ，、；：（）「」『』《》) and trimmed of stop words; the span nearest to
-   the question's terms wins, with a bonus when the question's type (when / how many /
-   who / where) fits the span (digits, capitalised words). Ties go to the earlier sentence / span.
+   , ; : ( ) (and ，、；：（）「」『』《》; not a comma between digits) and trimmed of stop
+   words; the span nearest to the question's terms wins, with a bonus when the question's
+   type (when / how many / who / where) fits the span (digits, capitalised words). Ties go
+   to the earlier sentence / span.
+   The answer is that span grown to a whole answer (whole_span.py): from its first word
+   to the end of its clause, in whole words (Chinese: jieba's word boundaries), never a
+   fragment such as `s`, `n't`, `O` or one Chinese character (then the clause, else the
+   sentence).
 4. It cites the passage it copied from (`Answer.citations`: that passage's number in the
    prompt, with or without `prompt.cite`; () when it refuses), so the citation metrics
    score every extractive run; the answer text is the same either way.
@@ -24,15 +29,16 @@ from dataclasses import dataclass
 from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.generation.base import GENERATORS, BaseGenerator
 from ablate.components.generation.settings import record_settings
+from ablate.components.generation.whole_span import is_break, whole_answer
 from ablate.components.metrics.answer import STOPWORDS
 from ablate.components.text.cjk import CJK
 from ablate.components.text.sentences import sentence_spans
 from ablate.components.text.tokenizer import get_tokenizer
 
-MAX_SPAN_WORDS = 8
+MAX_SPAN_WORDS = 8  # candidate spans scored (the answer then runs to the clause's end)
+MAX_ANSWER_WORDS = 30
 # A CJK character is a word of its own; other words are runs of word characters.
 _WORD = re.compile(f"[{CJK}]|(?:(?![{CJK}])\\w)+(?:['’.-](?:(?![{CJK}])\\w)+)*")
-_BREAK = re.compile(r"[,;:()\[\]\"“”，、；：（）「」『』《》]")
 _NUMERIC_Q = re.compile(r"^(when|what year|which year|how (many|much|long|old|far|tall|big))\b")
 _NAME_Q = re.compile(r"^(who|whom|whose|where|which (person|city|country|team))\b")
 
@@ -81,9 +87,8 @@ def _candidate_spans(sent: _Sentence, terms: set[str]) -> list[tuple[int, int]]:
     """Word-index ranges [i, j) of non-question words, cut at punctuation, stop words trimmed."""
     runs: list[tuple[int, int]] = []
     start: int | None = None
-    for k, (ws, _, stem) in enumerate(sent.words):
-        gap = sent.text[sent.words[k - 1][1]:ws] if k else ""
-        if start is not None and (stem in terms or _BREAK.search(gap)):
+    for k, (_, _, stem) in enumerate(sent.words):
+        if start is not None and (stem in terms or is_break(sent.text, sent.words, k)):
             runs.append((start, k))
             start = None
         if stem not in terms and start is None:
@@ -140,7 +145,7 @@ def _best_span(sent: _Sentence, question: str, terms: set[str]) -> str:
             best = (score, i, j)
     assert best is not None
     _, i, j = best
-    return sent.text[sent.words[i][0]:sent.words[j - 1][1]]
+    return whole_answer(sent.text, sent.words, i, j, MAX_ANSWER_WORDS)
 
 
 def extract_answer(question: str, context: PackedContext | None,
@@ -176,25 +181,26 @@ ExtractiveSettings = record_settings(
 
 
 @GENERATORS.register("extractive", reads=("generator.threshold", "prompt"), reads_context=True,
-                     settings_model=ExtractiveSettings,
+                     settings_model=ExtractiveSettings, libraries=("jieba",),
                      deterministic=True)  # the same answer on every run (stats.consistency)
 class ExtractiveGenerator(BaseGenerator):
     """Copies the best-supported span of the context; refuses below the threshold."""
 
     # 2: support summed in a fixed order (1 depended on PYTHONHASHSEED); 3: cites the
-    # passage it copied from (cached v2 answers carry no citations: not served)
-    version = "3"
+    # passage it copied from (cached v2 answers carry no citations: not served); 4: whole
+    # answers (the span to the end of its clause, in whole words; never a fragment)
+    version = "4"
 
     @property
     def cache_identity(self) -> str:
         return (f"extractive/v{self.version}/threshold={self.cfg.threshold!r}"
-                f"/max_span={MAX_SPAN_WORDS}")
+                f"/max_span={MAX_SPAN_WORDS}/max_answer={MAX_ANSWER_WORDS}")
 
     def _generate_one(self, question: Question, context: PackedContext | None,
                       system: str, user: str) -> Answer:
-        span, _, passage = extract_cited(question.question, context, self.cfg.threshold)
+        span, support, passage = extract_cited(question.question, context, self.cfg.threshold)
         tok = get_tokenizer()
         text = self.prompt.refusal if span is None else span
         return Answer(text=text, refused=span is None or self.refused(span),
                       tokens_in=tok.count(system) + tok.count(user), tokens_out=tok.count(text),
-                      citations=() if passage is None else (passage,))
+                      citations=() if passage is None else (passage,), score=support)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from ablate.components.contract.records import Answer
-from ablate.components.metrics.answer import answer_metrics
+from ablate.components.metrics.answer import answer_metrics, resolve_normalizer
+from ablate.components.metrics.answer_content import content_metrics, longer_reference
 from ablate.components.metrics.registry import QuestionView, metric
 from ablate.components.metrics.retrieval import group_recall, retrieval_metrics, span_coverage
 
@@ -80,11 +81,30 @@ def _given_answer(view: QuestionView) -> Answer:
 def _answer(view: QuestionView) -> dict[str, float]:
     p = view.params
     pricing = p.get("pricing") or {}
-    return view.once("answer", lambda: answer_metrics(
-        view.question, _given_answer(view), view.generator_context,
-        f1_threshold=p.get("correct_f1", 0.5),
-        cost_per_1k_in=pricing.get("in", 0.0), cost_per_1k_out=pricing.get("out", 0.0),
-        normalizer=p.get("answer_normalizer", "auto")))
+
+    def scored() -> dict[str, float]:
+        out = answer_metrics(
+            view.question, _given_answer(view), view.generator_context,
+            f1_threshold=p.get("correct_f1", 0.5),
+            cost_per_1k_in=pricing.get("in", 0.0), cost_per_1k_out=pricing.get("out", 0.0),
+            normalizer=p.get("answer_normalizer", "auto"))
+        if p.get("correct_by", "f1") == "auto" and out["correct"] == out["correct"]:
+            out["correct"] = _longer_reference_correct(view, out["correct"])
+        return out
+    return view.once("answer", scored)
+
+
+def _longer_reference_correct(view: QuestionView, correct: float) -> float:
+    """metrics.correct_by auto: where every reference is longer than the answer, correct
+    means content precision at least metrics.correct_f1 (answer_content.longer_reference)."""
+    q, answer = view.question, _given_answer(view)
+    if not q.answerable or answer.refused:
+        return correct
+    norm = resolve_normalizer(view.params.get("answer_normalizer", "auto"), q.answers, q.question)
+    if not longer_reference(answer.text, q.answers, norm):
+        return correct
+    precision = view.once("content", lambda: _content(view))["content_precision"]
+    return float(precision >= view.params.get("correct_f1", 0.5))
 
 
 def _answer_metric(name: str, direction: str, description: str) -> None:
@@ -96,12 +116,37 @@ def _answer_metric(name: str, direction: str, description: str) -> None:
 
 _answer_metric("em", "higher", "exact match with a reference answer (normalised)")
 _answer_metric("f1", "higher", "token F1 with the best reference answer")
-_answer_metric("correct", "higher", "answered correctly (EM, or F1 above metrics.correct_f1)")
+_answer_metric("correct", "higher", "answered correctly (EM, or F1 above metrics.correct_f1; "
+               "content precision where the reference is long: metrics.correct_by)")
 _answer_metric("refused", "none", "the generator refused")
 _answer_metric("lexical_support", "higher",
                "share of answer tokens found in the context (a proxy, not faithfulness)")
 _answer_metric("generation_error", "lower",
                "the generator failed (timeout, HTTP error, empty output after retries)")
+
+
+def _content(view: QuestionView) -> dict[str, float]:
+    """The content-token scores (answer_content): NaN for a failed generation."""
+    answer, q = _given_answer(view), view.question
+    if answer.error is not None:
+        return dict.fromkeys(("content_precision", "content_recall", "content_f1"), math.nan)
+    norm = resolve_normalizer(view.params.get("answer_normalizer", "auto"), q.answers, q.question)
+    return content_metrics(answer.text, q.answers, q.question, norm,
+                           answerable=q.answerable, refused=bool(answer.refused))
+
+
+def _content_metric(name: str, description: str) -> None:
+    def compute(view: QuestionView) -> dict[str, float]:
+        return {f"answer/{name}": view.once("content", lambda: _content(view))[name]}
+    compute.__module__ = __name__
+    metric(name, stages=("answer",), direction="higher", description=description)(compute)
+
+
+_content_metric("content_precision", "share of the answer's words not in the question that "
+                "the reference holds (length-robust)")
+_content_metric("content_recall", "share of the reference's words not in the question that "
+                "the answer holds")
+_content_metric("content_f1", "token F1 with the question's own words removed from both sides")
 
 
 REFUSAL_COLUMNS = ("refusal/answer_coverage", "refusal/false_acceptance",

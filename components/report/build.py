@@ -20,6 +20,7 @@ from ablate.components.report.overview import FOREST, forest_plot
 from ablate.components.report.plots import all_plots
 from ablate.components.report.reference_summary import reference_summary
 from ablate.components.report.relevance import unaffected
+from ablate.components.report.risk_coverage import risk_coverage_plot
 from ablate.components.report.slices import requested, slice_findings, slice_section
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.report.worth import worth_plot
@@ -86,6 +87,7 @@ def _images(res: SweepResults, key: Sequence[str], order: Sequence[str]) -> dict
     images.update({f"plots/{k}": v for k, v in interaction_plots(
         res.manifest, res.variants, res.per_query, res.factorial, key).items()})
     images.update({f"plots/{k}": v for k, v in worth_plot(res.worth, key).items()})
+    images.update({f"plots/{k}": v for k, v in risk_coverage_plot(res.per_query).items()})
     return images
 
 

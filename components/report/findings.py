@@ -24,6 +24,7 @@ from ablate.components.contract.dotted import get_dotted
 from ablate.components.contract.vocab import BASELINE, TIERS
 from ablate.components.metrics.consistency import COLUMN as CONSISTENCY
 from ablate.components.metrics.registry import compared, direction
+from ablate.components.report.answer_checks import length_warning, robust_key_metrics, unanswerable_accepted
 from ablate.components.report.comparability import chunk_units_finding
 from ablate.components.report.intervals import ci_cell
 from ablate.components.report.judge import judge_warnings
@@ -390,11 +391,12 @@ def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
     if stats.height:
         stats = stats.filter(pl.col("metric").is_in([m for m in stats["metric"].unique().to_list()
                                                      if compared(m)]))
-    lines = significant(stats, key_metrics, variants, per_query)
+    read = robust_key_metrics(key_metrics, manifest, stats)  # long references: content F1
+    lines = significant(stats, read, variants, per_query)
     if not lines:
         lines.append("No variant differs significantly from the baseline on the key metrics "
-                     f"({', '.join(key_metrics)}).")
+                     f"({', '.join(read)}).")
     compared_metrics = stats["metric"].unique().to_list() if stats.height else []
-    return (lines + consistency(per_query, variants)
+    return (lines + unanswerable_accepted(per_query) + consistency(per_query, variants)
             + chunk_units_finding(compared_metrics, variants)
-            + warnings(stats, key_metrics, no_effect, manifest))
+            + length_warning(manifest, key_metrics) + warnings(stats, read, no_effect, manifest))

@@ -22,6 +22,7 @@ from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_s
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import BUCKETS, COST, plot_name
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected, unused
+from ablate.components.report.risk_coverage import risk_coverage_section
 from ablate.components.report.stats_caveats import error_rates_text, self_test_text
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
 from ablate.components.report.worth import worth_section
@@ -266,7 +267,7 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     lines += [*drilldown, "## Failure buckets", ""]
     if BUCKETS in plot_files:
         lines += [f"![failure buckets per variant](plots/{BUCKETS})", ""]
-    lines += [_buckets_table(per_query), ""]
+    lines += [_buckets_table(per_query), ""] + risk_coverage_section(per_query, plot_files)
     if COST in plot_files or timings is not None:
         lines += ["## Latency and tokens", ""]
     if COST in plot_files:

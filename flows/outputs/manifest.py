@@ -13,7 +13,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from ablate.components.metrics.answer import resolve_normalizer
+from ablate.components.metrics.answer_content import length_check
 from ablate.components.model_identity import uses_embedder as reads_embedder
 from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.runtime.models import ENGLISH_ONLY_MODELS, dense_model_path
@@ -117,6 +120,19 @@ def normalizer_counts(ctx: RunContext) -> dict[str, Any]:
     given = ctx.spec.metrics.answer_normalizer
     counts = Counter(resolve_normalizer(given, q.answers, q.question) for q in ctx.questions)
     return {"setting": given, "questions": dict(sorted(counts.items()))}
+
+
+def answer_lengths(ctx: RunContext, per_query: pl.DataFrame) -> dict[str, Any] | None:
+    """Median answer and reference tokens per variant over its answered, answerable
+    questions, and the variants whose references are much longer than their answers
+    (components/metrics/answer_content.length_check); None without answers."""
+    if "answer" not in per_query.columns or "answer/refused" not in per_query.columns:
+        return None
+    asked = {q.qid: q for qs in [ctx.questions, *ctx.question_sets.values()] for q in qs}
+    rows = [(v, a, asked[q].answers, asked[q].question) for v, q, a in per_query.filter(
+        pl.col("answerable") & (pl.col("answer/refused") == 0.0)).select(
+        "variant", "qid", "answer").iter_rows() if q in asked and a is not None]
+    return length_check(rows, ctx.spec.metrics.answer_normalizer)
 
 
 def chunking_stats(ctx: RunContext) -> dict[str, Any]:

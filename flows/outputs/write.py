@@ -35,7 +35,7 @@ from ablate.flows.outputs.analysis import rerun_hint, statistics, stats_hint, te
 from ablate.flows.outputs.analysis_code import analysis_version
 from ablate.flows.outputs.evidence import write_evidence
 from ablate.flows.outputs.judging import judge_manifest
-from ablate.flows.outputs.manifest import chunking_stats, manifest
+from ablate.flows.outputs.manifest import answer_lengths, chunking_stats, manifest
 from ablate.flows.outputs.self_test import self_test_record
 from ablate.flows.outputs.timings import with_reused
 from ablate.flows.outputs.worth import compute_worth, worth_expected
@@ -44,7 +44,7 @@ from ablate.flows.plan.sweep_plan import file_fingerprint
 from ablate.flows.run.context import RunContext
 from ablate.flows.run.frames import frame_answers
 
-ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer")
+ID_COLUMNS = ("variant", "qid", "answerable", "cluster", "type", "bucket", "answer", "confidence")
 
 
 def slug(text: str) -> str:
@@ -265,6 +265,7 @@ def write_outputs(ctx: RunContext, out_root: Path, started: float, counters: dic
             failed["stats"] = exc
         try:
             man = _manifest(ctx, sid, started, counters, chunkings.result(), sequential)
+            man["answer_lengths"] = answer_lengths(ctx, per_query)
         except Exception as exc:  # noqa: BLE001 - the folder lands with a bare manifest
             failed["manifest"] = exc
             man = {"sweep_id": sid, "experiment": ctx.spec.name,

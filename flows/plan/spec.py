@@ -133,6 +133,13 @@ class MetricsSpec(_Spec):
     chunk of a relevant document carries its grade); unset: `document` for BEIR, else `span`."""
     correct_f1: float = Field(0.5, gt=0, le=1)
     """An answer counts as correct (`answer/correct`) with exact match or token F1 at least this."""
+    correct_by: Literal["auto", "f1"] = "auto"
+    """What `answer/correct` (and so the failure buckets, answer risk and the risk-coverage
+    table) read: `f1` (EM, or token F1 at least `correct_f1`); `auto` the same, except
+    where every reference has more tokens than the answer: there token F1 penalises a
+    short right answer and rewards restating the question, and the answer is correct when
+    its `answer/content_precision` (its words not in the question that the reference
+    holds) reaches `correct_f1`."""
     answer_normalizer: Literal[ANSWER_NORMALIZERS] = "auto"  # type: ignore[valid-type]
     """Answer EM/F1 normalisation: `squad` (English, the SQuAD v2 script), `cmrc` (CMRC
     2018: CJK characters as tokens, Chinese punctuation removed), `auto` (per question:

@@ -137,7 +137,8 @@ class PlannedSweep:
         # a TREC collection also gets trec_eval's measures (components/metrics/trec.py)
         trec = {"trec": True} if self.dataset.source.startswith("trec:") else {}
         return {"ks": list(m.ks), "gain": m.gain, "label_threshold": m.label_threshold,
-                "correct_f1": m.correct_f1, "answer_normalizer": m.answer_normalizer, **trec}
+                "correct_f1": m.correct_f1, "correct_by": m.correct_by,
+                "answer_normalizer": m.answer_normalizer, **trec}
 
 
 

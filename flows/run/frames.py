@@ -128,9 +128,10 @@ def answers_frame(answers: dict[str, Answer]) -> pl.DataFrame:
         REUSED: [bool(answers[q].cached) for q in qids],  # the generation cache's, latency kept
         "error": [answers[q].error for q in qids],
         "citations": [_listed(answers[q].citations) for q in qids],
+        "score": [answers[q].score for q in qids],
     }, schema={"qid": pl.Utf8, "text": pl.Utf8, "refused": pl.Boolean, "tokens_in": pl.Int64,
                "tokens_out": pl.Int64, "latency_s": pl.Float64, REUSED: pl.Boolean,
-               "error": pl.Utf8, "citations": pl.List(pl.Int64)})
+               "error": pl.Utf8, "citations": pl.List(pl.Int64), "score": pl.Float64})
 
 
 def frame_answer_repeats(frame: pl.DataFrame) -> dict[str, list[Answer]]:
@@ -140,7 +141,7 @@ def frame_answer_repeats(frame: pl.DataFrame) -> dict[str, list[Answer]]:
         cited = r.get("citations")
         out.setdefault(r["qid"], []).append(Answer(
             r["text"], r["refused"], r["tokens_in"], r["tokens_out"], r["latency_s"], False,
-            r["error"], citations=None if cited is None else tuple(cited)))
+            r["error"], citations=None if cited is None else tuple(cited), score=r.get("score")))
     return out
 
 

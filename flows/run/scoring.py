@@ -130,6 +130,7 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
             error=answer is not None and answer.error is not None, answered=answer is not None)
         if answer is not None:
             row["answer"] = answer.text
+            row["confidence"] = math.nan if answer.score is None else float(answer.score)
         rows.append(row)
     frame = pl.DataFrame(rows, infer_schema_length=None)
     floats = [c for c in frame.columns if "/" in c]

@@ -265,3 +265,14 @@ def test_group_recall_is_undefined_without_evidence():
     from ablate.components.metrics.retrieval import group_recall
     assert math.isnan(group_recall(["c1"], [], 0.5))
     assert group_recall(["c1", "c3"], [{"c1": 0.4}, {"c3": 0.5}], 0.5) == 0.5  # label threshold
+
+
+def test_the_answer_score_is_the_confidence_column_and_survives_the_stage_frame():
+    """The extractive support reaches per_query as `confidence` (the risk-coverage table's
+    input) through the generate stage's frame; NaN for a generator without a score."""
+    from ablate.flows.run.frames import answers_frame, frame_answer_repeats
+    answers = {"q": Answer("Paris", False, score=0.75), "r": Answer("Rome", False)}
+    back = frame_answer_repeats(answers_frame(answers).with_columns(repeat=pl.lit(0)))
+    assert back["q"][0].score == 0.75 and back["r"][0].score is None
+    rows = _score([_q("q"), _q("r")], {k: v[0] for k, v in back.items()})
+    assert rows["confidence"].to_list()[0] == 0.75 and math.isnan(rows["confidence"].to_list()[1])
