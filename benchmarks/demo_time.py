@@ -14,6 +14,12 @@ MLflow logging included), each with the load average (1, 5, 15 min) before and a
 the machine may be busy, and a figure is only comparable beside its load; then the cold
 run's computed stages per component (count, seconds) from its manifest.
 
+Each run's peak memory: its own process's (wait4) and its process tree's, sampled every
+0.2 s, with the tree's processes at that moment and the last console line before it (the
+stage then running). `--fresh-state` runs with a new per-machine state folder
+(ABLATE_STATE_HOME), as a new user's first run: SmolLM2's conversion, the ONNX export and a
+new Prefect server are counted (the server is stopped at the end).
+
 `--busy N` runs N CPU-bound processes (a Python loop each) beside both runs, started
 before and stopped after them: the demo on a machine another job keeps busy (issue 42.3:
 torch's threads must not fight other processes).
@@ -27,6 +33,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -43,19 +50,73 @@ def load() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def run_once(experiment: str, tmp: Path) -> tuple[float, str]:
-    """(wall seconds, 'load before -> after') of one `ablate run`."""
-    before = load()
-    cmd = [str(Path(sys.executable).with_name("ablate")), "run", experiment, "--out",
-           str(tmp / "runs"), "--cache-dir", str(tmp / "cache"), "--tracking-uri",
-           f"sqlite:///{tmp / 'mlflow.db'}"]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    seconds = time.perf_counter() - t0
-    if proc.returncode:
-        sys.exit(f"ablate run failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
-    return seconds, f"{before} -> {load()}"
+def _tree(pid: int) -> list[tuple[int, str]]:
+    """(RSS bytes, short command) of `pid` and every process below it."""
+    import psutil
+    try:
+        procs = [psutil.Process(pid)] + psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    rows = []
+    for q in procs:
+        try:
+            cmd = " ".join(q.cmdline()[1:4])[-70:] or q.name()
+            rows.append((q.memory_info().rss, cmd))
+        except psutil.NoSuchProcess:
+            pass
+    return rows
+
+
+class Run:
+    """One `ablate run`: wall seconds, load before -> after, peak RSS of its own process
+    (wait4) and of its process tree (sampled every 0.2 s), with the tree's processes at that
+    peak and the last console line printed before it (the stage running then)."""
+
+    def __init__(self, experiment: str, tmp: Path) -> None:
+        self.before = load()
+        cmd = [str(Path(sys.executable).with_name("ablate")), "run", experiment, "--out",
+               str(tmp / "runs"), "--cache-dir", str(tmp / "cache"), "--tracking-uri",
+               f"sqlite:///{tmp / 'mlflow.db'}"]
+        lines: list[str] = [""]
+        self.peak, self.at_peak, self.line_at_peak = 0, [], ""
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                rows = _tree(proc.pid)
+                total = sum(r for r, _ in rows)
+                if total > self.peak:
+                    self.peak, self.at_peak, self.line_at_peak = total, rows, lines[-1]
+                done.wait(0.2)
+
+        def read() -> None:
+            assert proc.stdout is not None
+            for ln in proc.stdout:
+                if ln.strip():
+                    lines.append(ln.strip()[-120:])
+        threads = [threading.Thread(target=sample, daemon=True),
+                   threading.Thread(target=read, daemon=True)]
+        for th in threads:
+            th.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        done.set()
+        for th in threads:
+            th.join(5)
+        self.seconds = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(status):
+            sys.exit(f"ablate run failed ({status}): {' | '.join(lines[-5:])}")
+        self.own_peak = usage.ru_maxrss * 1024
+        self.load = f"{self.before} -> {load()}"
+
+    def memory(self) -> str:
+        procs = "; ".join(f"{r / 2**30:.2f} GB {c}" for r, c in
+                          sorted(self.at_peak, reverse=True) if r > 50 * 2**20)
+        return (f"peak memory: process tree {self.peak / 2**30:.2f} GB (sampled every 0.2 s), "
+                f"its own process {self.own_peak / 2**30:.2f} GB (wait4)\n"
+                f"  at the tree's peak: {procs}\n  last line before it: {self.line_at_peak}")
 
 
 @contextmanager
@@ -91,26 +152,37 @@ def main() -> None:
     ap.add_argument("--rerun", default=None, help="only re-run, in this folder kept earlier")
     ap.add_argument("--times", type=int, default=1, help="re-runs with --rerun")
     ap.add_argument("--busy", type=int, default=0, help="CPU-bound processes beside the runs")
+    ap.add_argument("--fresh-state", action="store_true",
+                    help="a new per-machine state folder (ABLATE_STATE_HOME), as a new user's")
     args = ap.parse_args()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}; {describe()}; commit {commit()}"
           + (f"; {args.busy} CPU-bound processes beside the runs" if args.busy else ""),
           flush=True)
+    if args.fresh_state:
+        state = tempfile.mkdtemp(prefix="ablate-state-")
+        os.environ["ABLATE_STATE_HOME"] = state
+        print(f"fresh per-machine state in {state} (SmolLM2's conversion, the ONNX export, "
+              "a new Prefect server: all counted)", flush=True)
     with busy(args.busy):
         if args.rerun:
             for _ in range(args.times):
-                warm = run_once(args.experiment, Path(args.rerun).resolve())
-                print(f"unchanged re-run: {warm[0]:.1f} s  (load average {warm[1]})", flush=True)
+                warm = Run(args.experiment, Path(args.rerun).resolve())
+                print(f"unchanged re-run: {warm.seconds:.1f} s  (load average {warm.load})", flush=True)
             return
         with tempfile.TemporaryDirectory(prefix="ablate-demo-") as tmp:
             folder = Path(args.keep or tmp).resolve()
             if args.keep:
                 folder.mkdir(parents=True)
-            cold = run_once(args.experiment, folder)
-            warm = run_once(args.experiment, folder)
+            cold = Run(args.experiment, folder)
+            warm = Run(args.experiment, folder)
             parts = by_component(folder)
+    if args.fresh_state:
+        subprocess.run([str(Path(sys.executable).with_name("ablate")), "server", "stop"],
+                       capture_output=True)
     print(f"experiment: {args.experiment}")
-    print(f"cold: {cold[0]:.1f} s  (load average {cold[1]}; {os.cpu_count()} cores)")
-    print(f"unchanged re-run: {warm[0]:.1f} s  (load average {warm[1]})")
+    print(f"cold: {cold.seconds:.1f} s  (load average {cold.load}; {os.cpu_count()} cores)")
+    print(cold.memory())
+    print(f"unchanged re-run: {warm.seconds:.1f} s  (load average {warm.load})")
     print("cold run's computed stages (manifest stages.by_component):")
     print("\n".join(parts))
 
