@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ablate.components.report.findings import budget_use, findings, significant, stage_text
+from ablate.components.report.budget_use import budget_use, stage_text
+from ablate.components.report.findings import findings, significant
 
 
 def _config(size: int, depth: int = 20, budget: int = 512) -> dict:
