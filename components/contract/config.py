@@ -109,6 +109,29 @@ class AnnConfig(_Frozen):
     """`ivf`: cells searched per question, nearest first (all cells: the exact ranking)."""
 
 
+class GraphConfig(_Frozen):
+    """The `graph` retrieval path (docs/graph-path.md): a term/entity graph built per
+    chunking without an LLM, searched by spreading from the question's nodes."""
+
+    extractor: str = "terms"  # a `graph node extractor` (retrieval/graph/nodes.py)
+    """What becomes a node: `terms` (the default: capitalised multi-word spans, e.g. titles
+    and names, for English; analyzer words for Chinese), or a plugin's extractor."""
+    spreading: str = "ppr"  # a `graph spreading` rule (retrieval/graph/spread.py)
+    """How mass spreads from the question's nodes: `ppr` (Personalized PageRank, the
+    default) or `hops` (one hop along the edges), or a plugin's rule."""
+    damping: float = Field(0.5, gt=0, lt=1)
+    """`ppr`: the share of mass that follows an edge at each step (the rest returns to the
+    question's nodes); HippoRAG uses 0.5."""
+    min_pmi: float = Field(0.0, ge=-1, lt=1)
+    """An edge is kept when the normalised PMI (NPMI, -1..1) of its two nodes' co-occurrence
+    within a chunk is above this."""
+    min_count: int = Field(1, ge=1)
+    """An edge is kept when its two nodes share at least this many chunks."""
+    max_df: float = Field(0.05, gt=0, le=1)
+    """A term in more than this share of the chunks is no node (a term in one chunk always
+    may be)."""
+
+
 class RetrievalConfig(_Frozen):
     """First-stage retrieval: one ranking per path, fused when there are several."""
 
@@ -142,6 +165,8 @@ class RetrievalConfig(_Frozen):
     seconds are in timings.parquet (`index/`) and MLflow."""
     ann: AnnConfig = AnnConfig()
     """Parameters of the approximate indexes (`dense_index` `hnsw` or `ivf`)."""
+    graph: GraphConfig = GraphConfig()
+    """The `graph` path's settings."""
 
     @field_validator("paths")
     @classmethod
