@@ -122,7 +122,7 @@ class GraphConfig(_Frozen):
     damping: float = Field(0.5, gt=0, lt=1)
     """`ppr`: the share of mass that follows an edge at each step (the rest returns to the
     question's nodes); HippoRAG uses 0.5."""
-    min_pmi: float = Field(0.0, ge=-1, lt=1)
+    min_pmi: float = Field(0.0, ge=0, lt=1)
     """An edge is kept when the normalised PMI (NPMI, -1..1) of its two nodes' co-occurrence
     within a chunk is above this."""
     min_count: int = Field(1, ge=1)

@@ -7,9 +7,8 @@ With N chunks, a node's chunk count n_i and the chunks holding both nodes n_ij:
 
 NPMI is -1 for nodes never together, 0 for independent ones and 1 for nodes always
 together, so one threshold means the same on any corpus. An edge i-j (undirected, no
-self loops) is kept when n_ij >= min_count and npmi > min_pmi; its weight is its NPMI, so
-a kept edge's weight is positive only when min_pmi >= 0 (a negative threshold keeps
-negative associations, which are then weighted by max(npmi, 0) and carry no mass).
+self loops) is kept when n_ij >= min_count and npmi > min_pmi (min_pmi >= 0: nodes found
+together no more often than chance are never linked); its weight is its NPMI.
 """
 
 from __future__ import annotations
@@ -43,8 +42,8 @@ def npmi_edges(incidence: sparse.csr_matrix, min_pmi: float, min_count: int
     pmi = np.log(nij * n_chunks / (df[i] * df[j]))
     with np.errstate(divide="ignore", invalid="ignore"):
         npmi = np.where(p_ij >= 1.0, 1.0, pmi / -np.log(p_ij))
-    keep = npmi > min_pmi
-    weight = np.maximum(npmi[keep], 0.0)
+    keep = npmi > max(min_pmi, 0.0)
+    weight = npmi[keep]
     n = incidence.shape[1]
     out = sparse.csr_matrix((weight, (i[keep], j[keep])), shape=(n, n))
     out.eliminate_zeros()
