@@ -41,7 +41,7 @@ MAX_SPAN_WORDS = 6
 # a capitalised word: an ASCII capital, then word characters, apostrophes, hyphens, and
 # full stops inside it ("U.S", not the sentence's last full stop)
 _CAP = r"[A-Z](?:[\w'’-]|\.(?=\w))*"
-_CONNECT = r"(?:of|the|de|du|la|le|von|van|der|and|for|in|on|at|y)"
+_CONNECT = r"(?:of|the|de|du|la|le|von|van|der|for|in|on|at|y)"
 SPAN = re.compile(rf"\b{_CAP}(?:[ \t]+(?:{_CONNECT}[ \t]+){{0,2}}{_CAP})*")
 _CJK_TERM = re.compile(f"^[{CJK}]{{2,}}$")
 
