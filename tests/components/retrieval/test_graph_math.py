@@ -57,7 +57,7 @@ def test_ppr_by_hand():
     """m = (1-d) s + d P^T m with d = 0.5 from node 0 solves to (7/12, 1/3, 1/12)."""
     seeds = np.array([[1.0], [0.0], [0.0], [0.0]])
     mass = personalized_pagerank(PATH, seeds, 0.5)[:, 0]
-    assert mass == pytest.approx([7 / 12, 1 / 3, 1 / 12, 0.0], abs=1e-9)
+    assert mass == pytest.approx([7 / 12, 1 / 3, 1 / 12, 0.0], abs=2e-6)
 
 
 def test_ppr_mass_on_a_node_without_edges_returns_to_the_seeds():
@@ -65,7 +65,7 @@ def test_ppr_mass_on_a_node_without_edges_returns_to_the_seeds():
     total stays 1."""
     seeds = np.array([[0.5], [0.0], [0.0], [0.5]])
     mass = personalized_pagerank(PATH, seeds, 0.5)[:, 0]
-    assert mass[3] == pytest.approx(1 / 3, abs=1e-9) and mass.sum() == pytest.approx(1.0)
+    assert mass[3] == pytest.approx(1 / 3, abs=2e-6) and mass.sum() == pytest.approx(1.0, abs=2e-6)
 
 
 def test_damping_sets_how_far_mass_goes():
@@ -76,7 +76,7 @@ def test_damping_sets_how_far_mass_goes():
 
 
 def test_fixed_steps_depend_on_damping_alone():
-    assert iterations(0.5) == 30 and iterations(0.85) == 128  # 0.5^30 < 1e-9 <= 0.5^29
+    assert iterations(0.5) == 20 and iterations(0.85) == 86  # 0.5^20 < 1e-6 <= 0.5^19
 
 
 def test_a_question_s_mass_does_not_depend_on_its_batch():
