@@ -72,11 +72,15 @@ def corpus(n: int, seed: int = 13) -> tuple[list[str], int]:
 
 
 def commit() -> str:
+    """The checked-out commit, '+dirty' when a tracked file differs from it."""
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
-                              capture_output=True, check=True).stdout.strip()
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                             capture_output=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, text=True, capture_output=True, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+    return sha + ("+dirty" if dirty.strip() else "")
 
 
 def main() -> None:
@@ -85,6 +89,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--k", type=int, default=50)
     args = ap.parse_args()
+    code = commit()  # the code that runs: read before, not after, the minutes it takes
     catalogue.load()
     texts, real = corpus(args.paragraphs)
     chunks = [Chunk(f"p{i:07d}", f"p{i:07d}", 0, len(t), t, 0) for i, t in enumerate(texts)]
@@ -104,7 +109,7 @@ def main() -> None:
         cpu.append((time.process_time() - c0) / len(queries))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; machine {describe()}; "
-          f"commit {commit()}; load {load_average()}")
+          f"commit {code}; load {load_average()}")
     print(f"corpus: {len(texts)} paragraphs ({real} real, {len(texts) - real} recombined); "
           f"{len(questions)} questions; k {args.k}; analyzer english; {settings.model_dump()}")
     print(f"graph: {json.dumps(graph.stats())}")

@@ -114,8 +114,9 @@ class GraphConfig(_Frozen):
     chunking without an LLM, searched by spreading from the question's nodes."""
 
     extractor: str = "terms"  # a `graph node extractor` (retrieval/graph/nodes.py)
-    """What becomes a node: `terms` (the default: capitalised multi-word spans, e.g. titles
-    and names, for English; analyzer words for Chinese), or a plugin's extractor."""
+    """What becomes a node: `terms` (the default: capitalised spans such as names and
+    titles; for Chinese, analyzer words of two or more characters), `words` (every analyzer
+    term but function words and numbers), or a plugin's extractor."""
     spreading: str = "ppr"  # a `graph spreading` rule (retrieval/graph/spread.py)
     """How mass spreads from the question's nodes: `ppr` (Personalized PageRank, the
     default) or `hops` (one hop along the edges), or a plugin's rule."""
@@ -140,9 +141,9 @@ class RetrievalConfig(_Frozen):
     depth: int = Field(50, ge=1, le=10000)
     """Candidates each path returns per question."""
     analyzer: str = "auto"
-    """BM25 text analyzer (tokenisation): `auto` (the default) picks `zh` for a mostly-CJK
-    corpus, else `default`; or any registered analyzer (`default`, `english`,
-    `english_stem`, `zh`, `cjk_bigram`)."""
+    """Text analyzer (tokenisation) of BM25 and of the graph path's node names: `auto`
+    (the default) picks `zh` for a mostly-CJK corpus, else `default`; or any registered
+    analyzer (`default`, `english`, `english_stem`, `zh`, `cjk_bigram`)."""
     analyzer_options: dict[str, str] = Field(default_factory=dict)
     """Options of the analyzer, e.g. `{user_dict: path}` for `zh`."""
     bm25: BM25Config = BM25Config()

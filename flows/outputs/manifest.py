@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+
 from ablate.components.metrics.answer import resolve_normalizer
 from ablate.components.model_identity import uses_embedder as reads_embedder
 from ablate.components.retrieval.dense import DenseEncoder

@@ -24,12 +24,12 @@ import polars as pl
 from ablate.components.contract.dotted import format_value
 from ablate.components.contract.errors import RunFailed, cause
 from ablate.components.contract.vocab import BASELINE
+from ablate.components.data.question_columns import column_value
 from ablate.components.metrics.consistency import with_consistency
 from ablate.components.metrics.registry import is_timing, metric_directions
 from ablate.components.model_identity import resolved_models
 from ablate.components.report.evidence import load_evidence
 from ablate.components.report.sweep_data import FACTORIAL_FILE, WORTH_FILE, SweepResults
-from ablate.components.data.question_columns import column_value
 from ablate.components.stats.slices import SLICES_FILE
 from ablate.flows.outputs.analysis import rerun_hint, statistics, stats_hint, tested
 from ablate.flows.outputs.analysis_code import analysis_version

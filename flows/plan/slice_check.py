@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ablate.components.data.clusters import cluster_labels
 from ablate.components.contract.records import Question
+from ablate.components.data.clusters import cluster_labels
 from ablate.components.data.question_columns import RECORD_COLUMNS, TAGGED, column_value
 from ablate.components.stats.slices import smallest_p, value_label
 from ablate.flows.plan.spec_errors import did_you_mean

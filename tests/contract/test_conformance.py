@@ -340,6 +340,7 @@ def _check_node_extractor(d):
 
 def _check_spreading(d):
     from scipy import sparse
+
     from ablate.components.contract.config import GraphConfig
     from ablate.components.retrieval.graph.spread import SPREADING
     adjacency = sparse.csr_matrix(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=float))
