@@ -32,6 +32,7 @@ def load() -> None:
         rerank,
         stages,
     )
+    from ablate.components.retrieval.graph import path  # noqa: F401
     from ablate.components.stats import correction, paired_tests  # noqa: F401
     from ablate.components.text import chunking  # noqa: F401
     registry.mark_builtins_loaded()

@@ -115,6 +115,30 @@ class AnnConfig(_Frozen):
     """`ivf`: cells searched per question, nearest first (all cells: the exact ranking)."""
 
 
+class GraphConfig(_Frozen):
+    """The `graph` retrieval path (docs/graph-path.md): a term/entity graph built per
+    chunking without an LLM, searched by spreading from the question's nodes."""
+
+    extractor: str = "terms"  # a `graph node extractor` (retrieval/graph/nodes.py)
+    """What becomes a node: `terms` (the default: capitalised spans such as names and
+    titles; for Chinese, analyzer words of two or more characters), `words` (every analyzer
+    term but function words and numbers), or a plugin's extractor."""
+    spreading: str = "ppr"  # a `graph spreading` rule (retrieval/graph/spread.py)
+    """How mass spreads from the question's nodes: `ppr` (Personalized PageRank, the
+    default) or `hops` (one hop along the edges), or a plugin's rule."""
+    damping: float = Field(0.5, gt=0, lt=1)
+    """`ppr`: the share of mass that follows an edge at each step (the rest returns to the
+    question's nodes); HippoRAG uses 0.5."""
+    min_pmi: float = Field(0.0, ge=0, lt=1)
+    """An edge is kept when the normalised PMI (NPMI, -1..1) of its two nodes' co-occurrence
+    within a chunk is above this."""
+    min_count: int = Field(1, ge=1)
+    """An edge is kept when its two nodes share at least this many chunks."""
+    max_df: float = Field(0.05, gt=0, le=1)
+    """A term in more than this share of the chunks is no node (a term in one chunk always
+    may be)."""
+
+
 class RetrievalConfig(_Frozen):
     """First-stage retrieval: one ranking per path, fused when there are several."""
 
@@ -123,9 +147,9 @@ class RetrievalConfig(_Frozen):
     depth: int = Field(50, ge=1, le=10000)
     """Candidates each path returns per question."""
     analyzer: str = "auto"
-    """BM25 text analyzer (tokenisation): `auto` (the default) picks `zh` for a mostly-CJK
-    corpus, else `default`; or any registered analyzer (`default`, `english`,
-    `english_stem`, `zh`, `cjk_bigram`)."""
+    """Text analyzer (tokenisation) of BM25 and of the graph path's node names: `auto`
+    (the default) picks `zh` for a mostly-CJK corpus, else `default`; or any registered
+    analyzer (`default`, `english`, `english_stem`, `zh`, `cjk_bigram`)."""
     analyzer_options: dict[str, str] = Field(default_factory=dict)
     """Options of the analyzer, e.g. `{user_dict: path}` for `zh`."""
     bm25: BM25Config = BM25Config()
@@ -148,6 +172,8 @@ class RetrievalConfig(_Frozen):
     seconds are in timings.parquet (`index/`) and MLflow."""
     ann: AnnConfig = AnnConfig()
     """Parameters of the approximate indexes (`dense_index` `hnsw` or `ivf`)."""
+    graph: GraphConfig = GraphConfig()
+    """The `graph` path's settings."""
 
     @field_validator("paths")
     @classmethod

@@ -49,6 +49,9 @@ class Question:
     type: str | None = None
     tier: str | None = None
     split: str | None = None
+    # the question file's own further columns (`level`, `hops`, a team's own): (name,
+    # value as text) pairs sorted by name, for report.slices (data/question_columns.py)
+    columns: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,6 @@ SPLITS = ("dev", "test", "all")
 QUESTION_SPLITS = ("dev", "test")  # the split a question record may carry
 CI_METHODS = ("inversion", "bca", "percentile", "t")  # inversion: of the test itself
 FAMILIES = ("per_metric", "all")
-# The question columns per_query.parquet carries (ablate.flows.run.scoring) that
-# `report.slices` may name (ablate.components.stats.slices).
-SLICE_COLUMNS = ("type", "answerable")
 CLUSTER_CHOICES = ("auto", "none", "type")  # `stats.cluster`: resolved, independent, a field
 NDCG_GAINS = ("linear", "exponential")
 ANSWER_NORMALIZERS = ("squad", "cmrc", "auto")

@@ -29,6 +29,9 @@ def fingerprint(documents: Sequence[Document], questions: Sequence[Question]) ->
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+# fields added after fingerprints existed, left out when empty, so data without them keeps
+# its fingerprint (and every stage key built on it)
+OMITTED_WHEN_EMPTY = frozenset({"columns"})
 
 
 def _plain(value: Any) -> Any:
@@ -42,7 +45,8 @@ def _plain(value: Any) -> Any:
     if names is None and is_dataclass(value) and not isinstance(value, type):
         names = _FIELDS[kind] = tuple(f.name for f in fields(value))
     if names is not None:
-        return {n: _plain(getattr(value, n)) for n in names}
+        return {n: _plain(getattr(value, n)) for n in names
+                if n not in OMITTED_WHEN_EMPTY or getattr(value, n)}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, dict):

@@ -15,6 +15,7 @@ from typing import Callable, Iterator, TypeVar
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Document, Question, Span
 from ablate.components.data import finite_json
+from ablate.components.data.question_columns import scalar_columns
 from ablate.components.data.validate import Origin, need, reject, report
 
 
@@ -112,6 +113,10 @@ def parse_evidence(value: object, origin: Origin) -> tuple[tuple[Span, ...], ...
     return tuple(groups)
 
 
+QUESTION_FIELDS = {"qid", "question", "answers", "answerable", "evidence", "cluster", "type",
+                   "tier", "split"}
+
+
 def parse_question(obj: dict, origin: Origin) -> Question:
     answers = need(obj, "answers", list, origin)
     for i, a in enumerate(answers):
@@ -129,6 +134,7 @@ def parse_question(obj: dict, origin: Origin) -> Question:
         type=need(obj, "type", str, origin, optional=True),
         tier=need(obj, "tier", str, origin, optional=True),
         split=need(obj, "split", str, origin, optional=True),
+        columns=scalar_columns(obj, QUESTION_FIELDS),
     )
 
 

@@ -177,12 +177,16 @@ class IndexedRankings(dict):
     """{qid: ranking} of a path that searched an index, with the index's cost: `build_s`
     seconds to build it (offline) and `search_s` seconds of searching per question (the
     batch split evenly), and for an approximate index `exact`, {qid: the chunk ids of the
-    exact top k} over the same vectors (None for an exact index), for recall against flat.
-    Still a plain {qid: ranking} to whatever reads only the rankings."""
+    exact top k} over the same vectors (None for an exact index), for recall against flat,
+    and `stats`, facts of the index the manifest records (the graph path's nodes, edges,
+    mean degree; None when a path has none). Still a plain {qid: ranking} to whatever reads
+    only the rankings."""
 
     def __init__(self, rankings: dict[str, Ranking], *, build_s: float, search_s: float,
-                 exact: dict[str, list[str]] | None = None) -> None:
+                 exact: dict[str, list[str]] | None = None,
+                 stats: dict[str, Any] | None = None) -> None:
         super().__init__(rankings)
         self.build_s = float(build_s)
         self.search_s = float(search_s)
         self.exact = exact
+        self.stats = stats

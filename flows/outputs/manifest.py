@@ -24,6 +24,7 @@ from ablate.components.text.cjk import script_counts
 from ablate.flows.outputs.index_stats import trec_index_stats
 from ablate.flows.plan.design import design_labels
 from ablate.flows.run.context import RunContext
+from ablate.flows.run.frames import index_stats
 from ablate.flows.run.sharded import retrieve_shards
 
 PACKAGES = ("ablate", "prefect", "mlflow", "polars", "scipy", "numpy", "torch",
@@ -86,6 +87,7 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
                                        if not v.is_baseline} if ctx.variant_questions else {})},
         "analyzer": ctx.analyzer_choice,
         "index_statistics": trec_index_stats(ctx),  # TREC collections only (else None)
+        "retrieval_indexes": retrieval_indexes(ctx),
         "language": language_facts(ctx),
         "answer_normalizer": normalizer_counts(ctx),
         "label_threshold": ctx.spec.metrics.label_threshold, "label_mode": ctx.label_mode,
@@ -105,6 +107,20 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "settings": ctx.spec.model_dump(mode="json"),
         "design": design_record(ctx),
     }
+
+
+def retrieval_indexes(ctx: RunContext) -> dict[str, Any]:
+    """The statistics each retrieve stage's index recorded (the graph path's nodes, edges,
+    mean degree, build seconds): {"retrieve:<path> <key[:10]>": stats}, stages without
+    any left out."""
+    out: dict[str, Any] = {}
+    for key, node in ctx.plan.nodes.items():
+        if node.stage != "retrieve" or not ctx.store.stored_complete("retrieve", key):
+            continue
+        stats = index_stats(ctx.store.read("retrieve", key).select(pl.col("^index_stats$")))
+        if stats is not None:
+            out[f"{node.label} {key[:10]}"] = stats
+    return out
 
 
 def language_facts(ctx: RunContext) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import polars as pl
 from ablate.components.contract.dotted import value_label
 from ablate.components.contract.errors import InputError, RunFailed, cause, no_space
 from ablate.components.contract.vocab import BASELINE
+from ablate.components.data.question_columns import column_value
 from ablate.components.metrics.consistency import with_consistency
 from ablate.components.metrics.registry import is_timing, metric_directions
 from ablate.components.model_identity import resolved_models
@@ -81,6 +82,23 @@ def variant_records(ctx: RunContext) -> list[dict[str, Any]]:
 SPREAD = "sd::"  # between-repeat spread columns of the score stage (generator.repeats > 1)
 
 
+def with_slice_columns(per_query: pl.DataFrame, ctx: RunContext) -> pl.DataFrame:
+    """per_query with each `report.slices` column it lacks (a questions file's own column,
+    `query_kind`), as text, null where a question has no value (question_columns)."""
+    missing = [c for c in ctx.spec.report.slices if c not in per_query.columns]
+    if not missing:
+        return per_query
+    questions = {q.qid: q for q in ctx.dataset.questions}
+    qids = per_query["qid"].to_list()
+    return per_query.with_columns(pl.Series(c, [_text(column_value(questions[q], c)) if q in questions
+                                                else None for q in qids], dtype=pl.Utf8)
+                                  for c in missing)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 def collect_per_query(ctx: RunContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(per_query, timings): one row per variant x question, in variant order then qid.
     Between-repeat spreads are kept apart (repeat_spread)."""
@@ -93,7 +111,7 @@ def collect_per_query(ctx: RunContext) -> tuple[pl.DataFrame, pl.DataFrame]:
     metrics = sorted(c for c in allq.columns if "/" in c and c not in lat
                      and not c.startswith(SPREAD))
     ids = [c for c in ID_COLUMNS if c in allq.columns]
-    per_query = allq.select(ids + metrics)
+    per_query = with_slice_columns(allq.select(ids + metrics), ctx)
     timings = allq.select(["variant", "qid"] + lat)
     perturbed = {v.name for v in ctx.variants if v.config.query.perturbation != "none"}
     if ctx.variants[0].config.query.perturbation != "none":  # the baseline itself is perturbed

@@ -36,7 +36,6 @@ from ablate.components.contract.vocab import (
     FRACTIONS,
     LABEL_MODES,
     NDCG_GAINS,
-    SLICE_COLUMNS,
     SPLITS,
     TIERS,
 )
@@ -306,11 +305,23 @@ def check_name(v: str) -> str:
 class ReportSpec(_Spec):
     """What the report adds (see docs/outputs.md#slices)."""
 
-    slices: tuple[Literal[SLICE_COLUMNS], ...] = ()  # type: ignore[valid-type]
-    """Question columns whose values each get the key comparisons on their own questions
-    (e.g. `type`: yes/no vs span questions), clustered and tested, corrected in families of
-    their own (per key metric and slice column), never changing the main verdicts
-    (slices.parquet)."""
+    slices: tuple[str, ...] = ()
+    """Question columns whose values each get the key comparisons on their own questions,
+    clustered and tested, corrected in families of their own (per key metric and slice
+    column), never changing the main verdicts (slices.parquet): `type` (e.g. yes/no vs
+    span questions; HotpotQA's bridge vs comparison), `answerable`, any further column of
+    a native questions file (`level`, `hops`, a team's own), or `query_kind`, the
+    rule-based tag (exact_match, negation, multi_entity, other) of questions whose file
+    has no such column (docs/outputs.md#slices)."""
+
+    @field_validator("slices")
+    @classmethod
+    def _slices_ok(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if any(not c.strip() for c in v):
+            raise ValueError("a slice column name is empty")
+        if len(set(v)) != len(v):
+            raise ValueError("slice columns repeat")
+        return v
 
 
 class ExperimentSpec(_Spec):

@@ -31,6 +31,7 @@ from ablate.components.text.tokenizer import TOKENIZER_NAME
 from ablate.flows.plan.generator_fields import check_generator_fields
 from ablate.flows.plan.graph import Plan, build_plan
 from ablate.flows.plan.preflight import check_experiment_components, check_shards, check_variants
+from ablate.flows.plan.slice_check import check_slice_columns
 from ablate.flows.plan.spec_load import LoadedSpec, load_spec
 from ablate.flows.plan.variant import Variant
 from ablate.flows.plan.variants import expand
@@ -176,6 +177,7 @@ def plan_sweep(spec_path: str | Path, options: RunOptions) -> PlannedSweep:
     check_generator_fields(loaded, variants, notices)
     dataset = data[0] if data else load_data(loaded)
     check_shards(loaded, len(dataset.documents))
+    check_slice_columns(loaded, dataset.questions)
     tier = options.tier or spec.tier
     split = options.split or spec.split
     ids = None

@@ -10,7 +10,9 @@ A retrieve stage's rankings of a path that searched an index (the dense path's
 ann.IndexedRankings) also hold `index_build_s` (the index's build seconds, the same on
 every row) and `index_search_s` (its search seconds per question), and for an approximate
 index `exact_ids`, the exact top k over the same vectors; a frame without them (bm25,
-fuse, rerank, or stored before they existed) reads as none recorded (`frame_paths`).
+fuse, rerank, or stored before they existed) reads as none recorded (`frame_paths`). An
+index with statistics (the graph path's) adds `index_stats`, their JSON on every row,
+which the manifest records (`index_stats`).
 
 Answers also hold `citations`: the passage numbers an answer cites (a list, null when
 the generator does not cite; Answer.citations); a frame without the column reads as no
@@ -53,11 +55,21 @@ def rankings_frame(rankings: Rankings, latency: dict[str, float]) -> pl.DataFram
         return frame
     frame = frame.with_columns(index_build_s=pl.lit(rankings.build_s, dtype=pl.Float64),
                                index_search_s=pl.lit(rankings.search_s, dtype=pl.Float64))
+    if rankings.stats is not None:
+        frame = frame.with_columns(index_stats=pl.lit(json.dumps(rankings.stats, sort_keys=True),
+                                                      dtype=pl.Utf8))
     if rankings.exact is not None:
         exact = rankings.exact
         frame = frame.with_columns(pl.Series("exact_ids", [exact.get(q, []) for q in qids],
                                              dtype=pl.List(pl.Utf8)))
     return frame
+
+
+def index_stats(frame: pl.DataFrame) -> dict | None:
+    """The index statistics a retrieve stage's frame records, None when it holds none."""
+    if "index_stats" not in frame.columns or not frame.height:
+        return None
+    return json.loads(frame["index_stats"][0])
 
 
 def frame_paths(frame: pl.DataFrame) -> dict[str, PathView]:

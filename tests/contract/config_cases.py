@@ -48,9 +48,10 @@ BASE: dict[str, dict[str, Any]] = {
 }
 # Tried in order until a stage runs the component (first without, then with the field
 # that names it set to it): one path (passthrough fuser), the composite reranker (signals),
-# convex fusion (score normalizations).
+# convex fusion (score normalizations), the graph path (its extractors and spreading rules).
 ENABLERS: tuple[dict[str, Any], ...] = (
-    {}, {"retrieval.paths": ["bm25"]}, {"rerank.method": "composite"}, {"fusion.method": "convex"})
+    {}, {"retrieval.paths": ["bm25"]}, {"rerank.method": "composite"}, {"fusion.method": "convex"},
+    {"retrieval.paths": ["graph"]})
 # What a component needs set before it can run at all (scratch: a folder of test files).
 NEEDS = {
     ("generator", "openai"): lambda scratch: {"generator.base_url": "http://127.0.0.1:9/v1",
@@ -68,6 +69,9 @@ CHANGED: dict[str, Any] = {
     "retrieval.bm25.variant": "lucene", "retrieval.bm25.delta": 2.0,
     "retrieval.dense_model": "other-model", "retrieval.dense_backend": "torch",
     "retrieval.ann.ivf_nlist": 2, "retrieval.ann.ivf_nprobe": 2,
+    "retrieval.graph.extractor": "words", "retrieval.graph.spreading": "hops",
+    "retrieval.graph.damping": 0.85, "retrieval.graph.min_pmi": 0.3,
+    "retrieval.graph.min_count": 2, "retrieval.graph.max_df": 0.5,
     "fusion.method": "convex", "fusion.rrf_k": 1, "fusion.normalization": "zscore",
     "rerank.method": "composite", "rerank.depth": 2,
     "rerank.weights": {"fusion": 0.5, "source": 0.5}, "rerank.default_credibility": 0.9,

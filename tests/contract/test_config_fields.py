@@ -47,6 +47,7 @@ BASES = [
     {"generator": {"name": "smollm2"}},  # the local GGUF generators' backend
     {"retrieval": {"dense_index": "hnsw"}},  # each approximate index reads its own parameters
     {"retrieval": {"dense_index": "ivf"}},
+    {"retrieval": {"paths": ["graph"]}},  # the graph path's settings
 ]
 # A changed value for fields whose type alone does not give a valid one.
 CHANGED = {
@@ -57,6 +58,7 @@ CHANGED = {
     "rerank.cross_encoder": "/other", "retrieval.analyzer_options": {"user_dict": "terms.txt"},
     "prompt.language": "zh", "query.perturbation": "typo", "retrieval.dense_backend": "torch",
     "generator.backend": "llama_cpp", "retrieval.dense_index": "hnsw",
+    "retrieval.graph.extractor": "words", "retrieval.graph.spreading": "hops",
 }
 EXEMPT = {"options"}  # free-form plugin options: read as `options.<component>`
 

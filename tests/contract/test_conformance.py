@@ -329,7 +329,31 @@ def _check_gguf_engine(d):
     assert engine.identity().startswith(f"{d.name}/")
 
 
+def _check_node_extractor(d):
+    from ablate.components.retrieval.analyzer import get_analyzer
+    from ablate.components.retrieval.graph.nodes import NODE_EXTRACTORS
+    extract = NODE_EXTRACTORS.get(d.name)
+    names = extract(DOC.text, get_analyzer("default"))
+    assert names and all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)
+    assert extract(DOC.text, get_analyzer("default")) == names
+
+
+def _check_spreading(d):
+    from scipy import sparse
+
+    from ablate.components.contract.config import GraphConfig
+    from ablate.components.retrieval.graph.spread import SPREADING
+    adjacency = sparse.csr_matrix(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=float))
+    seeds = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]])  # one seeded question, one not
+    mass = SPREADING.get(d.name)(adjacency, seeds, GraphConfig())
+    assert mass.shape == seeds.shape and np.all(mass >= 0) and np.all(np.isfinite(mass))
+    assert mass[0, 0] > 0 and mass[1, 0] > 0 and not mass[:, 1].any()  # spreads, from seeds only
+    alone = SPREADING.get(d.name)(adjacency, seeds[:, :1], GraphConfig())
+    assert np.array_equal(alone[:, 0], mass[:, 0])  # a question's mass is its own
+
+
 CONTRACTS = {
+    "graph node extractor": _check_node_extractor, "graph spreading": _check_spreading,
     "gguf engine": _check_gguf_engine,
     "dense index": _check_dense_index,
     "chunker": _check_chunker, "analyzer": _check_analyzer, "retrieval path": _check_path,

@@ -226,10 +226,20 @@ def _dense_index(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
                         base.cfg.retrieval.depth)
 
 
+def _spreading(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
+    """Spread over a small fixed graph with the config's `retrieval.graph`, as the graph
+    path hands it over."""
+    from scipy import sparse
+    adjacency = sparse.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 0.5, 0], [0, 0.5, 0, 1],
+                                            [0, 0, 1, 0]]))
+    seeds = np.array([[1.0], [0.0], [0.0], [0.0]])
+    return registry("graph spreading").get(decl.name)(adjacency, seeds, cfg.retrieval.graph).tolist()
+
+
 INVOKERS: dict[str, Callable[[Declaration, Case, PipelineConfig], Any]] = {
     "chunker": _chunker, "analyzer": _analyzer, "retrieval path": _path, "fuser": _fuser,
     "reranker": _reranker, "rerank signal": _signal, "generator": _generator,
-    "dense index": _dense_index,
+    "dense index": _dense_index, "graph spreading": _spreading,
 }
 # Kinds whose callables are never handed a pipeline config (checked by signature below).
 CONFIG_FREE = {
@@ -239,6 +249,7 @@ CONFIG_FREE = {
     "metric": "a QuestionView (its params: the experiment's metrics, the score stage's reads)",
     "statistical test": "the paired differences",
     "correction": "p-values",
+    "graph node extractor": "a text and the analyzer",
 }
 SKIP = {("analyzer", "auto"): "not an analyzer: `auto` is resolved per corpus before any stage "
                               "runs (flows/plan/sweep_plan.py); the one it picks is checked by name"}

@@ -23,7 +23,8 @@ def reference_fingerprint(documents, questions) -> str:
     h = hashlib.sha256()
     for kind, records, key in (("doc", documents, "doc_id"), ("q", questions, "qid")):
         for rec in sorted(records, key=lambda r: getattr(r, key)):
-            line = json.dumps([kind, asdict(rec)], sort_keys=True, ensure_ascii=False,
+            plain = {k: v for k, v in asdict(rec).items() if k != "columns" or v}
+            line = json.dumps([kind, plain], sort_keys=True, ensure_ascii=False,
                               separators=(",", ":"), default=str)
             h.update(line.encode("utf-8"))
             h.update(b"\n")
