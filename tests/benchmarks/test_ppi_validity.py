@@ -6,22 +6,15 @@ omits the rectifier term fails (so this test can catch a broken variance)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmarks.bench_module import load
+
 SE = math.sqrt(0.05 * 0.95 / 500)
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("ppi_validity", ROOT / "benchmarks" / "ppi_validity.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["ppi_validity"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load("ppi_validity")
 
 
 def _valid(r: dict) -> bool:

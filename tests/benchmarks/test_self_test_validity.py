@@ -4,22 +4,13 @@ in most sweeps, and a valid test on 16 equal documents in almost none."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from tests.benchmarks.bench_module import load
 
-ROOT = Path(__file__).resolve().parents[2]
 SWEEPS = 30
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location(
-        "self_test_validity", ROOT / "benchmarks" / "self_test_validity.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["self_test_validity"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load("self_test_validity")
 
 
 def test_the_self_test_flags_a_liberal_test_and_spares_a_valid_one():

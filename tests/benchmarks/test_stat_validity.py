@@ -6,21 +6,13 @@ type-I error there is about 0.4)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmarks.bench_module import load
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("stat_validity", ROOT / "benchmarks" / "stat_validity.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["stat_validity"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load("stat_validity")
 
 
 def test_quick_validity_table(capsys):

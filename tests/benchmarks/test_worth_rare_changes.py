@@ -5,22 +5,13 @@ issue 56) covered 0.30-0.80."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
+from tests.benchmarks.bench_module import load
 
-ROOT = Path(__file__).resolve().parents[2]
 REPS = 60
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location(
-        "worth_rare_changes", ROOT / "benchmarks" / "worth_rare_changes.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["worth_rare_changes"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load("worth_rare_changes")
 
 
 def test_worth_intervals_cover_rare_changes_on_a_binary_metric():

@@ -5,22 +5,15 @@ cover far less there (so this test can catch a lost cluster unit)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmarks.bench_module import load
+
 REPS = 500
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("worth_validity", ROOT / "benchmarks" / "worth_validity.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    sys.modules["worth_validity"] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return load("worth_validity")
 
 
 def test_worth_intervals_cover_on_clustered_questions():
