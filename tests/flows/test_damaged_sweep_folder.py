@@ -162,3 +162,20 @@ def test_sync_logs_no_damaged_report_file(sweep, tmp_path, run_cli, capsys, name
     assert err == [f"ablate: error: {folder / name}: damaged: rerun ablate report {folder} to "
                    "write it again (its sha256 differs from the manifest's record)"]
     assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_a_reference_of_the_four_signed_off_files_reads(sweep, tmp_path):
+    """A gate reference is the four files experiments/references/README.md names; the
+    manifest records the rest of the sweep folder, which a reference leaves out: those are
+    absent, not damaged (a damaged one of the four still is)."""
+    from ablate.components.report.sweep_data import load_sweep
+    _, folder, _ = sweep
+    ref = tmp_path / "reference"
+    ref.mkdir()
+    for name in ("manifest.json", "variants.json", "per_query.parquet", "stats.parquet"):
+        shutil.copy(folder / name, ref / name)
+    got = load_sweep(ref)
+    assert got.timings is None and got.worth is None and got.per_query.height
+    damage(ref / "stats.parquet")
+    with pytest.raises(Exception, match="stats.parquet.*damaged|damaged.*stats"):
+        load_sweep(ref)
