@@ -57,7 +57,7 @@ GLOSSARY = [
     ("answer_wrong", "bucket: gold evidence in the prompt (or closed book), but the answer is "
                      "wrong or refused"),
     ("generation_error", "bucket: the generator failed (timeout, HTTP error, no output after "
-                         "retries), as the metric answer/generation_error"),
+                         "retries); the answer metric of the same name counts these"),
     ("not used", "a retrieval metric of a variant whose generator reads no context (closed "
                  "book): its answers never see what the metric measures, so it is not shown"),
     ("correct_refusal", "bucket: unanswerable question, and the generator refused"),

@@ -1,7 +1,7 @@
 """A stage that raises (issue 39.2): a full disk while a stage writes its cache entry gave
 a 175-line traceback. Through the real CLI and Prefect flow: one `ablate: error:` line
-naming the stage and the cause, and the command that continues, exit 1; that command
-then finishes the run."""
+saying the cache device is full and naming the first stage that failed (issue 58.8), and
+the command that continues, exit 1; that command then finishes the run."""
 
 from __future__ import annotations
 
@@ -30,8 +30,10 @@ def test_a_stage_error_is_one_line_naming_the_stage_and_the_command_that_continu
            "--no-mlflow"]
     failed = _ablate(run, tmp_path, DISK_FULL)
     line = _one_error_line(failed)
-    assert line.startswith("ablate: error: stage "), line
-    assert "failed (OSError: [Errno 28] No space left on device)" in line
+    # a full device is said as such, with the cache folder and the first stage it stopped
+    # (issue 58.8; the line named the stage and polars' or the OS's wording before)
+    assert line.startswith(f"ablate: error: no space left on the cache device ({cache}): stage "), line
+    assert " failed first " in line
     hint = line.rsplit("; to continue: ", 1)[1]
     assert shlex.split(hint) == ["ablate", "run", str(spec), "--cache-dir", str(cache)]
     assert failed.stderr.strip() == line

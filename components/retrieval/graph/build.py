@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-from scipy import sparse
 
 from ablate.components.contract.records import Chunk
 from ablate.components.retrieval.graph.pmi import npmi_edges
 from ablate.components.text.chunk_table import id_order
+
+if TYPE_CHECKING:  # scipy loads only where a graph is built or searched (a run's start stays light)
+    from scipy import sparse
 
 Analyse = Callable[[str], Sequence[str]]
 
@@ -60,6 +62,7 @@ def chunk_nodes(texts: Sequence[str], extract: Callable[[str, Analyse], list[str
         cols.extend(row)
         indptr.append(len(cols))
     data = np.ones(len(cols), dtype=np.float64)
+    from scipy import sparse
     matrix = sparse.csr_matrix((data, np.asarray(cols, dtype=np.int64), np.asarray(indptr)),
                                shape=(len(texts), len(index)))
     return list(index), matrix

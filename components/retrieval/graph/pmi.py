@@ -13,8 +13,12 @@ together no more often than chance are never linked); its weight is its NPMI.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from scipy import sparse
+
+if TYPE_CHECKING:  # scipy loads only where a graph is built or searched (a run's start stays light)
+    from scipy import sparse
 
 
 def cooccurrence(incidence: sparse.csr_matrix) -> sparse.csr_matrix:
@@ -45,6 +49,7 @@ def npmi_edges(incidence: sparse.csr_matrix, min_pmi: float, min_count: int
     keep = npmi > max(min_pmi, 0.0)
     weight = npmi[keep]
     n = incidence.shape[1]
+    from scipy import sparse
     out = sparse.csr_matrix((weight, (i[keep], j[keep])), shape=(n, n))
     out.eliminate_zeros()
     out.sort_indices()

@@ -22,14 +22,16 @@ registers its own with the fields it reads.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-from scipy import sparse
 
 from ablate.components.contract.registry import Registry
 
-Spreading = Callable[[sparse.csr_matrix, np.ndarray, Any], np.ndarray]
+if TYPE_CHECKING:  # scipy loads only where a graph is built or searched (a run's start stays light)
+    from scipy import sparse
+
+Spreading = Callable[["sparse.csr_matrix", np.ndarray, Any], np.ndarray]
 SPREADING: Registry[Spreading] = Registry("graph spreading",
                                           config_field="retrieval.graph.spreading")
 
@@ -47,6 +49,7 @@ def transition(adjacency: sparse.csr_matrix) -> tuple[sparse.csr_matrix, np.ndar
     out = np.asarray(adjacency.sum(axis=1), dtype=np.float64).ravel()
     dangling = out <= 0
     scale = np.divide(1.0, out, out=np.zeros_like(out), where=~dangling)
+    from scipy import sparse
     p = sparse.diags(scale) @ adjacency
     return p.T.tocsr(), dangling
 
@@ -59,6 +62,7 @@ def personalized_pagerank(adjacency: sparse.csr_matrix, seeds: np.ndarray,
     # sums as sparse products, each column added up alone in node order (a numpy sum over
     # one column may sum pairwise, over several row by row)
     pt = pt.astype(np.float32)
+    from scipy import sparse
     lost_of = sparse.csr_matrix(dangling.astype(np.float32)[None, :])
     start = np.array(seeds, dtype=np.float32, ndmin=2)
     restart, follow = np.float32(1.0 - damping), np.float32(damping)
