@@ -28,7 +28,7 @@ from ablate.components.text.chunk_table import id_order
 T = TypeVar("T")
 
 
-class _LRU:
+class LRU:
     def __init__(self, size: int) -> None:
         self.size = size
         self._d: OrderedDict[object, object] = OrderedDict()
@@ -50,9 +50,9 @@ class _LRU:
             self._d.clear()
 
 
-_BM25 = _LRU(4)
-_ENCODERS = _LRU(2)
-_CROSS = _LRU(2)
+_BM25 = LRU(4)
+_ENCODERS = LRU(2)
+_CROSS = LRU(2)
 
 
 def chunks_fingerprint(chunks: Sequence[Chunk]) -> str:
@@ -90,7 +90,7 @@ def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig,
     def make() -> BM25Index:
         if folder is None:
             return build()
-        where = Path(folder) / f"bm25-{_disk_key(key, cfg.analyzer_options)}"
+        where = Path(folder) / f"bm25-{disk_key(bm25_disk.FORMAT, key, cfg.analyzer_options)}"
         found = bm25_disk.load(where)
         if found is not None:
             return found
@@ -104,12 +104,12 @@ def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig,
     return _BM25.get_or_make(key, make), analyzer
 
 
-def _disk_key(key: tuple, options: dict[str, str]) -> str:
-    """The on-disk name of an index: its memo key, the format, and the content of any
+def disk_key(fmt: str, key: tuple, options: dict[str, str]) -> str:
+    """The on-disk name of an index: its memo key, its format, and the content of any
     analyzer option that names a file (a user dictionary), so an edited file is rebuilt."""
     files = {k: hashlib.sha256(Path(v).read_bytes()).hexdigest() for k, v in options.items()
              if isinstance(v, str) and Path(v).is_file()}
-    blob = repr((bm25_disk.FORMAT, key, sorted(files.items())))
+    blob = repr((fmt, key, sorted(files.items())))
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 

@@ -10,8 +10,9 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from ablate.components.contract.config import ALL_FIELDS, PipelineConfig
+from ablate.components.contract.config import PipelineConfig
 from ablate.components.contract.dotted import SEVERAL, format_value, has_dotted
+from ablate.components.contract.frozen import ALL_FIELDS
 from ablate.components.contract.vocab import BASELINE
 from ablate.flows.plan.design import design_variants
 from ablate.flows.plan.spec_errors import error_loc, error_message

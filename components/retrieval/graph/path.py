@@ -1,10 +1,11 @@
 """The `graph` retrieval path: registered in PATHS beside bm25 and dense.
 
 Offline: the graph of the chunking (build.py), built once per (chunk texts, analyzer and
-its options, node extractor, `max_df`, `min_pmi`, `min_count`) and kept in a per-process
-memo, so the variants of a sweep that share a chunking and those settings (a damping or
-depth sweep, the three-path matrix) build it once; the retrieve stage's output is cached
-by the flow like every path's. Online: search.py. The stage's rankings carry the graph's
+its options, node extractor, `max_df`, `min_pmi`, `min_count`), kept on disk in the
+cache's index folder (stored.py, as BM25's index is) and in a per-process memo, so the
+variants of a sweep that share a chunking and those settings (a damping or depth sweep,
+the three-path matrix) build it once, and a later run or another process reads it; the
+retrieve stage's output is cached by the flow like every path's. Online: search.py. The stage's rankings carry the graph's
 build seconds and its statistics (nodes, edges, mean degree), which the manifest records.
 
 Sharding: NPMI needs every chunk's co-occurrences and PageRank the whole graph, so the path
@@ -15,6 +16,7 @@ declares no Sharding and `runner.shards` > 1 with it is refused in one line
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Sequence
 
 from ablate.components.contract.config import PipelineConfig, RetrievalConfig
@@ -22,20 +24,24 @@ from ablate.components.contract.records import Chunk, Question, Ranking
 from ablate.components.retrieval.analyzer import Analyzer, get_analyzer
 from ablate.components.retrieval.analyzers_zh import choose_analyzer
 from ablate.components.retrieval.ann import IndexedRankings
+from ablate.components.retrieval.graph import stored
 from ablate.components.retrieval.graph.build import KnowledgeGraph, build_graph
 from ablate.components.retrieval.graph.nodes import NODE_EXTRACTORS
 from ablate.components.retrieval.graph.search import search
 from ablate.components.retrieval.graph.spread import SPREADING
-from ablate.components.retrieval.indexes import _LRU, chunks_fingerprint
+from ablate.components.retrieval.indexes import LRU, chunks_fingerprint, disk_key
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import PATHS
 
-_GRAPHS = _LRU(2)
+_GRAPHS = LRU(2)
 
 
-def graph_of(chunks: Sequence[Chunk], r: RetrievalConfig) -> tuple[KnowledgeGraph, Analyzer]:
+def graph_of(chunks: Sequence[Chunk], r: RetrievalConfig, folder: Path | None = None
+             ) -> tuple[KnowledgeGraph, Analyzer]:
     """The graph of `chunks` under `r` (memoised) and the analyzer its names come from
-    (`auto` resolved from the chunk texts, as the bm25 path does)."""
+    (`auto` resolved from the chunk texts, as the bm25 path does). With `folder` (the
+    cache's index folder), the graph is kept there on disk (graph/stored.py) and read back
+    by any later call, in this process or another, with the same chunks and settings."""
     name = r.analyzer
     if name == "auto":
         name = choose_analyzer([c.text for c in chunks])[0]
@@ -44,9 +50,25 @@ def graph_of(chunks: Sequence[Chunk], r: RetrievalConfig) -> tuple[KnowledgeGrap
     extractor = NODE_EXTRACTORS.declaration(g.extractor).identity
     key = (chunks_fingerprint(chunks), name, tuple(sorted(r.analyzer_options.items())),
            extractor, g.max_df, g.min_pmi, g.min_count)
-    graph = _GRAPHS.get_or_make(key, lambda: build_graph(
-        chunks, NODE_EXTRACTORS.get(g.extractor), analyzer, g))
-    return graph, analyzer
+
+    def build() -> KnowledgeGraph:
+        return build_graph(chunks, NODE_EXTRACTORS.get(g.extractor), analyzer, g)
+
+    def make() -> KnowledgeGraph:
+        if folder is None:
+            return build()
+        where = Path(folder) / f"graph-{disk_key(stored.FORMAT, key, r.analyzer_options)}"
+        found = stored.load(where)
+        if found is not None:
+            return found
+        graph = build()
+        try:
+            stored.save(graph, where)
+        except OSError:  # a read-only or full cache folder: the graph still serves
+            return graph
+        return stored.load(where) or graph  # the mapped copy: its pages can be dropped
+
+    return _GRAPHS.get_or_make(key, make), analyzer
 
 
 @PATHS.register("graph", reads=("retrieval.depth", "retrieval.graph.max_df",
@@ -58,7 +80,7 @@ def graph_of(chunks: Sequence[Chunk], r: RetrievalConfig) -> tuple[KnowledgeGrap
 def graph_path(chunks: Sequence[Chunk], questions: Sequence[Question], cfg: PipelineConfig,
                res: Resources, latency: dict[str, float] | None) -> dict[str, Ranking]:
     r = cfg.retrieval
-    graph, analyzer = graph_of(chunks, r)
+    graph, analyzer = graph_of(chunks, r, res.index_dir)
     t0 = time.perf_counter()
     queries = [analyzer(q.question) for q in questions]
     found = search(graph, queries, r.depth, SPREADING.get(r.graph.spreading), r.graph)

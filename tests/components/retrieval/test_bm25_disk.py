@@ -76,9 +76,9 @@ def test_a_changed_dictionary_file_names_another_index(tmp_path):
     words = tmp_path / "dict.txt"
     words.write_text("北京 10\n")
     key = ("fp", "zh", (("user_dict", str(words)),), 1.5, 0.75, 0.25)
-    one = indexes._disk_key(key, {"user_dict": str(words)})
+    one = indexes.disk_key(bm25_disk.FORMAT, key, {"user_dict": str(words)})
     words.write_text("北京大学 10\n")
-    assert indexes._disk_key(key, {"user_dict": str(words)}) != one
+    assert indexes.disk_key(bm25_disk.FORMAT, key, {"user_dict": str(words)}) != one
 
 
 def test_flipped_bytes_in_any_array_read_as_missing_and_are_rebuilt(tmp_path):
