@@ -18,13 +18,14 @@ import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 from ablate.components.runtime.digest import read_sha256
 
 DONE = "complete"
+T = TypeVar("T")
 
 _VERIFIED: dict[tuple[str, int, int, int], str] = {}
 
@@ -102,6 +103,22 @@ def read(folder: Path, arrays: tuple[str, ...], values: tuple[str, ...], fmt: st
     except (OSError, ValueError):
         return None
     return arr, got
+
+
+def kept(where: Path, load: Callable[[Path], T | None], build: Callable[[], T],
+         save: Callable[[T, Path], None]) -> T:
+    """What the folder `where` holds (`load`); else built, saved there and read back (the
+    mapped copy, whose pages the kernel can drop); a read-only or full cache folder
+    serves the built one."""
+    found = load(where)
+    if found is not None:
+        return found
+    made = build()
+    try:
+        save(made, where)
+    except OSError:  # a read-only or full cache folder: the built one still serves
+        return made
+    return load(where) or made
 
 
 def _discard(folder: Path) -> None:

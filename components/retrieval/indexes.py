@@ -17,7 +17,7 @@ from typing import Callable, Sequence, TypeVar
 from ablate.components.contract.config import RetrievalConfig
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Chunk
-from ablate.components.retrieval import bm25_disk
+from ablate.components.retrieval import array_folder, bm25_disk
 from ablate.components.retrieval.analyzer import Analyzer, get_analyzer
 from ablate.components.retrieval.analyzers_zh import choose_analyzer
 from ablate.components.retrieval.bm25 import BM25Index
@@ -91,15 +91,7 @@ def lexical(chunks: Sequence[Chunk], cfg: RetrievalConfig,
         if folder is None:
             return build()
         where = Path(folder) / f"bm25-{disk_key(bm25_disk.FORMAT, key, cfg.analyzer_options)}"
-        found = bm25_disk.load(where)
-        if found is not None:
-            return found
-        index = build()
-        try:
-            bm25_disk.save(index, where)
-        except OSError:  # a read-only or full cache folder: the index still serves
-            return index
-        return bm25_disk.load(where) or index  # the mapped copy: its pages can be dropped
+        return array_folder.kept(where, bm25_disk.load, build, bm25_disk.save)
 
     return _BM25.get_or_make(key, make), analyzer
 

@@ -21,6 +21,7 @@ from typing import Sequence
 
 from ablate.components.contract.config import PipelineConfig, RetrievalConfig
 from ablate.components.contract.records import Chunk, Question, Ranking
+from ablate.components.retrieval import array_folder
 from ablate.components.retrieval.analyzer import Analyzer, get_analyzer
 from ablate.components.retrieval.analyzers_zh import choose_analyzer
 from ablate.components.retrieval.ann import IndexedRankings
@@ -58,15 +59,7 @@ def graph_of(chunks: Sequence[Chunk], r: RetrievalConfig, folder: Path | None = 
         if folder is None:
             return build()
         where = Path(folder) / f"graph-{disk_key(stored.FORMAT, key, r.analyzer_options)}"
-        found = stored.load(where)
-        if found is not None:
-            return found
-        graph = build()
-        try:
-            stored.save(graph, where)
-        except OSError:  # a read-only or full cache folder: the graph still serves
-            return graph
-        return stored.load(where) or graph  # the mapped copy: its pages can be dropped
+        return array_folder.kept(where, stored.load, build, stored.save)
 
     return _GRAPHS.get_or_make(key, make), analyzer
 
