@@ -5,8 +5,6 @@ line and the field, exit 2, in well under a second."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from ablate.components.contract.errors import InputError
@@ -45,13 +43,13 @@ def test_the_base_file_loads(tmp_path):
     assert reg.name == "tiny" and reg.metrics == {"map": 0.75} and reg.tolerance == 0.0005
 
 
-def test_an_alias_bomb_in_source_is_refused_quickly(tmp_path):
+def test_an_alias_bomb_in_source_is_refused_before_it_expands(tmp_path):
+    """Refused by counting the values as they expand (no clock: the old loader hung here,
+    growing without bound, and never raised)."""
     text = BASE.replace("source: somewhere\n", _bomb_source())
     f = _write(tmp_path, text)
-    t0 = time.perf_counter()
     with pytest.raises(InputError) as info:
         regression.load(f)
-    assert time.perf_counter() - t0 < 5
     assert info.value.path == str(f) and info.value.line == 8  # a5: 9^6 values
     assert "expands to more than" in info.value.message
 

@@ -49,7 +49,9 @@ def test_killed_generation_resumes_with_only_the_unfinished_prompts(prefect_serv
     proc = _start(tmp_path)
     deadline = time.monotonic() + TIMEOUT
     try:
-        while not _answers(cache):  # the first batch is answered: the stage is mid-way
+        # the first batch (2 prompts) is answered, both files written: the stage is mid-way
+        # (a kill between the two writes of a batch would keep one answer of it)
+        while len(_answers(cache)) < 2:
             assert proc.poll() is None, proc.communicate()[0][-3000:]
             assert time.monotonic() < deadline, "no answer was ever cached"
             time.sleep(0.02)
