@@ -80,8 +80,9 @@ def _images(res: SweepResults, key: Sequence[str], order: Sequence[str]) -> dict
     """Every plot, by its path in the report's folder."""
     srows = {(r["variant"], r["metric"]): r for r in res.stats.iter_rows(named=True)}
     means = variant_means(res.per_query, key)
-    images = {f"plots/{FOREST}": forest_plot(variables(res.variants), key, srows,
-                                             unaffected(res.variants, key, BASELINE))}
+    alone = all(v["name"] == BASELINE for v in res.variants)  # a reference: nothing compared
+    images = {} if alone else {f"plots/{FOREST}": forest_plot(
+        variables(res.variants), key, srows, unaffected(res.variants, key, BASELINE))}
     images.update({f"plots/{k}": v for k, v in all_plots(
         variables(res.variants), key, means, srows, res.per_query, res.timings, order).items()})
     images.update({f"plots/{k}": v for k, v in interaction_plots(

@@ -236,7 +236,8 @@ def findings(stats: pl.DataFrame, key_metrics: Sequence[str], no_effect: Sequenc
                                                      if compared(m)]))
     read = robust_key_metrics(key_metrics, manifest, stats)  # long references: content F1
     lines = significant(stats, read, variants, per_query)
-    if not lines:
+    alone = bool(variants) and all(v.get("name") == BASELINE for v in variants)
+    if not lines and not alone:  # a baseline-only run (a gate reference) compares nothing
         lines.append("No variant differs significantly from the baseline on the key metrics "
                      f"({', '.join(read)}).")
     compared_metrics = stats["metric"].unique().to_list() if stats.height else []

@@ -21,6 +21,7 @@ from ablate.components.report.judge_corrected import corrected_lines
 from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import BUCKETS, COST, plot_name
+from ablate.components.report.reference_summary import reference_section
 from ablate.components.report.relevance import latency_stages, section_metrics, unaffected, unused
 from ablate.components.report.risk_coverage import risk_coverage_section
 from ablate.components.report.stats_caveats import error_rates_text, self_test_text
@@ -216,12 +217,17 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     by_var = variables(variants)
     records = {v["name"]: v for v in variants}
     lines = header_lines(manifest, stats, same_stage) + ["", "## Overview", ""]
-    if FOREST in plot_files:
-        lines += [f"![overview: every variant's Δ vs baseline with its CI](plots/{FOREST})", ""]
-    lines += ['<div class="scroll" markdown="1">', ""]
-    lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE), per_query,
-                            unused(variants, key))
-    lines += ["", "</div>", "", "## Findings", ""]
+    alone = all(v["name"] == BASELINE for v in variants)
+    if alone:  # a gate reference: nothing compared, so no plot, table or verdict of Δ
+        lines += reference_section(per_query, key_metrics, manifest)
+    else:
+        if FOREST in plot_files:
+            lines += [f"![overview: every variant's Δ vs baseline with its CI](plots/{FOREST})", ""]
+        lines += ['<div class="scroll" markdown="1">', ""]
+        lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE),
+                                per_query, unused(variants, key))
+        lines += ["", "</div>"]
+    lines += ["", "## Findings", ""]
     lines += [f"- {x}" for x in [*findings(stats, key, no_effect, manifest, variants, per_query),
                                  *more_findings]]
     judged = judge_section(manifest, per_query)

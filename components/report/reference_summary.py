@@ -39,26 +39,59 @@ def mean_interval(values: np.ndarray, clusters: np.ndarray | None,
     return float(theta[0]), float(theta[0]) - half, float(theta[0]) + half, g
 
 
-def reference_summary(per_query: pl.DataFrame, key: Sequence[str],
-                      manifest: dict[str, Any]) -> str:
-    """summary.txt of a run with the baseline alone."""
+def reference_rows(per_query: pl.DataFrame, key: Sequence[str], manifest: dict[str, Any]
+                   ) -> list[tuple[str, float, float, float, int, int | None]]:
+    """(metric, mean, low, high, questions, clusters or None) of each key metric the
+    baseline has, over the questions that define it."""
     rows = per_query.filter(pl.col("variant") == BASELINE)
     col = cluster_column((manifest.get("statistics") or {}).get("cluster"), rows.columns)
-    metrics = [m for m in key if m in rows.columns]
-    width = max([len(m) for m in metrics] + [len("metric")]) + 2
-    unit = "clusters" if col else "questions, each its own unit"
-    lines = [f"baseline only: a reference, nothing compared ({rows.height} questions). Gate a "
-             "later sweep against this folder: ablate gate SWEEP_DIR --reference <this folder> "
-             "--max-drop D",
-             "", "metric".ljust(width) + f"mean   {100 * LEVEL:.0f}% CI (cluster-robust t)   n",
-             "-" * (width + 44)]
-    for m in metrics:
+    out = []
+    for m in [m for m in key if m in rows.columns]:
         ok = rows.filter(pl.col(m).is_not_null() & pl.col(m).is_not_nan())
         clusters = ok[col].cast(pl.String).to_numpy() if col else None
         mean, low, high, g = mean_interval(ok[m].cast(pl.Float64).to_numpy(), clusters)
-        ci = f"[{fmt(low)}, {fmt(high)}]" if math.isfinite(low) else "(too few clusters)"
-        n = f"{ok.height} questions in {g} clusters" if col else f"{ok.height} questions"
-        lines.append(f"{m.ljust(width)}{fmt(mean)}  {ci.ljust(28)}{n}")
+        out.append((m, mean, low, high, ok.height, g if col else None))
+    return out
+
+
+def _ci(low: float, high: float) -> str:
+    return f"[{fmt(low)}, {fmt(high)}]" if math.isfinite(low) else "(too few clusters)"
+
+
+def _n(n: int, g: int | None) -> str:
+    return f"{n} questions in {g} clusters" if g is not None else f"{n} questions"
+
+
+GATE_HINT = ("Gate a later sweep against this folder: ablate gate SWEEP_DIR --reference "
+             "<this folder> --max-drop D")
+
+
+def reference_summary(per_query: pl.DataFrame, key: Sequence[str],
+                      manifest: dict[str, Any]) -> str:
+    """summary.txt of a run with the baseline alone."""
+    rows = reference_rows(per_query, key, manifest)
+    n_all = per_query.filter(pl.col("variant") == BASELINE).height
+    width = max([len(r[0]) for r in rows] + [len("metric")]) + 2
+    clustered = any(r[5] is not None for r in rows)
+    unit = "clusters" if clustered else "questions, each its own unit"
+    lines = [f"baseline only: a reference, nothing compared ({n_all} questions). {GATE_HINT}",
+             "", "metric".ljust(width) + f"mean   {100 * LEVEL:.0f}% CI (cluster-robust t)   n",
+             "-" * (width + 44)]
+    for m, mean, low, high, n, g in rows:
+        lines.append(f"{m.ljust(width)}{fmt(mean)}  {_ci(low, high).ljust(28)}{_n(n, g)}")
     lines.append(f"(the unit of each interval: {unit}; a metric is counted on the questions "
                  "that define it)")
     return "\n".join(lines)
+
+
+def reference_section(per_query: pl.DataFrame, key: Sequence[str],
+                      manifest: dict[str, Any]) -> list[str]:
+    """The report's overview of a run with the baseline alone: the same figures as
+    summary.txt, as a table (there is no comparison to plot or test)."""
+    lines = ["Baseline only: a reference, nothing compared. Gate a later sweep against this "
+             "folder: `ablate gate SWEEP_DIR --reference <this folder> --max-drop D`.",
+             "", f"| metric | mean | {100 * LEVEL:.0f}% CI (cluster-robust t) | n |",
+             "|---|---:|---|---|"]
+    for m, mean, low, high, n, g in reference_rows(per_query, key, manifest):
+        lines.append(f"| {m} | {fmt(mean)} | {_ci(low, high)} | {_n(n, g)} |")
+    return lines

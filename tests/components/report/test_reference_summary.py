@@ -51,3 +51,23 @@ def test_a_baseline_only_summary_gives_means_intervals_clusters_and_says_referen
     half = float(st.t.ppf(0.975, df[0]) * se[0])
     assert math.isclose(low, round(theta[0] - half, 3), abs_tol=1e-9)
     assert math.isclose(high, round(theta[0] + half, 3), abs_tol=1e-9)
+
+
+def test_a_baseline_only_report_shows_the_reference_table_not_an_empty_comparison(tmp_path):
+    """The report's overview of a reference (issue 54, item 5; seen in a browser: an empty
+    Δ plot, a table of no metric rendered as a line of pipes, and 'No variant differs ...
+    on the key metrics ()'): the key metrics' means with their intervals instead."""
+    folder = baseline_only(tmp_path / "ref")
+    files = build_report(load_sweep(folder), plots=True)
+    md = files["report.md"]
+    overview = md.split("## Overview", 1)[1].split("## Findings", 1)[0]
+    assert "Baseline only: a reference" in overview and "`ablate gate SWEEP_DIR" in overview
+    assert "| metric | mean | 95% CI (cluster-robust t) | n |" in overview
+    summary_line = next(ln for ln in files["summary.txt"].splitlines()
+                        if ln.startswith("final/recall_at_5"))
+    mean = summary_line.split()[1]
+    assert f"| final/recall_at_5 | {mean} |" in overview
+    assert "| variable | value |" not in overview and "plots/overview" not in md
+    assert "plots/overview.svg" not in files
+    assert "No variant differs" not in md
+    assert "<table>" in files["report.html"].split("Findings", 1)[0]
