@@ -216,7 +216,10 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     srows = {(r["variant"], r["metric"]): r for r in stats.iter_rows(named=True)}
     by_var = variables(variants)
     records = {v["name"]: v for v in variants}
-    lines = header_lines(manifest, stats, same_stage) + ["", "## Overview", ""]
+    head_lines = header_lines(manifest, stats, same_stage)  # the title, then its provenance
+    lines = [*head_lines[:2], '<details markdown="1">', "<summary>About this run: experiment, "
+             "data, statistics, self-test, versions</summary>", "", *head_lines[2:], "",
+             "</details>", "", "## Overview", ""]
     alone = all(v["name"] == BASELINE for v in variants)
     if alone:  # a gate reference: nothing compared, so no plot, table or verdict of Δ
         lines += reference_section(per_query, key_metrics, manifest)
