@@ -216,7 +216,7 @@ def chat_many(path: Path, conversations: list[list[dict[str, str]]], max_new_tok
     it). `constraints(i)`, when given, makes conversation i's constraint
     (`mask(scores)` sets the logits of the tokens it forbids next to -inf, `accept(token)`
     advances it): a logits mask per sequence, so a row's tokens never depend on its
-    batch's other rows (ablate.components.judge.grammar: the judge's JSON schemas)."""
+    batch's other rows (ablate.components.judge.json_mask: the judge's JSON schemas)."""
     import torch
     model, tok, lock = load(path)
     prompts = [_encode(tok, m) for m in conversations]

@@ -90,7 +90,7 @@ def greedy(model: Any, prompts: list[list[int]], eos: int, max_new_tokens: int,
     """Each prompt's new tokens, up to and including the end-of-turn token `eos` or the
     token that completed a stop text, at most `max_new_tokens`. `rows[i]`, when given, is
     prompt i's constraint: `mask(scores)` before each choice, `accept(token)` after a
-    choice that does not end the row (ablate.components.judge.grammar).
+    choice that does not end the row (ablate.components.judge.json_mask).
 
     Each prompt is read alone (prompt reading is compute-bound: batching it saves nothing,
     and padding would cost both arithmetic and a materialised attention mask); the rows

