@@ -11,7 +11,7 @@ batched, so the batch time is split evenly: declared with latency="batch_mean"),
 signals for rerank (timed per question; the semantic signal's own encoding as for dense).
 Index building, chunk encoding and numba's one-time compile of the BM25 kernel are
 offline costs, not included (the dense path returns its index's build seconds apart,
-ann.IndexedRankings, with the exact top k when `retrieval.dense_index` is approximate, so
+latency.IndexedRankings, with the exact top k when `retrieval.dense_index` is approximate, so
 recall against flat can be scored). Latency is what computing costs: a query vector served
 by the embedding cache counts the encode seconds recorded when it was computed, so a warm
 cache gives the figure a cold one would; pass a latency.StageSeconds to also receive the

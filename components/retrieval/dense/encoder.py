@@ -1,6 +1,6 @@
 """Dense retrieval: a cached sentence-transformers encoder and exact blocked top-K search.
 
-The encoder runs on the backend `retrieval.dense_backend` names (dense_backends.py):
+The encoder runs on the backend `retrieval.dense_backend` names (backends.py):
 torch by default (sentence-transformers' vectors; for BERT folders such as MiniLM its
 forward in plain torch, bert_torch.py), or the model exported to ONNX (float or int8).
 
