@@ -3,7 +3,7 @@
 On the bundled DRCD dev set (Traditional Chinese Wikipedia), regression tier (500
 questions, split dev, seed 0), token_window chunks (default 256 tokens, overlap 32, the
 experiment tokenizer), span labels with threshold 0.5. Each path retrieves the top 10
-chunks per question through the project's own stages (indexes.lexical, retrieve_path)
+chunks per question through the project's own stages (lexical.resources.lexical, retrieve_path)
 and is scored by retrieval_metrics over the gold spans. Times: load (jieba's dictionary
 for zh; the MiniLM model for dense), index (analysing every chunk and building BM25; for
 dense, encoding every chunk, no cache), and the mean per question (analysis + scoring;
@@ -27,9 +27,9 @@ from ablate.components.contract.config import ChunkingConfig, PipelineConfig, Re
 from ablate.components.data import load_dataset  # noqa: E402
 from ablate.components.data.tiers import select_questions  # noqa: E402
 from ablate.components.metrics.retrieval import retrieval_metrics  # noqa: E402
-from ablate.components.retrieval import indexes  # noqa: E402
-from ablate.components.retrieval.analyzer import get_analyzer  # noqa: E402
-from ablate.components.retrieval.dense import DenseEncoder  # noqa: E402
+from ablate.components.retrieval.dense.encoder import DenseEncoder  # noqa: E402
+from ablate.components.retrieval.lexical import resources as lexical_resources  # noqa: E402
+from ablate.components.retrieval.lexical.analyzer import get_analyzer  # noqa: E402
 from ablate.components.retrieval.resources import Resources  # noqa: E402
 from ablate.components.retrieval.stages import retrieve_path  # noqa: E402
 from ablate.components.runtime.models import minilm_path  # noqa: E402
@@ -72,7 +72,7 @@ def main() -> None:
         t0 = time.perf_counter()
         get_analyzer(name)
         t1 = time.perf_counter()
-        indexes.lexical(chunks, cfg.retrieval)
+        lexical_resources.lexical(chunks, cfg.retrieval)
         t2 = time.perf_counter()
         latency: dict[str, float] = {}
         rankings = retrieve_path("bm25", chunks, questions, cfg, latency=latency)

@@ -2,7 +2,7 @@
 
 Random L2-normalised 384-d float32 vectors (fixed seed, generated a block at a time) at
 each size, 200 random queries, the indexes built as the dense path builds them
-(ablate.components.retrieval.ann.DENSE_INDEXES with the default `retrieval.ann`
+(ablate.components.retrieval.dense.ann.DENSE_INDEXES with the default `retrieval.ann`
 parameters: one-thread builds, seeded k-means). Per size and index, in a fresh Python
 process: build seconds, search seconds for the queries (top k), recall@k against flat's
 top k, and peak resident memory of the process (Linux VmHWM, over generating the data,
@@ -49,7 +49,7 @@ def unit_rows(n: int, seed: int) -> np.ndarray:
 def inner(n: int, kind: str, n_queries: int, k: int, exact_file: Path) -> dict:
     from ablate.components import catalogue
     from ablate.components.contract.config import AnnConfig
-    from ablate.components.retrieval.ann import DENSE_INDEXES, HalfIndex, ivf_cells
+    from ablate.components.retrieval.dense.ann import DENSE_INDEXES, HalfIndex, ivf_cells
     catalogue.load()
     base_mib, _ = _mem()
     vectors = unit_rows(n, seed=0)

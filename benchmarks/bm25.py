@@ -38,9 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ablate.components.retrieval import bm25_numba
-from ablate.components.retrieval.analyzer import get_analyzer
-from ablate.components.retrieval.bm25 import BM25Index
+from ablate.components.retrieval.lexical import bm25_numba
+from ablate.components.retrieval.lexical.analyzer import get_analyzer
+from ablate.components.retrieval.lexical.bm25 import BM25Index
 
 DATA = Path(__file__).resolve().parent.parent / "experiments/data/squad2-dev-half/dev-v2.0.json"
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")

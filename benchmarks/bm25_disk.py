@@ -29,8 +29,9 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from ablate.components.retrieval import array_folder, bm25_disk
-from ablate.components.retrieval.bm25 import DENSE_SHARE, BM25Index
+from ablate.components.retrieval import array_folder
+from ablate.components.retrieval.lexical import bm25_disk
+from ablate.components.retrieval.lexical.bm25 import DENSE_SHARE, BM25Index
 
 
 def synthetic(n_docs: int, terms: int, vocab: int, seed: int = 0) -> BM25Index:

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bm25 import build  # noqa: E402
 
 from ablate.components import catalogue  # noqa: E402
-from ablate.components.retrieval.analyzer import get_analyzer  # noqa: E402
-from ablate.components.retrieval.bm25 import BM25Index  # noqa: E402
+from ablate.components.retrieval.lexical.analyzer import get_analyzer  # noqa: E402
+from ablate.components.retrieval.lexical.bm25 import BM25Index  # noqa: E402
 
 VARIANTS = ("okapi", "lucene", "bm25plus", "bm25l")
 

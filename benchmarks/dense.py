@@ -2,7 +2,7 @@
 
 MiniLM on torch on both sides: the reference is sentence-transformers' own `encode`; the
 project's DenseEncoder runs its torch backend (for this BERT folder, the forward of
-components/retrieval/bert_torch.py, without sentence-transformers), loaded once. Same
+components/retrieval/dense/bert_torch.py, without sentence-transformers), loaded once. Same
 texts (word-window chunks of the bundled SQuAD 2.0 dev-half paragraphs), same batch
 size, normalised embeddings; the embeddings must be bitwise equal. The project side starts
 from an empty on-disk cache each round, so it pays hashing, cache look-up and the
@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bm25 import load as load_windows  # noqa: E402  (benchmarks/bm25.py: same corpus)
 
-from ablate.components.retrieval.dense import DenseEncoder  # noqa: E402
+from ablate.components.retrieval.dense.encoder import DenseEncoder  # noqa: E402
 from ablate.components.runtime.models import minilm_path  # noqa: E402
 
 

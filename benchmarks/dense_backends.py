@@ -31,8 +31,8 @@ from ablate.components.contract.config import ChunkingConfig  # noqa: E402
 from ablate.components.data import load_dataset  # noqa: E402
 from ablate.components.data.tiers import select_questions  # noqa: E402
 from ablate.components.metrics.retrieval import retrieval_metrics  # noqa: E402
-from ablate.components.retrieval.dense import DenseEncoder, DenseIndex  # noqa: E402
-from ablate.components.retrieval.onnx_encoder import export_name  # noqa: E402
+from ablate.components.retrieval.dense.encoder import DenseEncoder, DenseIndex  # noqa: E402
+from ablate.components.retrieval.dense.onnx_encoder import export_name  # noqa: E402
 from ablate.components.runtime.models import minilm_path  # noqa: E402
 from ablate.components.text.chunking import chunk_documents  # noqa: E402
 from ablate.components.text.labels import label_chunks  # noqa: E402

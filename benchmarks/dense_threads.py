@@ -29,7 +29,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from ablate.components.contract.config import ChunkingConfig  # noqa: E402
 from ablate.components.data import load_dataset  # noqa: E402
 from ablate.components.data.tiers import select_questions  # noqa: E402
-from ablate.components.retrieval.dense import DenseEncoder, DenseIndex  # noqa: E402
+from ablate.components.retrieval.dense.encoder import DenseEncoder, DenseIndex  # noqa: E402
 from ablate.components.runtime.models import minilm_path  # noqa: E402
 from ablate.components.runtime.threads import idle_cores  # noqa: E402
 from ablate.components.text.chunking import chunk_documents  # noqa: E402

@@ -33,11 +33,11 @@ from pathlib import Path
 from ablate.components import catalogue
 from ablate.components.contract.config import GraphConfig
 from ablate.components.contract.records import Chunk
-from ablate.components.retrieval.analyzer import get_analyzer
 from ablate.components.retrieval.graph.build import build_graph
 from ablate.components.retrieval.graph.nodes import NODE_EXTRACTORS
 from ablate.components.retrieval.graph.search import search
 from ablate.components.retrieval.graph.spread import SPREADING
+from ablate.components.retrieval.lexical.analyzer import get_analyzer
 from benchmarks.machine import describe, load_average
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -62,7 +62,7 @@ def main() -> None:
     import prefect.flows  # noqa: F401
     step("+ prefect")
     from ablate.components.data import load_dataset
-    from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.retrieval.dense.encoder import DenseEncoder
     from ablate.components.runtime.models import minilm_path
     enc = DenseEncoder(minilm_path(), None)
     enc.model  # noqa: B018 - loads it

@@ -5,7 +5,7 @@
    corpus. Words drawn from a Zipf distribution (s = 1.1, fixed seed) over the whole-word
    entries of the MiniLM WordPiece vocabulary (one token per word), 32 words per chunk,
    16 chunks per document; queries: 8 words from the same distribution. Dense: random
-   L2-normalised 384-d float32 vectors through ablate.components.retrieval.dense.DenseIndex.
+   L2-normalised 384-d float32 vectors through ablate.components.retrieval.dense.encoder.DenseIndex.
    Each size runs in a fresh Python process. Per step: wall time, and peak resident
    memory of the process during the step (Linux VmHWM, reset before each step via
    /proc/self/clear_refs) with the growth over the resident size when the step started.
@@ -72,9 +72,9 @@ def inner(n_chunks: int, n_queries: int, k: int, seed: int = 0) -> dict:
 
     from ablate.components.contract.config import ChunkingConfig
     from ablate.components.contract.records import Document
-    from ablate.components.retrieval.analyzer import get_analyzer
-    from ablate.components.retrieval.bm25 import BM25Index
-    from ablate.components.retrieval.dense import DenseIndex
+    from ablate.components.retrieval.dense.encoder import DenseIndex
+    from ablate.components.retrieval.lexical.analyzer import get_analyzer
+    from ablate.components.retrieval.lexical.bm25 import BM25Index
     from ablate.components.text.chunking import chunk_documents
     from ablate.components.text.tokenizer import get_tokenizer
 
@@ -97,7 +97,7 @@ def inner(n_chunks: int, n_queries: int, k: int, seed: int = 0) -> dict:
     out["chunks"] = len(chunks)
     an = get_analyzer("default")
     with Step("bm25_index", out):  # analysis (tokenise + stem) and index build
-        # as the bm25 path builds it (indexes.lexical): analysed chunk by chunk as read
+        # as the bm25 path builds it (lexical/resources.py): analysed chunk by chunk as read
         index = BM25Index([c.chunk_id for c in chunks], map(an, (c.text for c in chunks)))
     ids = [c.chunk_id for c in chunks]
     del chunks

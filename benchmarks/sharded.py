@@ -84,8 +84,8 @@ def _reset_peak() -> None:
 
 def unsharded(path: Path, n: int, qs: list[str], k: int, out: Path) -> dict:
     """In this (fresh) process: one index over rows [0, n), its top k of every query."""
-    from ablate.components.retrieval.analyzer import get_analyzer
-    from ablate.components.retrieval.bm25 import BM25Index
+    from ablate.components.retrieval.lexical.analyzer import get_analyzer
+    from ablate.components.retrieval.lexical.bm25 import BM25Index
     from ablate.components.retrieval.shards import read_rows
     t0 = time.perf_counter()
     ids, texts = read_rows(path, 0, n)
@@ -103,7 +103,7 @@ def unsharded(path: Path, n: int, qs: list[str], k: int, out: Path) -> dict:
 
 def sharded(client, path: Path, n: int, shards: int, qs: list[str], k: int) -> tuple[dict, list]:
     from ablate.components.contract.config import PipelineConfig
-    from ablate.components.retrieval.shard_paths import BM25
+    from ablate.components.retrieval.lexical.sharding import BM25
     from ablate.components.retrieval.shards import ShardJob, merge_shards, shard_bounds
     from ablate.flows.run import sharded as sh
     client.restart()

@@ -23,16 +23,15 @@ def load() -> None:
         torch_judge,  # noqa: F401
     )
     from ablate.components.metrics import builtin, citation, consistency, index, trec  # noqa: F401
-    from ablate.components.retrieval import (  # noqa: F401
-        analyzer,
-        analyzer_lucene,
-        analyzers_zh,
-        dense_backends,
-        fusion,
-        rerank,
-        stages,
-    )
-    from ablate.components.retrieval.graph import path  # noqa: F401
+    from ablate.components.retrieval import fusion, rerank, stages  # noqa: F401
+    from ablate.components.retrieval.dense import ann as dense_ann  # noqa: F401
+    from ablate.components.retrieval.dense import backends as dense_backends  # noqa: F401
+    from ablate.components.retrieval.dense import path as dense_path  # noqa: F401
+    from ablate.components.retrieval.dense import signal as dense_signal  # noqa: F401
+    from ablate.components.retrieval.graph import path as graph_path  # noqa: F401
+    from ablate.components.retrieval.lexical import analyzer, analyzer_lucene, analyzers_zh  # noqa: F401
+    from ablate.components.retrieval.lexical import path as lexical_path  # noqa: F401
+    from ablate.components.retrieval.lexical import signal as lexical_signal  # noqa: F401
     from ablate.components.stats import correction, paired_tests  # noqa: F401
     from ablate.components.text import chunking  # noqa: F401
     registry.mark_builtins_loaded()

@@ -24,9 +24,9 @@ def embedder_identity(name: str, backend: str = "torch") -> dict[str, str]:
     """Name and version of a dense model (the bundled MiniLM: its package's version) and
     the backend it ran on (for an ONNX one, with the versions that made the export)."""
     out = {"name": name, "backend": backend}
-    from ablate.components.retrieval.dense_backends import BACKENDS
+    from ablate.components.retrieval.dense.backends import BACKENDS
     if backend in BACKENDS and BACKENDS.declaration(backend).info.get("exported"):
-        from ablate.components.retrieval.onnx_encoder import runtime_versions
+        from ablate.components.retrieval.dense.onnx_encoder import runtime_versions
         out["backend"] = f"{backend} ({runtime_versions()})"
     if name == MINILM_NAME:
         try:
@@ -34,7 +34,7 @@ def embedder_identity(name: str, backend: str = "torch") -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out["version"] = "unknown"
     else:
-        from ablate.components.retrieval.dense import model_fingerprint
+        from ablate.components.retrieval.dense.encoder import model_fingerprint
         out["version"] = model_fingerprint(dense_model_path(name))
     return out
 

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 # the modules that time the online work of retrieval (their `time`)
-CLOCKED = ("ablate.components.retrieval.dense", "ablate.components.retrieval.stages",
+CLOCKED = ("ablate.components.retrieval.dense.encoder", "ablate.components.retrieval.dense.path",
+           "ablate.components.retrieval.dense.signal",
+           "ablate.components.retrieval.lexical.path", "ablate.components.retrieval.stages",
            "ablate.components.retrieval.latency", "ablate.components.retrieval.rerank")
 
 

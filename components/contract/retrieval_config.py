@@ -103,7 +103,7 @@ class RetrievalConfig(Frozen):
     """BM25 parameters."""
     dense_model: str = "all-MiniLM-L6-v2"
     """Sentence-transformers model: the bundled `all-MiniLM-L6-v2`, or a local model folder."""
-    dense_backend: str = "onnx"  # a `dense backend` (dense_backends.py), checked by preflight
+    dense_backend: str = "onnx"  # a `dense backend` (dense/backends.py), checked by preflight
     """Runtime of the dense model (dense path and `semantic` signal): `onnx` (the default:
     the model exported locally to ONNX once per machine, run by onnxruntime, each text
     alone), `torch` (sentence-transformers' vectors, the reference; BERT folders with mean

@@ -77,8 +77,8 @@ def index_stats(tokens: Sequence[Sequence[str]]) -> dict[str, int]:
 
 def run(reg: Regression, data: str | Path, say: Callable[[str], None] | None = None) -> Outcome:
     """Index the collection, search every topic, score the judged ones (`say`: progress)."""
-    from ablate.components.retrieval.analyzer import get_analyzer
-    from ablate.components.retrieval.bm25 import BM25Index
+    from ablate.components.retrieval.lexical.analyzer import get_analyzer
+    from ablate.components.retrieval.lexical.bm25 import BM25Index
     data = Path(data)
     docs = trec.read_collection(_need(data, reg.collection[0], reg, "collection"), reg.collection[1],
                                 reg.encoding)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ablate.components.contract.errors import InputError
+from ablate.components.runtime.resources import on_release
 from ablate.components.runtime.threads import idle_cores
 
 _LOAD_LOCK = threading.Lock()
@@ -135,6 +136,9 @@ def unload() -> None:
         _MODELS.clear()
     gc.collect()
     release_freed_memory()
+
+
+on_release("torch generator models", lambda memo: unload())  # runtime/resources.py
 
 
 def _encode(tok: Any, messages: list[dict[str, str]]) -> list[int]:

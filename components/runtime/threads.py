@@ -69,7 +69,7 @@ class torch_threads:
 
     The count may change the last bits of a float32 result (a reduction split over
     threads sums in another order), never what a ranking of those results selects
-    (tests/components/retrieval/test_dense_threads.py)."""
+    (tests/components/retrieval/dense/test_dense_threads.py)."""
 
     def __init__(self, active: bool = True) -> None:
         self.active = active

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ablate.components.export.regression import index_stats
-from ablate.components.retrieval.analyzer import get_analyzer
+from ablate.components.retrieval.lexical.analyzer import get_analyzer
 from ablate.flows.run.context import RunContext
 
 

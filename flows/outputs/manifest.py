@@ -18,8 +18,8 @@ import polars as pl
 from ablate.components.metrics.answer import resolve_normalizer
 from ablate.components.metrics.answer_content import length_check
 from ablate.components.model_identity import uses_embedder as reads_embedder
-from ablate.components.retrieval.dense import DenseEncoder
-from ablate.components.runtime.models import ENGLISH_ONLY_MODELS, dense_model_path
+from ablate.components.retrieval.resources import DEFAULT
+from ablate.components.runtime.models import ENGLISH_ONLY_MODELS
 from ablate.components.text.cjk import script_counts
 from ablate.flows.outputs.index_stats import trec_index_stats
 from ablate.flows.plan.design import design_labels
@@ -156,7 +156,7 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
     embedder, the share of chunks longer than its window and how much of them it does not
     read (word pieces beyond the window, share of the chunking's pieces unseen). Reads the
     stored chunk columns: no chunk objects; the chunkings an embedder reads are counted
-    together, each document encoded once (DenseEncoder.span_window_stats)."""
+    together, each document encoded once (the encoder's span_window_stats)."""
     out: dict[str, Any] = {}
     by_model: dict[str, list[tuple[str, Any]]] = {}  # embedder -> (chunking key, frame)
     for v in ctx.variants:
@@ -174,7 +174,7 @@ def chunking_stats(ctx: RunContext) -> dict[str, Any]:
     if by_model:
         docs = ctx.dataset.doc_by_id()
     for model, frames in by_model.items():
-        enc = DenseEncoder(dense_model_path(model), None)
+        enc = DEFAULT.encoder(model)  # its tokenizer and window only: no model is loaded
         spans = [(f["doc_id"].to_list(), f["start"].to_list(), f["end"].to_list()) for _, f in frames]
         for (key, _), window in zip(frames, enc.span_window_stats(lambda d: docs[d].text, spans)):
             out[key].update({"embedder_window": enc.max_seq_length,

@@ -2,7 +2,7 @@
 
 Embedding the chunks is most of a first dense run's time on a large corpus (12.7k
 chunks: 98 % of an hour), and it is paid once per distinct chunk text and model, ever
-(the embedding cache, components/retrieval/embed_cache.py). So it is counted apart from
+(the embedding cache, components/retrieval/dense/embed_cache.py). So it is counted apart from
 the per-question stage rates (flows/plan/estimate.py): for every stage still to compute
 that runs the dense embedder over a chunking (it reads `retrieval.dense_model` and takes
 chunks), the chunking's texts are made (chunking is cheap), and the texts the cache does
@@ -51,9 +51,9 @@ def _embeds_chunks(node: Any) -> bool:
 def embedding_costs(ctx: Any, todo_keys: set[str]) -> list[EmbedCost]:
     """The embedding cost of the stages `todo_keys` (plan keys still to compute), per
     dense model and backend."""
-    from ablate.components.retrieval.dense import model_fingerprint
-    from ablate.components.retrieval.dense_backends import cache_id
-    from ablate.components.retrieval.embed_cache import EmbeddingCache, cache_folder, text_key
+    from ablate.components.retrieval.dense.backends import cache_id
+    from ablate.components.retrieval.dense.embed_cache import EmbeddingCache, cache_folder, text_key
+    from ablate.components.runtime.digest import model_identity  # the encoder's model_fingerprint
     from ablate.components.runtime.models import dense_model_path
     from ablate.components.text.chunking import chunk_documents
 
@@ -74,7 +74,7 @@ def embedding_costs(ctx: Any, todo_keys: set[str]) -> list[EmbedCost]:
                 texts_of[ck] = {text_key(c.text) for c in
                                 chunk_documents(ctx.dataset.documents, cfg, ctx.tokenizer)}
             texts |= texts_of[ck]
-        model_id = cache_id(model_fingerprint(dense_model_path(model)), backend)
+        model_id = cache_id(model_identity(dense_model_path(model)), backend)
         cache = (EmbeddingCache(root, model_id) if cache_folder(root, model_id).is_dir()
                  else None)  # `check` writes nothing: no folder made for an empty cache
         missing = len(texts) if cache is None else sum(not cache.has(k) for k in texts)

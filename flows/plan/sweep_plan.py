@@ -26,7 +26,7 @@ from ablate.components.judge.keys import key_input
 from ablate.components.judge.labels import read_labels
 from ablate.components.judge.prompts import PromptSet, load_prompts
 from ablate.components.pipeline import with_files_from
-from ablate.components.retrieval.analyzers_zh import choose_analyzer
+from ablate.components.retrieval.lexical.analyzers_zh import choose_analyzer
 from ablate.components.text.tokenizer import TOKENIZER_NAME
 from ablate.flows.plan.generator_fields import check_generator_fields
 from ablate.flows.plan.graph import Plan, build_plan

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ablate.components.runtime.resources import Memo
 from ablate.components.text.tokenizer import Tokenizer, get_tokenizer
 from ablate.flows.plan.sweep_plan import PlannedSweep, RunOptions, plan_sweep
 from ablate.flows.run.store import Store
@@ -26,7 +27,7 @@ class RunContext:
     planned: PlannedSweep
     store: Store
     tokenizer: Tokenizer
-    memo: dict[str, Any] = field(default_factory=dict)
+    memo: Memo = field(default_factory=Memo)  # keyed memo (components release theirs: runtime/resources.py)
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds computing
     # timing key -> [stages computed, seconds, units of work (stage_timing.work_units)]

@@ -7,7 +7,7 @@ computed earlier (cached query vectors, cached answers) rather than timed now. A
 stored before that column existed reads as none reused (`reused_latency`).
 
 A retrieve stage's rankings of a path that searched an index (the dense path's
-ann.IndexedRankings) also hold `index_build_s` (the index's build seconds, the same on
+latency.IndexedRankings) also hold `index_build_s` (the index's build seconds, the same on
 every row) and `index_search_s` (its search seconds per question), and for an approximate
 index `exact_ids`, the exact top k over the same vectors; a frame without them (bm25,
 fuse, rerank, or stored before they existed) reads as none recorded (`frame_paths`). An
@@ -28,8 +28,7 @@ import polars as pl
 
 from ablate.components.contract.records import Answer, PackedContext, Passage, Ranking
 from ablate.components.metrics.registry import PathView
-from ablate.components.retrieval.ann import IndexedRankings
-from ablate.components.retrieval.latency import StageSeconds
+from ablate.components.retrieval.latency import IndexedRankings, StageSeconds
 
 if TYPE_CHECKING:
     from ablate.flows.run.context import RunContext

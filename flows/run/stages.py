@@ -15,20 +15,17 @@ from typing import Callable
 
 import polars as pl
 
-from ablate.components.generation import GENERATORS, torch_gguf
+from ablate.components.generation import GENERATORS
 from ablate.components.generation.cache import GenerationCache
 from ablate.components.judge.backends import BaseJudge, make_judge
 from ablate.components.judge.calibration import judge_items, read_items
 from ablate.components.judge.prompts import PromptSet
 from ablate.components.judge.run import Item, judge_many
 from ablate.components.judge.tasks import JudgeCache
-from ablate.components.retrieval import indexes as retrieval_indexes
-from ablate.components.retrieval.dense import DenseEncoder
 from ablate.components.retrieval.latency import StageSeconds
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
-from ablate.components.runtime.memory import release_freed_memory
-from ablate.components.runtime.models import dense_model_path
+from ablate.components.runtime import resources as held
 from ablate.components.runtime.progress import Progress
 from ablate.components.text.chunk_table import ChunkTable, chunk_map
 from ablate.components.text.chunking import chunk_documents
@@ -72,33 +69,21 @@ def chunks_of(ctx: RunContext, key: str) -> ChunkTable:
     return load(ctx, "chunk", key, convert)
 
 
-def encoder(ctx: RunContext, model: str, backend: str = "torch") -> DenseEncoder:
-    """The process's encoder of `model` on `backend`, with the on-disk embedding cache (and
-    the ONNX exports beside it)."""
-    with ctx.lock("encoder"):
-        memo_key = f"encoder:{model}:{backend}"
-        if memo_key not in ctx.memo:
-            root = ctx.store.root
-            ctx.memo[memo_key] = DenseEncoder(dense_model_path(model), root / "embeddings",
-                                              backend=backend, export_dir=root / "onnx")
-        return ctx.memo[memo_key]
-
-
 def release_models(ctx: RunContext, indexes: bool = False) -> None:
-    """Unload this process's encoders and torch generator models, so that the analysis,
-    report and MLflow logging run without their weights resident; with `indexes` (after
-    the last stage), the memoised BM25 indexes too."""
-    for value in list(ctx.memo.values()):
-        if isinstance(value, DenseEncoder):
-            value.unload()
-    torch_gguf.unload()
+    """Let this process's models go (the release hooks components registered:
+    ablate.components.runtime.resources), so that the analysis, report and MLflow logging
+    run without their weights resident; with `indexes` (after the last stage), the
+    memoised indexes too."""
     if indexes:
-        retrieval_indexes.clear_lexical()
-        release_freed_memory()
+        held.release_all(ctx.memo)
+    else:
+        held.release_models(ctx.memo)
 
 
 def resources(ctx: RunContext) -> Resources:
-    return Resources(functools.partial(encoder, ctx), ctx.store.root / "indexes")
+    """What the retrieval stages share in this run (encoders with the embedding cache,
+    indexes kept in the cache folder), memoised in the run's memo."""
+    return Resources.for_run(ctx.store.root, ctx.memo)
 
 
 def generation_cache(ctx: RunContext) -> GenerationCache:

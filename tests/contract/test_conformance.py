@@ -107,7 +107,7 @@ def _check_chunker(d):
 
 
 def _check_analyzer(d):
-    from ablate.components.retrieval.analyzer import get_analyzer
+    from ablate.components.retrieval.lexical.analyzer import get_analyzer
     try:
         analyzer = get_analyzer(d.name)
     except Exception as exc:  # a meta-analyzer resolved per corpus (auto) says so clearly
@@ -279,7 +279,7 @@ def _check_normalization(d):
 def _check_dense_backend(d):
     """A backend's runtime embeds like SentenceTransformer.encode: float32 L2-normalised
     rows in input order, each a function of its text alone (what the cache assumes)."""
-    from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.retrieval.dense.encoder import DenseEncoder
     from ablate.components.runtime.models import minilm_path
     missing = d.missing_requirement()
     if missing is not None:
@@ -300,7 +300,7 @@ def _check_dense_index(d):
     query, best first, ties by id, at most every chunk; an approximate one keeps the exact
     index over the same vectors (`exact`), whose top 1 it finds on these few vectors."""
     from ablate.components.contract.config import AnnConfig
-    from ablate.components.retrieval.ann import DENSE_INDEXES
+    from ablate.components.retrieval.dense.ann import DENSE_INDEXES
     rng = np.random.default_rng(0)
     vecs = rng.standard_normal((12, 8)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -330,8 +330,8 @@ def _check_gguf_engine(d):
 
 
 def _check_node_extractor(d):
-    from ablate.components.retrieval.analyzer import get_analyzer
     from ablate.components.retrieval.graph.nodes import NODE_EXTRACTORS
+    from ablate.components.retrieval.lexical.analyzer import get_analyzer
     extract = NODE_EXTRACTORS.get(d.name)
     names = extract(DOC.text, get_analyzer("default"))
     assert names and all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)

@@ -114,7 +114,7 @@ def test_the_catalogue_contract_covers_the_whole_package(importer):
 
 @pytest.mark.parametrize("importer, imported", [
     ("ablate.components.contract.records", "ablate.components.text.chunking"),  # the bottom reaching up
-    ("ablate.components.text.chunking", "ablate.components.retrieval.bm25"),
+    ("ablate.components.text.chunking", "ablate.components.retrieval.lexical.bm25"),
     ("ablate.components.metrics.answer", "ablate.components.stats.signflip"),
     ("ablate.components.stats.signflip", "ablate.components.report.markdown"),
     ("ablate.components.runtime.models", "ablate.components.generation.base"),

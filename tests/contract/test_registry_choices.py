@@ -13,8 +13,8 @@ from tests.specs import pipeline, write_experiment
 PLUGIN = """\
 import numpy as np
 
-from ablate.components.retrieval.ann import DENSE_INDEXES, flat
-from ablate.components.retrieval.dense_backends import BACKENDS
+from ablate.components.retrieval.dense.ann import DENSE_INDEXES, flat
+from ablate.components.retrieval.dense.backends import BACKENDS
 from ablate.components.retrieval.fusion import NORMALIZERS
 
 DENSE_INDEXES.register("flat_again_43")(flat)

@@ -177,7 +177,7 @@ def _chunker(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
 def _analyzer(decl: Declaration, base: Case, cfg: PipelineConfig) -> Any:
     """An analyzer is handed `retrieval.analyzer_options` as its factory's keyword
     arguments, and refuses others (analyzer.get_analyzer): it sees those it takes."""
-    from ablate.components.retrieval.analyzer import get_analyzer
+    from ablate.components.retrieval.lexical.analyzer import get_analyzer
     params = inspect.signature(registry("analyzer").get(decl.name)).parameters
     options = {k: v for k, v in cfg.retrieval.analyzer_options.items() if k in params}
     analyzer = get_analyzer(decl.name, options)

@@ -14,7 +14,7 @@ import pytest
 
 from ablate.components.contract.records import Answer
 from ablate.components.generation.cache import GenerationCache
-from ablate.components.retrieval.embed_cache import EmbeddingCache
+from ablate.components.retrieval.dense.embed_cache import EmbeddingCache
 from ablate.flows.run.store import STALE_TMP_SECONDS, Store, cache_files, remove_file
 
 DAY = 86400

@@ -87,9 +87,9 @@ def test_check_prices_embedding_by_the_corpus_and_not_what_is_cached(tmp_path):
 
     # every chunk embedded already (as a run would leave the cache): nothing to pay, and
     # the rate is the one the cache recorded
-    from ablate.components.retrieval.dense import model_fingerprint
-    from ablate.components.retrieval.dense_backends import cache_id
-    from ablate.components.retrieval.embed_cache import EmbeddingCache, text_key
+    from ablate.components.retrieval.dense.backends import cache_id
+    from ablate.components.retrieval.dense.embed_cache import EmbeddingCache, text_key
+    from ablate.components.retrieval.dense.encoder import model_fingerprint
     from ablate.components.runtime.models import dense_model_path
     from ablate.components.text.chunking import chunk_documents
     node = next(n for n in small.plan.nodes.values() if n.part == "dense")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ablate.components.retrieval.ann import IndexedRankings
+from ablate.components.retrieval.latency import IndexedRankings
 from ablate.flows.outputs.manifest import retrieval_indexes
 from ablate.flows.run.frames import rankings_frame
 

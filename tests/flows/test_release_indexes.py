@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from ablate.components.contract.config import RetrievalConfig
 from ablate.components.contract.records import Chunk
-from ablate.components.retrieval import indexes
+from ablate.components.retrieval.lexical import resources as indexes
 from ablate.flows.run.stages import release_models
 
 CHUNKS = [Chunk(f"d:{i}", "d", i, i + 1, text, 2) for i, text in

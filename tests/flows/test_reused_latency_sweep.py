@@ -28,7 +28,7 @@ SPEC = experiment(
 def _run(folder: Path, clock: FakeClock, out: str):
     """(context, sweep folder, fake model): every stage run directly, the encoder's model
     the clocked fake."""
-    from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.retrieval.dense.encoder import DenseEncoder
     from ablate.components.runtime.models import dense_model_path
     from ablate.flows.outputs.write import write_outputs
     from ablate.flows.run.context import RunOptions, build_context

@@ -58,13 +58,13 @@ def test_bm25_sharded_equals_one_index(client, demo, tmp_path):
     assert set(latency) == set(whole) and all(v > 0 for v in latency.values())
     # the workers read their rows from the texts file in the cache folder
     assert (tmp_path / "shards" / "kk" / f"{'k' * 24}.parquet").is_file()
-    ran = client.run(lambda: len(__import__("ablate.components.retrieval.shard_paths",
+    ran = client.run(lambda: len(__import__("ablate.components.retrieval.lexical.sharding",
                                             fromlist=["_HELD"])._HELD))
     assert set(ran.values()) == {0}  # the analysed shards were used and let go
 
 
 def test_dense_sharded_equals_one_index(client, demo, tmp_path):
-    from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.retrieval.dense.encoder import DenseEncoder
     from ablate.components.retrieval.resources import Resources
     from ablate.components.retrieval.stages import retrieve_path
     from ablate.components.runtime.models import dense_model_path

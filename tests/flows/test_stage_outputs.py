@@ -141,7 +141,7 @@ def test_embedder_window_share_matches_the_embedder(sweep):
     embedder's own tokenizer (with its [CLS]/[SEP]) and its max_seq_length."""
     from tokenizers import Tokenizer
 
-    from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.retrieval.dense.encoder import DenseEncoder
     from ablate.components.runtime.models import dense_model_path
     from ablate.flows.outputs.manifest import chunking_stats
     from ablate.flows.run.stages import chunks_of
@@ -170,7 +170,7 @@ def test_embedder_cut_matches_the_embedder(sweep):
     never read), against the embedder's own tokenizer and its max_seq_length."""
     from tokenizers import Tokenizer
 
-    from ablate.components.retrieval.dense import DenseEncoder
+    from ablate.components.retrieval.dense.encoder import DenseEncoder
     from ablate.components.runtime.models import dense_model_path
     from ablate.flows.outputs.manifest import chunking_stats
     from ablate.flows.run.stages import chunks_of
@@ -312,7 +312,7 @@ def test_closed_book_variant_is_scored_without_the_context(sweep):
 def test_bm25_indexes_are_kept_in_the_cache_folder(sweep):
     """The sweep's bm25 stages keep their indexes beside the stage entries (read back
     memory-mapped by later stages and runs), each complete."""
-    from ablate.components.retrieval import bm25_disk
+    from ablate.components.retrieval.lexical import bm25_disk
     ctx, _ = sweep
     folders = sorted((ctx.store.root / "indexes").glob("bm25-*"))
     assert len(folders) == 2  # chunk sizes 48 and 300

@@ -53,7 +53,7 @@ def run() -> dict:
     from ablate.components.data.tiers import select_questions
     from ablate.components.generation import make_generator
     from ablate.components.generation.extractive import extract_answer
-    from ablate.components.retrieval.dense import DenseIndex
+    from ablate.components.retrieval.dense.encoder import DenseIndex
     from ablate.components.retrieval.resources import Resources
     from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
     from ablate.components.text.chunking import chunk_documents

@@ -24,7 +24,7 @@ def _env() -> dict[str, str]:
 def test_two_sweeps_at_once_share_cache_and_mlflow(clean_run, tmp_path):
     from mlflow.tracking import MlflowClient
 
-    from ablate.components.retrieval import bm25_disk
+    from ablate.components.retrieval.lexical import bm25_disk
     from ablate.flows.run.store import SIDE_FOLDERS, Store, cache_files
     specs = {"a": SPEC, "b": experiment("rel-tiny-paths", **{
         **FIELDS, "sweeps": [vary("retrieval.paths", ["bm25"])]})}

@@ -30,7 +30,7 @@ import re
 from typing import Callable, Sequence
 
 from ablate.components.contract.registry import Registry
-from ablate.components.retrieval.analyzer import ENGLISH_STOP_WORDS
+from ablate.components.retrieval.lexical.analyzer import ENGLISH_STOP_WORDS
 from ablate.components.text.cjk import CJK
 
 Extractor = Callable[[str, Callable[[str], Sequence[str]]], list[str]]

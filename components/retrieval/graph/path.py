@@ -22,15 +22,15 @@ from typing import Sequence
 from ablate.components.contract.config import PipelineConfig, RetrievalConfig
 from ablate.components.contract.records import Chunk, Question, Ranking
 from ablate.components.retrieval import array_folder
-from ablate.components.retrieval.analyzer import Analyzer, get_analyzer
-from ablate.components.retrieval.analyzers_zh import choose_analyzer
-from ablate.components.retrieval.ann import IndexedRankings
 from ablate.components.retrieval.graph import stored
 from ablate.components.retrieval.graph.build import KnowledgeGraph, build_graph
 from ablate.components.retrieval.graph.nodes import NODE_EXTRACTORS
 from ablate.components.retrieval.graph.search import search
 from ablate.components.retrieval.graph.spread import SPREADING
 from ablate.components.retrieval.indexes import LRU, chunks_fingerprint, disk_key
+from ablate.components.retrieval.latency import IndexedRankings
+from ablate.components.retrieval.lexical.analyzer import Analyzer, get_analyzer
+from ablate.components.retrieval.lexical.analyzers_zh import choose_analyzer
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import PATHS
 

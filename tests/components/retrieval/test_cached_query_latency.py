@@ -12,8 +12,8 @@ import pytest
 from retrieval_helpers import make_chunks, make_questions
 
 from ablate.components.contract.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
-from ablate.components.retrieval.dense import DenseEncoder
-from ablate.components.retrieval.embed_cache import EmbeddingCache, text_key
+from ablate.components.retrieval.dense.embed_cache import EmbeddingCache, text_key
+from ablate.components.retrieval.dense.encoder import DenseEncoder
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
 from ablate.components.runtime.models import minilm_path

@@ -10,9 +10,9 @@ import pytest
 from ablate.components import catalogue
 from ablate.components.contract.config import PipelineConfig
 from ablate.components.contract.records import Chunk, Question
-from ablate.components.retrieval.analyzer import get_analyzer
 from ablate.components.retrieval.graph.nodes import capitalised_spans, terms, words
 from ablate.components.retrieval.graph.path import graph_of
+from ablate.components.retrieval.lexical.analyzer import get_analyzer
 from ablate.components.retrieval.stages import retrieve_path
 
 catalogue.load()

@@ -40,9 +40,9 @@ def test_a_later_call_reads_the_graph_from_the_index_folder(tmp_path, monkeypatc
     monkeypatch.setattr(graph_path, "build_graph", no_build)
     again, _ = graph_of(CHUNKS, r, tmp_path)
     _same(first, again)
-    from ablate.components.retrieval.analyzer import get_analyzer
     from ablate.components.retrieval.graph.search import search
     from ablate.components.retrieval.graph.spread import SPREADING
+    from ablate.components.retrieval.lexical.analyzer import get_analyzer
     found = search(again, [get_analyzer("default", {})(BORN.question)], r.depth,
                    SPREADING.get(r.graph.spreading), r.graph)[0]
     assert [c for c, _ in found] == [c for c, _ in before]

@@ -9,16 +9,12 @@ import random
 import numpy as np
 import pytest
 
-from ablate.components.retrieval import dense
-from ablate.components.retrieval.analyzer import get_analyzer
-from ablate.components.retrieval.bm25 import BM25Index, CollectionStats
-from ablate.components.retrieval.dense import DenseIndex, exact_scores
-from ablate.components.retrieval.shards import (
-    AnalysedShard,
-    merge_rankings,
-    merge_shards,
-    shard_bounds,
-)
+from ablate.components.retrieval.dense import encoder as dense
+from ablate.components.retrieval.dense.encoder import DenseIndex, exact_scores
+from ablate.components.retrieval.lexical.analyzer import get_analyzer
+from ablate.components.retrieval.lexical.bm25 import BM25Index, CollectionStats
+from ablate.components.retrieval.lexical.sharding import AnalysedShard
+from ablate.components.retrieval.shards import merge_rankings, merge_shards, shard_bounds
 
 
 @pytest.mark.parametrize("n,s", [(10, 1), (10, 3), (10, 10), (7, 20), (0, 4), (1000, 7)])

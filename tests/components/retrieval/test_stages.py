@@ -10,9 +10,9 @@ from retrieval_helpers import TEXTS, make_chunks, make_questions
 from ablate.components.contract.config import FusionConfig, PipelineConfig, RerankConfig, RetrievalConfig
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Chunk
-from ablate.components.retrieval.analyzer import get_analyzer
-from ablate.components.retrieval.bm25 import BM25Index
-from ablate.components.retrieval.dense import DenseEncoder
+from ablate.components.retrieval.dense.encoder import DenseEncoder
+from ablate.components.retrieval.lexical.analyzer import get_analyzer
+from ablate.components.retrieval.lexical.bm25 import BM25Index
 from ablate.components.retrieval.resources import Resources
 from ablate.components.retrieval.stages import fuse_rankings, rerank_rankings, retrieve_path
 from ablate.components.runtime.models import minilm_path

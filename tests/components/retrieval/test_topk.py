@@ -38,7 +38,7 @@ def test_merge_topk_rows():
 
 
 def _numba_topk_rows(scores, k, decimals):
-    from ablate.components.retrieval import bm25_numba
+    from ablate.components.retrieval.lexical import bm25_numba
     return bm25_numba.topk_rows(scores, k, decimals)
 
 
