@@ -189,3 +189,18 @@ def test_registration_refuses_an_ability_it_does_not_understand(register, declar
 def test_registration_refuses_a_test_that_declares_nothing(register):
     with pytest.raises(RegistrationError, match="does not declare inverts, smallest_p"):
         TESTS.register("fake_silent")(_t_p)
+
+
+def test_the_docs_example_test_registers_and_conforms(monkeypatch):
+    """docs/extending.md's example plugin (the sign test) passes the conformance suite."""
+    from pathlib import Path
+
+    from tests.contract.test_conformance import check_component
+    monkeypatch.setattr(TESTS, "_items", dict(TESTS._items))
+    monkeypatch.setattr(TESTS, "_decls", dict(TESTS._decls))
+    text = (Path(__file__).resolve().parents[3] / "docs" / "extending.md").read_text()
+    block = text.split("# a plugin: the sign test")[1].split("\n", 1)[1].split("```")[0]
+    exec(compile(block, "docs/extending.md", "exec"), {})
+    check_component(TESTS.declaration("sign"))
+    r = _compare(_table(3), "sign")
+    assert np.isnan(r["mde"][0])  # 3 clusters: its smallest p, 2/2^3, is above alpha
