@@ -297,6 +297,7 @@ def _compared(test: str, ci_method: str):
     """compare_variants with `test` on 24 independent questions and three variants (one
     with no effect, one small, one large)."""
     import polars as pl
+
     from ablate.components.stats import compare_variants
     rng = np.random.default_rng(4)
     base = rng.uniform(0.2, 0.8, 24)
