@@ -23,7 +23,7 @@ from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.numbers import finite, fmt_ci
 from ablate.components.stats.inference import FLAG_FEW_UNTIED, MIN_UNTIED_FOR_BOOTSTRAP
 from ablate.components.stats.inversion import FLAG_UNBOUNDED
-from ablate.components.stats.paired_tests import abilities
+from ablate.components.stats.paired_tests import reported_abilities
 
 # Marks a CI that excludes 0 beside a comparison that is not significant after correction,
 # or contains 0 beside one that is (glossary: DISAGREE_TEXT).
@@ -146,7 +146,7 @@ def ci_text(st: dict[str, Any], stats: pl.DataFrame | None = None) -> str:
     other = [r for r in rows if not matches_significance(r, method)]
     parts = []
     if matched:
-        test = INVERTED[abilities(st.get("test") or "permutation").inverts or "signflip"]
+        test = INVERTED[reported_abilities(st.get("test") or "permutation").inverts or "signflip"]
         levels = _levels(matched, "at least " + _pct(1 - alpha))
         parts.append(f"the inverted paired test ({test}) at the level that matches each "
                      f"corrected p ({levels}), so it excludes 0 exactly when the comparison "

@@ -12,7 +12,7 @@ import polars as pl
 
 from ablate.components.stats.binary_bound import FLAG_FEW_DOCUMENTS
 from ablate.components.stats.clusters import FEW_CHANGED, FLAG_FEW_CHANGED
-from ablate.components.stats.paired_tests import abilities
+from ablate.components.stats.paired_tests import reported_abilities
 
 
 def error_rates_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
@@ -28,7 +28,7 @@ def error_rates_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
                 "stats.family: all for one family")
     else:
         fwer = f"familywise error at most {alpha:g} over the table (one family)"
-    return f"{fwer}; {abilities(st.get('test', 'permutation')).assumption}"
+    return f"{fwer}; {reported_abilities(st.get('test') or 'permutation').assumption}"
 
 
 def few_changed(key: pl.DataFrame) -> list[str]:
@@ -79,8 +79,8 @@ def cannot_reject(key: pl.DataFrame, st: dict[str, Any]) -> list[str]:
     """A finding for key comparisons the test cannot decide at all: with G clusters its
     declared smallest p (2 / 2^G for the sign-flip test) is above alpha, so there is no
     MDE and 'underpowered' would say too little."""
-    test = st.get("test", "permutation")
-    floor = abilities(test).smallest_p
+    test = st.get("test") or "permutation"
+    floor = reported_abilities(test).smallest_p
     if floor is None or "n_clusters" not in key.columns:
         return []
     alpha = float(st.get("alpha", 0.05))
@@ -89,7 +89,7 @@ def cannot_reject(key: pl.DataFrame, st: dict[str, Any]) -> list[str]:
     if not small:
         return []
     worst = small[0]
-    name = abilities(test).also_called or test
+    name = reported_abilities(test).also_called or test
     return [f"Cannot reject at alpha {alpha:g} with {worst} clusters: the {name} test's "
             f"smallest possible p is {floor.formula.format(g=worst)} = "
             f"{float(floor.of(worst)):.3g}, so no difference "

@@ -19,7 +19,7 @@ from ablate.components.report.figure_svg import EXT, figure_bytes  # noqa: E402
 from ablate.components.report.intervals import DISAGREE  # noqa: E402
 from ablate.components.report.numbers import finite, fmt_ci, fmt_p, fmt_signed  # noqa: E402
 from ablate.components.report.plots import tick_labels  # noqa: E402
-from ablate.components.stats.paired_tests import abilities  # noqa: E402
+from ablate.components.stats.paired_tests import reported_abilities  # noqa: E402
 
 SECTION = "Worth: what each part is worth"
 PLOT = "worth" + EXT
@@ -103,7 +103,7 @@ def _levels(worth: pl.DataFrame) -> str:
 def _caveats(worth: pl.DataFrame, metrics: Sequence[str], alpha: float) -> list[str]:
     out = []
     first = worth.row(0, named=True)
-    able = abilities(first["test"])
+    able = reported_abilities(first["test"])
     if able.symmetric:
         out.append(f"The {able.also_called or first['test']} test's p assumes each document's "
                    "summed value is symmetric about the true value; strongly skewed document effects (a few documents "
@@ -124,7 +124,7 @@ def _caveats(worth: pl.DataFrame, metrics: Sequence[str], alpha: float) -> list[
 
 def _also_called(test: str) -> str:
     """' (sign-flip)' after the permutation test's name: what else it is called."""
-    name = abilities(test).also_called
+    name = reported_abilities(test).also_called
     return f" ({name})" if name else ""
 
 

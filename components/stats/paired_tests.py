@@ -50,6 +50,19 @@ def abilities(test: str) -> Abilities:
     return abilities_of(TESTS.declaration(test))
 
 
+def reported_abilities(test: str) -> Abilities:
+    """What a report may say of the test a sweep used: its abilities, or for a test not
+    registered here (a plugin's, in `ablate report` of its sweep without the plugin)
+    abilities that claim nothing: no floor, no interval of its own, its assumption left
+    to its plugin."""
+    if test in TESTS:
+        return abilities(test)
+    return Abilities(inverts=None, smallest_p=None, self_test_p="own", power="t",
+                     assumption=f"what the {test} test assumes is declared by its plugin, "
+                                "which is not loaded here",
+                     symmetric=False, also_called="", wilcoxon_column=False)
+
+
 @TESTS.register("permutation", inverts="signflip", smallest_p=SIGNFLIP_SMALLEST_P,
                 self_test_p="signflip-mc", power="t", assumption=SIGNFLIP_ASSUMPTION,
                 symmetric=True, also_called="sign-flip", wilcoxon_column=False)

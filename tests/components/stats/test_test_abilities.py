@@ -204,3 +204,16 @@ def test_the_docs_example_test_registers_and_conforms(monkeypatch):
     check_component(TESTS.declaration("sign"))
     r = _compare(_table(3), "sign")
     assert np.isnan(r["mde"][0])  # 3 clusters: its smallest p, 2/2^3, is above alpha
+
+
+def test_a_report_of_a_test_whose_plugin_is_not_loaded_claims_nothing_of_it():
+    """`ablate report` of a sweep run with a plugin's test, without the plugin: no
+    failure, and no sign-flip claims made for it."""
+    st = {"test": "plugin_test", "alpha": 0.05}
+    text = error_rates_text(st, pl.DataFrame())
+    assert "declared by its plugin" in text and "sign-flip" not in text
+    key = pl.DataFrame({"n_clusters": [2], "variant": ["v"], "metric": ["m/x"]})
+    assert cannot_reject(key, st) == []
+    worth = pl.DataFrame({"test": ["plugin_test"], "ci_flag": [""], "metric": ["m/x"],
+                          "kind": ["shapley"], "ci_level": [0.975]})
+    assert not any("symmetric" in c for c in _caveats(worth, ["m/x"], 0.05))
