@@ -23,6 +23,7 @@ from ablate.components.contract.vocab import BASELINE
 from ablate.components.report.numbers import finite, fmt_ci
 from ablate.components.stats.inference import FLAG_FEW_UNTIED, MIN_UNTIED_FOR_BOOTSTRAP
 from ablate.components.stats.inversion import FLAG_UNBOUNDED
+from ablate.components.stats.paired_tests import reported_abilities
 
 # Marks a CI that excludes 0 beside a comparison that is not significant after correction,
 # or contains 0 beside one that is (glossary: DISAGREE_TEXT).
@@ -31,6 +32,9 @@ DISAGREE_TEXT = ("the CI and sig. disagree (the CI excludes 0 but the comparison
                  "significant, or the reverse): the CI is a per-comparison interval at its own "
                  "level, not corrected for multiple comparisons, while sig. comes from the "
                  "corrected p; read sig.")
+
+# how the header names the test an inversion interval inverts (a test's `inverts`)
+INVERTED = {"t": "cluster-robust t", "signflip": "sign-flip over clusters"}
 
 
 def matches_significance(row: dict[str, Any], default_method: str | None = None) -> bool:
@@ -142,7 +146,7 @@ def ci_text(st: dict[str, Any], stats: pl.DataFrame | None = None) -> str:
     other = [r for r in rows if not matches_significance(r, method)]
     parts = []
     if matched:
-        test = "cluster-robust t" if st.get("test") == "t" else "sign-flip over clusters"
+        test = INVERTED[reported_abilities(st.get("test") or "permutation").inverts or "signflip"]
         levels = _levels(matched, "at least " + _pct(1 - alpha))
         parts.append(f"the inverted paired test ({test}) at the level that matches each "
                      f"corrected p ({levels}), so it excludes 0 exactly when the comparison "

@@ -1,7 +1,8 @@
 """What the verdicts cannot promise, said where they are read (issue 38): the table-wide
-familywise error beside the per-metric families, the symmetry assumption of the
-sign-flip test, comparisons whose changes sit in fewer than FEW_CHANGED clusters, and
-comparisons the test cannot decide at all with their G clusters."""
+familywise error beside the per-metric families, the test's assumption (the symmetry of
+the sign-flip test), comparisons whose changes sit in fewer than FEW_CHANGED clusters, and
+comparisons the test cannot decide at all with their G clusters. What a test assumes and
+its smallest p are its declared abilities (ablate.components.stats.abilities)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import polars as pl
 
 from ablate.components.stats.binary_bound import FLAG_FEW_DOCUMENTS
 from ablate.components.stats.clusters import FEW_CHANGED, FLAG_FEW_CHANGED
+from ablate.components.stats.paired_tests import reported_abilities
 
 
 def error_rates_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
@@ -26,14 +28,7 @@ def error_rates_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
                 "stats.family: all for one family")
     else:
         fwer = f"familywise error at most {alpha:g} over the table (one family)"
-    if st.get("test", "permutation") == "t":
-        assume = ("the cluster-robust t (CR2, Bell-McCaffrey df) assumes the mean of the "
-                  "cluster sums is close to normal")
-    else:
-        assume = ("p and the interval assume each cluster's difference is symmetric about "
-                  "the true shift (sign-flip); skewed cluster effects can raise the error "
-                  "rate above alpha (docs/statistics.md)")
-    return f"{fwer}; {assume}"
+    return f"{fwer}; {reported_abilities(st.get('test') or 'permutation').assumption}"
 
 
 def few_changed(key: pl.DataFrame) -> list[str]:
@@ -81,27 +76,34 @@ def _named(rows: list[dict]) -> str:
 
 
 def cannot_reject(key: pl.DataFrame, st: dict[str, Any]) -> list[str]:
-    """A finding for key comparisons the sign-flip test cannot decide at all: with G
-    clusters its smallest p, 2 / 2^G, is above alpha, so there is no MDE and
-    'underpowered' would say too little."""
-    if st.get("test", "permutation") != "permutation" or "n_clusters" not in key.columns:
+    """A finding for key comparisons the test cannot decide at all: with G clusters its
+    declared smallest p (2 / 2^G for the sign-flip test) is above alpha, so there is no
+    MDE and 'underpowered' would say too little."""
+    test = st.get("test") or "permutation"
+    floor = reported_abilities(test).smallest_p
+    if floor is None or "n_clusters" not in key.columns:
         return []
     alpha = float(st.get("alpha", 0.05))
     g = key["n_clusters"].drop_nulls()
-    small = sorted({int(x) for x in g.to_list() if x >= 1 and 2.0 / 2.0**x > alpha})
+    small = sorted({int(x) for x in g.to_list() if x >= 1 and float(floor.of(x)) > alpha})
     if not small:
         return []
     worst = small[0]
-    return [f"Cannot reject at alpha {alpha:g} with {worst} clusters: the sign-flip test's "
-            f"smallest possible p is 2/2^{worst} = {2.0 / 2.0**worst:.3g}, so no difference "
+    name = reported_abilities(test).also_called or test
+    return [f"Cannot reject at alpha {alpha:g} with {worst} clusters: the {name} test's "
+            f"smallest possible p is {floor.formula.format(g=worst)} = "
+            f"{float(floor.of(worst)):.3g}, so no difference "
             "on those comparisons can be significant and no MDE is given; more documents "
             "are needed."]
 
 
 def _family_text(f: dict[str, Any]) -> str:
     name = "cluster t (CR2)" if f.get("family") == "t" else str(f.get("family"))
-    if f.get("coverage") is None:
+    inverts = str(f.get("coverage_note", "inverts")).startswith("inverts")
+    if f.get("coverage") is None and inverts:
         cov = f"its {f.get('interval')} interval inverts the test (coverage 1 - type-I)"
+    elif f.get("coverage") is None:
+        cov = f"its {f.get('interval')} interval's coverage is not simulated"
     else:
         cov = (f"{f.get('interval')} coverage {f['coverage']:.3f} ± "
                f"{f['coverage_mc_se']:.3f} over {f['alternatives']}")

@@ -19,6 +19,7 @@ from ablate.components.report.figure_svg import EXT, figure_bytes  # noqa: E402
 from ablate.components.report.intervals import DISAGREE  # noqa: E402
 from ablate.components.report.numbers import finite, fmt_ci, fmt_p, fmt_signed  # noqa: E402
 from ablate.components.report.plots import tick_labels  # noqa: E402
+from ablate.components.stats.paired_tests import reported_abilities  # noqa: E402
 
 SECTION = "Worth: what each part is worth"
 PLOT = "worth" + EXT
@@ -102,9 +103,10 @@ def _levels(worth: pl.DataFrame) -> str:
 def _caveats(worth: pl.DataFrame, metrics: Sequence[str], alpha: float) -> list[str]:
     out = []
     first = worth.row(0, named=True)
-    if first["test"] == "permutation":
-        out.append("The sign-flip test's p assumes each document's summed value is symmetric "
-                   "about the true value; strongly skewed document effects (a few documents "
+    able = reported_abilities(first["test"])
+    if able.symmetric:
+        out.append(f"The {able.also_called or first['test']} test's p assumes each document's "
+                   "summed value is symmetric about the true value; strongly skewed document effects (a few documents "
                    "carrying the effect) can make it reject more often than alpha "
                    "(docs/statistics.md).")
     if len(metrics) > 1:
@@ -118,6 +120,12 @@ def _caveats(worth: pl.DataFrame, metrics: Sequence[str], alpha: float) -> list[
                    "than 10 documents has its interval widened to the Tango score bound, which "
                    "accounts for changes not seen (benchmarks/worth_rare_changes.py).")
     return out
+
+
+def _also_called(test: str) -> str:
+    """' (sign-flip)' after the permutation test's name: what else it is called."""
+    name = reported_abilities(test).also_called
+    return f" ({name})" if name else ""
 
 
 def _alpha(worth: pl.DataFrame) -> float:
@@ -164,7 +172,7 @@ def worth_section(worth: pl.DataFrame | None, key: Sequence[str],
              f"The star and the interval are separate constructions, so a starred value's "
              f"interval can hold 0 (or an unstarred one exclude it): {DISAGREE} marks such a "
              f"row; read the star, which comes from the {first['test']} test"
-             f"{' (sign-flip)' if first['test'] == 'permutation' else ''} corrected for the "
+             f"{_also_called(first['test'])} corrected for the "
              "family.", ""]
     lines += [" ".join(_caveats(worth, metrics, alpha)), ""]
     if PLOT in plot_files:

@@ -22,7 +22,7 @@ from ablate.components.contract.errors import InputError
 from ablate.components.contract.vocab import CI_METHODS, FAMILIES
 from ablate.components.stats.correction import check_method
 from ablate.components.stats.inference import infer
-from ablate.components.stats.paired_tests import TESTS
+from ablate.components.stats.paired_tests import TESTS, abilities
 from ablate.components.stats.table_prep import WideTable, prepare_wide
 from ablate.components.stats.ttest import effect_size_dz, paired_moments, wilcoxon_pvalues, win_tie_loss
 
@@ -153,7 +153,8 @@ def compare_joint(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str],
     _, mean, sd = paired_moments(D, M)
     wins, ties, losses = win_tie_loss(D, M)
     ncomp = len(pairs)
-    p_wil = wilcoxon_pvalues(D, M) if test == "wilcoxon" else np.full(ncomp, np.nan)
+    p_wil = (wilcoxon_pvalues(D, M) if abilities(test).wilcoxon_column
+             else np.full(ncomp, np.nan))
     with np.errstate(invalid="ignore", divide="ignore"):
         rel = mean / cnt["mean_baseline"]
     rel[~np.isfinite(rel)] = np.nan

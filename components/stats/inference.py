@@ -7,8 +7,9 @@ mask M, one cluster code per question and the family of each column:
 
 1. per-cluster sums S and counts N;
 2. the configured test's p on the cluster sums (TESTS), then the correction per family;
-3. the interval. The default `inversion` inverts the test itself: the sign-flip test
-   (ablate.components.stats.inversion) or, for the t test, the cluster-robust t interval,
+3. the interval. The default `inversion` inverts the test itself, as it declares
+   (`inverts`, ablate.components.stats.abilities): the sign-flip test
+   (ablate.components.stats.inversion) or the cluster-robust t interval (the t test's),
    at the level a_j = alpha * p_j / p_adjusted_j at which the raw test rejects exactly
    when the corrected p is at most alpha, so "significant" and "the interval excludes 0"
    agree by construction (`ci_level` records 1 - a_j). `bca` / `percentile` (the cluster
@@ -19,8 +20,8 @@ mask M, one cluster code per question and the family of each column:
 4. the MDE at the corrected level: the planning alpha of the family (the smallest raw p
    the correction can call significant, e.g. alpha / m for holm) and the cluster-robust
    (CR2) standard error, with its Bell-McCaffrey degrees of freedom. None (NaN) where the
-   sign-flip test cannot reject at that level at all with G clusters (its smallest p,
-   2 / 2^G, is above it): there is no effect it could detect;
+   test cannot reject at that level at all with G clusters (its declared `smallest_p`,
+   2 / 2^G for the sign-flip test, is above it): there is no effect it could detect;
 5. k, the clusters with any change (`n_changed_clusters`): below FEW_CHANGED the interval
    is flagged `few_changed_clusters` (on 0/1 metrics with most pairs tied its coverage
    is governed by k, not G; ablate.components.stats.clusters), and on a 0/1 metric
@@ -50,7 +51,7 @@ from ablate.components.stats.clusters import (
 )
 from ablate.components.stats.correction import adjust_pvalues, resamples_needed, smallest_threshold
 from ablate.components.stats.inversion import inversion_interval
-from ablate.components.stats.paired_tests import TESTS
+from ablate.components.stats.paired_tests import TESTS, abilities
 from ablate.components.stats.power import mde_dz
 
 MC_RESOLUTION = 10.0  # smallest Monte-Carlo p is at most 1/10 of the smallest threshold
@@ -147,6 +148,7 @@ def infer(D: np.ndarray, M: np.ndarray, codes: np.ndarray, fam_key: np.ndarray, 
                 for k in set(fam_key.tolist()) | set(extra_fam.tolist()))
     n_mc = max(resamples, resamples_needed(correction, max(m_max, 1), alpha, MC_RESOLUTION))
     p, p_method, used = TESTS.get(test)(S, N, resamples=n_mc, seed=seed, alpha=alpha)
+    able = abilities(test)
     p[~defined] = np.nan
     p_method = [pm if ok else "none" for pm, ok in zip(p_method, defined)]
     p_adj, fam_size = _corrected(np.concatenate([p, extra_p]),
@@ -159,14 +161,14 @@ def infer(D: np.ndarray, M: np.ndarray, codes: np.ndarray, fam_key: np.ndarray, 
 
     ci_flag = [""] * ncol
     boot_b = 0
-    if ci_method == "inversion" and test == "t":
+    if ci_method == "inversion" and able.inverts == "t":
         _, _, lo, hi = _t_at(S, N, level)
-        ci_used = ["t-inversion"] * ncol
-    elif ci_method == "inversion":
+        ci_used = [able.inversion] * ncol
+    elif ci_method == "inversion":  # this test's own decision at 0 when it is the sign-flip
         lo, hi, ci_flag = inversion_interval(D, M, S, N, level,
-                                             significant if test == "permutation" else None,
+                                             significant if able.inverts == "signflip" else None,
                                              resamples=n_mc, seed=seed)
-        ci_used = ["signflip-inversion"] * ncol
+        ci_used = [able.inversion] * ncol
     elif ci_method == "t":
         lo, hi, ci_used, level = t_lo, t_hi, ["t"] * ncol, np.full(ncol, alpha)
     else:
@@ -194,9 +196,9 @@ def infer(D: np.ndarray, M: np.ndarray, codes: np.ndarray, fam_key: np.ndarray, 
     for j in np.flatnonzero(few_docs):
         ci_flag[j] = "; ".join(x for x in (ci_flag[j], FLAG_FEW_DOCUMENTS) if x)
     mde = planning_mde(S, N, alpha_star)
-    if test == "permutation":  # no MDE where the sign-flip test cannot reject at all
+    if able.smallest_p is not None:  # no MDE where the test cannot reject at all
         g = n_clusters(N).astype(np.float64)
-        mde[2.0 / 2.0**g > alpha_star] = np.nan
+        mde[able.smallest_p.of(g) > alpha_star] = np.nan
     return Inference(n, n_clusters(N), mean, p, p_method, used, p_adj, significant, fam_size,
                      lo, hi, ci_used, ci_flag, 1.0 - level, t_stat, p_t, t_lo, t_hi,
                      mde, boot_b, extra_adj, extra_size, k)

@@ -4,6 +4,11 @@ Each takes the per-cluster sums S of the paired differences and the per-cluster 
 of used questions (clusters x comparisons; ablate.components.stats.clusters; with every
 question its own cluster, S is the differences and N the used mask) and returns
 (p-values, how each was computed, Monte-Carlo resamples used per comparison).
+
+Each is registered with its abilities (ablate.components.stats.abilities): which interval
+it inverts into, its smallest p, how the self-test computes it, whether `ablate power`
+plans it exactly, what it assumes. Every place that treats tests differently reads them
+through `abilities(name)`, never the test's name.
 """
 
 from __future__ import annotations
@@ -13,7 +18,14 @@ from typing import Callable
 import numpy as np
 
 from ablate.components.contract.errors import InputError
-from ablate.components.contract.registry import Registry
+from ablate.components.contract.registry import Declaration, Registry
+from ablate.components.stats.abilities import (
+    SIGNFLIP_ASSUMPTION,
+    SIGNFLIP_SMALLEST_P,
+    Abilities,
+    abilities_of,
+    check_abilities,
+)
 from ablate.components.stats.clusters import cluster_ttest
 from ablate.components.stats.signflip import signflip_pvalues
 from ablate.components.stats.ttest import wilcoxon_pvalues
@@ -21,10 +33,39 @@ from ablate.components.stats.ttest import wilcoxon_pvalues
 TestResult = tuple[np.ndarray, list[str], np.ndarray]
 PairedTest = Callable[..., TestResult]
 
-TESTS: Registry[PairedTest] = Registry("statistical test", config_field="stats.test")
 
 
-@TESTS.register("permutation")
+class PairedTestRegistry(Registry[PairedTest]):
+    """Paired tests, each registered with every ability (abilities.check_abilities)."""
+
+    def _check(self, decl: Declaration) -> None:
+        check_abilities(decl)
+
+
+TESTS = PairedTestRegistry("statistical test", config_field="stats.test")
+
+
+def abilities(test: str) -> Abilities:
+    """The declared abilities of the test named `test` (unknown: InputError)."""
+    return abilities_of(TESTS.declaration(test))
+
+
+def reported_abilities(test: str) -> Abilities:
+    """What a report may say of the test a sweep used: its abilities, or for a test not
+    registered here (a plugin's, in `ablate report` of its sweep without the plugin)
+    abilities that claim nothing: no floor, no interval of its own, its assumption left
+    to its plugin."""
+    if test in TESTS:
+        return abilities(test)
+    return Abilities(inverts=None, smallest_p=None, self_test_p="own", power="t",
+                     assumption=f"what the {test} test assumes is declared by its plugin, "
+                                "which is not loaded here",
+                     symmetric=False, also_called="", wilcoxon_column=False)
+
+
+@TESTS.register("permutation", inverts="signflip", smallest_p=SIGNFLIP_SMALLEST_P,
+                self_test_p="signflip-mc", power="t", assumption=SIGNFLIP_ASSUMPTION,
+                symmetric=True, also_called="sign-flip", wilcoxon_column=False)
 def permutation(S: np.ndarray, N: np.ndarray, *, resamples: int, seed: int, alpha: float) -> TestResult:
     """Two-sided sign-flip randomisation test over cluster sums: exact when feasible
     (a grid of values, or few clusters), else Monte Carlo."""
@@ -33,7 +74,10 @@ def permutation(S: np.ndarray, N: np.ndarray, *, resamples: int, seed: int, alph
     return p, list(method), used
 
 
-@TESTS.register("t")
+@TESTS.register("t", inverts="t", smallest_p=None, self_test_p="cr2", power="own",
+                assumption="the cluster-robust t (CR2, Bell-McCaffrey df) assumes the mean of "
+                           "the cluster sums is close to normal",
+                symmetric=False, also_called="", wilcoxon_column=False)
 def t(S: np.ndarray, N: np.ndarray, *, resamples: int, seed: int, alpha: float) -> TestResult:
     """Cluster-robust t test (CR1 standard error, G - 1 degrees of freedom); the paired t
     test when every question is its own cluster."""
@@ -41,7 +85,9 @@ def t(S: np.ndarray, N: np.ndarray, *, resamples: int, seed: int, alpha: float) 
     return p, ["t"] * p.size, np.zeros(p.size, dtype=np.int64)
 
 
-@TESTS.register("wilcoxon")
+@TESTS.register("wilcoxon", inverts=None, smallest_p=None, self_test_p="own", power="t",
+                assumption=SIGNFLIP_ASSUMPTION, symmetric=True, also_called="",
+                wilcoxon_column=True)
 def wilcoxon(S: np.ndarray, N: np.ndarray, *, resamples: int, seed: int, alpha: float) -> TestResult:
     """Wilcoxon signed-rank test of independent questions (refused on clusters of several
     questions: its ranks assume independent pairs)."""

@@ -9,20 +9,24 @@ test holds its level on any data), these nulls carry the sweep's skew and its do
 documents, so a test that is liberal on data like these is liberal on them too. Each
 family is run on the nulls:
 
-- the configured test (`stats.test`; the sign-flip test by Monte Carlo, with fewer nulls,
-  down to MIN_NULLS per comparison, where many clusters would make it slow);
+- the configured test (`stats.test`), its p as it declares (`self_test_p`,
+  ablate.components.stats.abilities): the sign-flip test by Monte Carlo, with fewer nulls,
+  down to MIN_NULLS per comparison, where many clusters would make it slow;
 - the cluster-robust t (CR2, Bell-McCaffrey df), which the MDE, `ablate power`, the
-  sequential looks and the gate margin read.
+  sequential looks and the gate margin read (run once where it is the configured test).
 
 The empirical type-I error is the share of nulls a family rejects at alpha (one
-comparison at a time, no correction), with its Monte Carlo error; `off_level` follows the
-rule of self_test_nulls (well above alpha, not one draw near it). An interval that inverts
-its test (the default inversion interval; the t interval of the t) covers exactly when
-the test does not reject a shifted null, so its coverage is 1 - type-I and is not printed
-as a separate figure; the cluster bootstrap intervals (`bca`, `percentile`) get their own
-coverage on shifted nulls. With fewer than MIN_CHANGED_TO_TELL changed clusters in every
-key comparison the record says it cannot tell (`cannot_tell`) and gives no figures. One
-seed drives the draws, so the same data give the same figures.
+comparison at a time, no correction), with its Monte Carlo error; `off_level` follows
+the rule of self_test_nulls (well above alpha, not one draw near it). An interval that
+inverts its test (the default inversion interval; the t interval of the t) covers
+exactly when the test does not reject a shifted null, so its coverage is 1 - type-I and
+is not printed as a separate figure (nor is that of an interval that does not invert its
+test: the t interval of the sign-flip test, the sign-flip inversion of a test that
+declares none: `coverage_note` says it was not simulated); the cluster bootstrap
+intervals (`bca`, `percentile`) get their own coverage on shifted nulls. With fewer than
+MIN_CHANGED_TO_TELL changed clusters in every key comparison the record says it cannot
+tell (`cannot_tell`) and gives no figures. One seed drives the draws, so the same data
+give the same figures.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import polars as pl
 from ablate.components.stats.bootstrap import bootstrap_ci
 from ablate.components.stats.clusters import changed_clusters, cluster_sums
 from ablate.components.stats.compare import pair_matrices
-from ablate.components.stats.paired_tests import TESTS
+from ablate.components.stats.paired_tests import TESTS, abilities
 from ablate.components.stats.self_test_nulls import (
     MIN_CHANGED_TO_TELL,
     OFF_LEVEL_FACTOR,
@@ -56,6 +60,7 @@ SELF_TEST_RESAMPLES = 500   # Monte Carlo sign flips of each null's own test
 NULL_WORK = 10**9           # sign-flip work cap (clusters x nulls x flips): fewer nulls ...
 MIN_NULLS = 200             # ... down to this many per comparison with many clusters
 COVERAGE_BOOTSTRAP = 1000   # cluster bootstrap resamples of each shifted null's interval
+INVERTS_NOTE = "inverts the test: 1 - type-I"
 
 
 def _chosen(D: np.ndarray, M: np.ndarray, codes: np.ndarray, limit: int) -> np.ndarray:
@@ -69,12 +74,14 @@ def _chosen(D: np.ndarray, M: np.ndarray, codes: np.ndarray, limit: int) -> np.n
 
 
 def _family(name: str, interval: str, r: tuple[float, float, int], alpha: float,
-            coverage: tuple[float, float, int] | None) -> dict[str, Any]:
+            coverage: tuple[float, float, int] | None, inverts: bool = True) -> dict[str, Any]:
     t1, se, nulls = r
     out = {"family": name, "interval": interval, "type_i": round(t1, 4),
            "type_i_mc_se": round(se, 4), "nulls": nulls, "off_level": off_level(t1, se, alpha)}
     if coverage is None:
-        return out | {"coverage": None, "coverage_note": "inverts the test: 1 - type-I"}
+        note = (INVERTS_NOTE if inverts
+                else "not simulated: the interval does not invert the test")
+        return out | {"coverage": None, "coverage_note": note}
     return out | {"coverage": round(coverage[0], 4), "coverage_mc_se": round(coverage[1], 4),
                   "alternatives": coverage[2]}
 
@@ -140,15 +147,18 @@ def self_test(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str], tes
     S, N = cluster_sums(D[:, cols], M[:, cols], codes)
     rng = np.random.default_rng([seed, 56])
 
+    able = abilities(test)
+
     def configured(Sx: np.ndarray, Nx: np.ndarray) -> np.ndarray:
-        if test == "permutation":
+        if able.self_test_p == "signflip-mc":
             return montecarlo_pvalues(Sx, SELF_TEST_RESAMPLES, seed)
-        if test == "t":
+        if able.self_test_p == "cr2":
             return cr2_p(Sx, Nx)
         return TESTS.get(test)(Sx, Nx, resamples=SELF_TEST_RESAMPLES, seed=seed, alpha=alpha)[0]
 
-    tests = {test: configured} | ({} if test == "t" else {"t": cr2_p})
-    if test == "permutation":  # the Monte Carlo p of every null: cap the work
+    is_t = able.self_test_p == "cr2"  # then it is the t family itself
+    tests = {test: configured} | ({} if is_t else {"t": cr2_p})
+    if able.self_test_p == "signflip-mc":  # the Monte Carlo p of every null: cap the work
         work = S.shape[0] * cols.size * SELF_TEST_RESAMPLES
         null_replicates = int(np.clip(NULL_WORK // work, min(MIN_NULLS, null_replicates),
                                       null_replicates))
@@ -158,10 +168,11 @@ def self_test(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str], tes
     if ci_method in ("bca", "percentile"):
         coverage = _bootstrap_coverage(S, N, method=ci_method, alpha=alpha,
                                        reps=coverage_replicates, seed=seed, rng=rng)
-    interval = {"inversion": "signflip-inversion" if test == "permutation" else "t-inversion",
-                "t": "t (CR2)"}.get(ci_method, f"cluster-{ci_method}")
+    interval = {"inversion": able.inversion, "t": "t (CR2)"}.get(ci_method,
+                                                                  f"cluster-{ci_method}")
     record["families"] = [_family(test, interval, rates[test], alpha,
-                                  coverage if ci_method in ("bca", "percentile") else None)]
-    if test != "t":
+                                  coverage if ci_method in ("bca", "percentile") else None,
+                                  able.interval_inverts_test(ci_method))]
+    if not is_t:
         record["families"].append(_family("t", "t (CR2)", rates["t"], alpha, None))
     return done()

@@ -45,6 +45,15 @@ def find_pilot(out_root: Path, experiment: str) -> Path | None:
     return max(found)[2] if found else None
 
 
+def planned_note(test: str) -> str:
+    """What the plan line adds for a test planned with the t-test's power (its declared
+    `power`, ablate.components.stats.abilities): '' where the plan is its own."""
+    from ablate.components.stats.paired_tests import abilities
+    if abilities(test).power == "own":
+        return ""
+    return f"; the {test} test is planned with the t-test's power"
+
+
 def _fmt(x: float, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
@@ -244,8 +253,7 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"plan: MDE {mde:g} at power {power:g}, two-sided {test} at alpha "
                    f"{planning_alpha(a, corr, m):.3g} per comparison ({corr}, alpha {a:g}, "
                    f"{m} comparison{'s' if m != 1 else ''} per family)"
-                   + (f"; the {spec.stats.test} test is planned with the t-test's power"
-                      if spec.stats.test != "t" else ""))
+                   + planned_note(spec.stats.test))
         if cluster:
             typer.echo(f"clusters: column '{cluster}'; needed n = the needed clusters x the "
                        "pilot's mean questions per cluster (new clusters assumed like the "

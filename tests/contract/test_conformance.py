@@ -253,12 +253,60 @@ def _check_judge(d):
 
 
 def _check_test(d):
-    from ablate.components.stats.paired_tests import TESTS
+    from ablate.components.stats.abilities import check_abilities
+    from ablate.components.stats.clusters import cluster_ttest
+    from ablate.components.stats.paired_tests import TESTS, abilities
+    from ablate.components.stats.self_test_nulls import cr2_p
+    from ablate.components.stats.signflip import montecarlo_pvalues, signflip_pvalues
     rng = np.random.default_rng(0)
     S = rng.normal(0.2, 1, size=(30, 3))       # cluster sums: here one question each
     N = np.ones_like(S)
-    p, how, used = TESTS.get(d.name)(S, N, resamples=999, seed=0, alpha=0.05)
+    test = TESTS.get(d.name)
+    p, how, used = test(S, N, resamples=999, seed=0, alpha=0.05)
     assert p.shape == (3,) and ((0 <= p) & (p <= 1)).all() and len(how) == 3 and used.shape == (3,)
+    # its abilities (ablate.components.stats.abilities): every one declared, and true of it
+    check_abilities(d)
+    able = abilities(d.name)
+    skewed = np.array([[3.0, 0.1, 0.2, 0.1, 0.3, 0.2]]).T  # sign-flip p 0.03, t p 0.23
+    for x in (S, skewed):
+        px = test(x, np.ones_like(x), resamples=999, seed=0, alpha=0.05)[0]
+        if able.inverts == "t":  # its p is the cluster t's, whose interval inverts it
+            np.testing.assert_allclose(px, cluster_ttest(x, np.ones_like(x), 0.05)[1])
+        if able.inverts == "signflip":  # ... the sign-flip test's
+            np.testing.assert_allclose(px, signflip_pvalues(x, resamples=999, seed=0)[0])
+        if able.self_test_p == "cr2":  # the self-test runs the CR2 t in its place
+            np.testing.assert_allclose(px, cr2_p(x, np.ones_like(x)))
+        if able.self_test_p == "signflip-mc":  # ... or the sign-flip test by Monte Carlo
+            np.testing.assert_allclose(px, montecarlo_pvalues(x, 4000, 1), atol=0.02)
+    if able.smallest_p is not None:  # no p below its floor, even with every cluster up
+        for g in (3, 5, 8):
+            up = np.arange(1.0, g + 1)[:, None]
+            low = test(up, np.ones_like(up), resamples=999, seed=0, alpha=0.05)[0][0]
+            assert low >= float(able.smallest_p.of(g)) - 1e-12, (g, low)
+            assert str(g) in able.smallest_p.formula.format(g=g)
+    rows = _compared(d.name, "inversion")
+    if able.inverts is not None:  # its interval excludes 0 exactly when it is significant
+        assert set(rows["ci_method"]) == {able.inversion}
+        excludes = (rows["ci_low"] > 0) | (rows["ci_high"] < 0)
+        assert (excludes == rows["significant"]).all(), rows
+    if able.wilcoxon_column:  # its p is the Wilcoxon signed-rank p the column holds
+        np.testing.assert_allclose(rows["p_wilcoxon"].to_numpy(), rows["p_value"].to_numpy())
+
+
+def _compared(test: str, ci_method: str):
+    """compare_variants with `test` on 24 independent questions and three variants (one
+    with no effect, one small, one large)."""
+    import polars as pl
+
+    from ablate.components.stats import compare_variants
+    rng = np.random.default_rng(4)
+    base = rng.uniform(0.2, 0.8, 24)
+    rows = [{"variant": "b", "qid": f"q{i}", "m/x": float(x)} for i, x in enumerate(base)]
+    for v, shift in (("none", 0.0), ("small", 0.05), ("large", 0.3)):
+        rows += [{"variant": v, "qid": f"q{i}", "m/x": float(x + shift + rng.normal(0, 0.1))}
+                 for i, x in enumerate(base)]
+    return compare_variants(pl.DataFrame(rows), baseline="b", metrics=["m/x"], test=test,
+                            ci_method=ci_method, resamples=999, seed=0)
 
 
 def _check_correction(d):
