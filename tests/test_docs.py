@@ -140,3 +140,53 @@ def test_every_environment_setting_the_code_reads_is_documented():
     rows = set(re.findall(r"^\| `(ABLATE_[A-Z_]+)`", table, re.M))
     assert "ABLATE_STATE_HOME" in names
     assert names <= rows, f"not documented in docs/README.md: {sorted(names - rows)}"
+
+
+def _slugs(page) -> set[str]:
+    """The anchors GitHub gives a page's headings (fenced code left out)."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    out = set()
+    for title in re.findall(r"^#{1,6} (.+?)\s*$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", title.lower().replace("`", "")).replace(" ", "-")
+        out.add(slug)
+    return out
+
+
+PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_links_into_a_section_name_a_heading_there(page):
+    """Issue 53.6 moved the README's sections into docs/: a link to `page.md#anchor` (or a
+    page's own `#anchor`) names a heading the target page has."""
+    text = page.read_text(encoding="utf-8")
+    wrong = []
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", text):
+        dest = (page.parent / target) if target else page
+        if "://" in target or dest.suffix != ".md" or not dest.exists():
+            continue
+        if anchor not in _slugs(dest):
+            wrong.append(f"{target}#{anchor}")
+    assert wrong == [], f"{page.name}: no such heading: {wrong}"
+
+
+CITED = re.compile(r"README(?:'s|:|,)\s+\"([^\"]+)\"|README's\s+(\w+)\s+section")
+
+
+def test_sections_the_code_and_docs_cite_in_the_readme_exist():
+    """Issue 53.6: error messages, docstrings, YAML comments and docs that cite a README
+    section by name (`README: "Judged metrics"`, `the README's judge section`) name one
+    the README still has; the sections that moved are cited by their docs/ page."""
+    headings = [h.lower() for h in re.findall(r"^#{1,6} (.+?)\s*$",
+                                              (ROOT / "README.md").read_text(encoding="utf-8"),
+                                              re.M)]
+    wrong = []
+    for folder in ("components", "flows", "experiments", "docs", "examples", "scripts"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix not in {".py", ".md", ".yaml", ".yml"}:
+                continue
+            for quoted, word in CITED.findall(path.read_text(encoding="utf-8")):
+                name = (quoted or word).lower()
+                if not any(h.startswith(name) or f" {name}" in h for h in headings):
+                    wrong.append(f"{path.relative_to(ROOT)}: {quoted or word}")
+    assert wrong == []

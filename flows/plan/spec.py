@@ -231,7 +231,7 @@ class ExperimentSpec(Section):
     """Task runner."""
     judge: JudgeConfig | None = None
     """The judge of the judged metrics (`judge/...`): every variant has the same judge
-    (see the README's judge section)."""
+    (see docs/judged-metrics.md)."""
     out: str = "runs"
     """Output root: results go to `<out>/<sweep_id>/`; relative to the working folder
     (`$VAR` is not expanded: an error)."""
