@@ -67,7 +67,8 @@ def make_run(folder: Path, *, chunk_size: int = 200, chinese: bool = False,
              keys: dict[str, str] | None = None, variant_keys: dict[str, str] | None = None,
              fingerprint: str = "sha256:" + "ab" * 32, questions_fp: str = "qfp-a",
              documents: int = 5, plugins: list[str] | None = None,
-             created: str = "2026-01-02T03:04:05Z") -> Path:
+             created: str = "2026-01-02T03:04:05Z", doc_hashes: bool = False,
+             plugin_code: dict[str, str] | None = None) -> Path:
     """Write one sweep folder into `folder` and return it."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -102,6 +103,8 @@ def make_run(folder: Path, *, chunk_size: int = 200, chinese: bool = False,
            "statistics": STATS, "tokenizer": "wordpiece",
            "versions": dict(VERSIONS if versions is None else versions),
            "settings": settings, "no_effect": []}
+    if plugin_code is not None:
+        man["plugin_code"] = plugin_code
     small = _config(chunk_size)
     small["chunking"]["size"] = 64
     variants = [
@@ -136,4 +139,10 @@ def make_run(folder: Path, *, chunk_size: int = 200, chinese: bool = False,
     stats.write_parquet(folder / "stats.parquet")
     questions_frame.write_parquet(folder / "questions.parquet")
     contexts.write_parquet(folder / "contexts.parquet")
+    if doc_hashes:  # documents.parquet as flows/outputs/evidence.py writes it
+        from ablate.components.contract.records import Document
+        from ablate.components.data.fingerprint import document_digests
+        digests = document_digests([Document(_doc_id(i, chinese), t) for i, t in texts.items()])
+        pl.DataFrame({"doc_id": list(digests), "sha256": list(digests.values())}).write_parquet(
+            folder / "documents.parquet")
     return folder

@@ -110,3 +110,28 @@ def test_versions_models_and_plugins(tmp_path):
     assert _change(d["config"], "plugins")["new"] == ["my_plugin.py"]
     assert d["stages"]["first"] == "retrieve"
     assert "polars: 2.1.0 → 2.2.0" in text and "embedder.version" in text
+
+
+def test_documents_by_their_recorded_hashes(tmp_path):
+    """With documents.parquet in both folders, documents added, removed and edited are
+    named by id, and the note that they cannot be told is gone."""
+    d, text = _diff(tmp_path, {"chinese": True, "doc_hashes": True, "documents": 5},
+                    {"chinese": True, "doc_hashes": True, "documents": 7,
+                     "docs": {0: "上海不是首都，文档0。", 4: "x"},
+                     "fingerprint": "sha256:" + "ef" * 32})
+    docs = d["data"]["documents"]
+    assert docs["compared_from"] == "documents.parquet"
+    assert docs["added"] == ["文档5", "文档6"] and docs["removed"] == []
+    assert docs["edited"] == ["文档0", "文档4"]
+    assert not any("added or removed" in n for n in d["notes"])
+    assert "documents added (2): 文档5, 文档6" in text
+    assert "documents edited (2): 文档0, 文档4" in text
+
+
+def test_plugin_code_digests(tmp_path):
+    d, text = _diff(tmp_path, {"plugins": ["lowplug.py"], "plugin_code": {"metric:low": "aaaa"}},
+                    {"plugins": ["lowplug.py"], "plugin_code": {"metric:low": "bbbb"}})
+    assert d["plugin_code"] == [{"field": "metric:low", "old": "aaaa", "new": "bbbb"}]
+    assert "metric:low: aaaa → bbbb" in text
+    d, _ = _diff(tmp_path / "older", {"plugins": ["lowplug.py"]}, {"plugins": ["lowplug.py"]})
+    assert any("plugin code cannot be compared" in n for n in d["notes"])
