@@ -138,16 +138,24 @@ def input_entries(d: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def _questions(res: SweepResults) -> dict[str, Any] | None:
-    """qid -> (question, answers, spans) from questions.parquet, None without it."""
+    """qid -> (question, answers, gold span texts, gold span ranges) from
+    questions.parquet, None without it."""
     if res.evidence is None:
         return None
-    return {q: (g.question, list(g.answers), [[(p.doc_id, p.start, p.end) for p in grp]
-                                              for grp in g.evidence])
+    return {q: (g.question, list(g.answers), [[(p.doc_id, p.text) for p in grp] for grp in g.evidence],
+                [[(p.doc_id, p.start, p.end) for p in grp] for grp in g.evidence])
             for q, g in res.evidence.questions.items()}
 
 
-def _qids(res: SweepResults) -> list[str]:
-    return sorted(set(res.per_query["qid"].cast(str).to_list())) if "qid" in res.per_query.columns else []
+# what differs in an edited question (its record, as the questions' fingerprint hashes it):
+# its text, its answers, its gold spans ("evidence"), or only where they stand ("evidence
+# offsets": the same text moved, e.g. by an edit earlier in the document). A gold span whose
+# range is the same but whose text differs is a document's edit (document_changes).
+def _edited_fields(x: tuple, y: tuple) -> list[str]:
+    fields = [f for f, u, v in zip(("question", "answers"), x, y) if u != v]
+    if x[3] != y[3]:
+        fields.append("evidence" if x[2] != y[2] else "evidence offsets")
+    return fields
 
 
 def question_changes(a: SweepResults, b: SweepResults, notes: list[str]) -> dict[str, Any]:
@@ -161,7 +169,7 @@ def question_changes(a: SweepResults, b: SweepResults, notes: list[str]) -> dict
                 "removed": sorted(ia - ib), "edited": []}
     edited = []
     for q in sorted(set(qa) & set(qb)):
-        fields = [f for f, x, y in zip(("question", "answers", "evidence"), qa[q], qb[q]) if x != y]
+        fields = _edited_fields(qa[q], qb[q])
         if fields:
             edited.append({"qid": q, "fields": fields})
     return {"compared_from": "questions.parquet", "added": sorted(set(qb) - set(qa)),

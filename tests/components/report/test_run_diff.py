@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import polars as pl
+
 from ablate.components.report.run_diff import diff_runs
 from ablate.components.report.run_diff_text import diff_text
 from ablate.components.report.sweep_data import load_sweep
@@ -135,3 +137,22 @@ def test_plugin_code_digests(tmp_path):
     assert "metric:low: aaaa → bbbb" in text
     d, _ = _diff(tmp_path / "older", {"plugins": ["lowplug.py"]}, {"plugins": ["lowplug.py"]})
     assert any("plugin code cannot be compared" in n for n in d["notes"])
+
+
+def test_gold_spans_moved_by_a_document_edit_are_told_apart(tmp_path):
+    """A question whose gold span kept its text but moved (an edit earlier in its
+    document) is edited in `evidence offsets`; another range with another text in
+    `evidence`; the same range with another text is a document's edit, not the question's."""
+    qa = default_questions()
+    a = make_run(tmp_path / "a", questions=qa)
+    b = make_run(tmp_path / "b", questions=qa)
+    frame = pl.read_parquet(b / "questions.parquet")
+    spans = {"q01": [[["d0", 3, 8, "Paris"]]], "q02": [[["d0", 0, 9, "Paris is "]]],
+             "q03": [[["d0", 0, 5, "Rome!"]]]}  # the same range, another text: not the question's edit
+    frame = frame.with_columns(pl.col("qid").map_elements(
+        lambda q: json.dumps(spans[q]) if q in spans else None, return_dtype=pl.Utf8)
+        .fill_null(pl.col("evidence")).alias("evidence"))
+    frame.write_parquet(b / "questions.parquet")
+    d = diff_runs(load_sweep(a), load_sweep(b))
+    assert d["data"]["questions"]["edited"] == [{"qid": "q01", "fields": ["evidence offsets"]},
+                                                {"qid": "q02", "fields": ["evidence"]}]
