@@ -1,16 +1,19 @@
-"""`ablate diff A B`: what changed between two sweep output folders (A the older run):
-the experiment file's settings, the run's options, each variant's config and model
-files, the data's fingerprints and the questions and documents added, removed or
-edited, library versions and plugin code, the first stage whose key differs, and which
-key metrics and verdicts moved (components/report/run_diff.py). `--out` writes the same
-as diff.json (atomically). A folder that is missing, not a sweep's output or damaged is
-one line naming it, exit 2."""
+"""`ablate diff A B`: what changed between two runs (A the older), each a sweep output
+folder or an MLflow run id (a sweep's parent run, or a variant's run: its sweep; read back
+by flows/track/run_folder.py): the experiment file's settings, the run's options, each
+variant's config and model files, the data's fingerprints and the questions and
+documents added, removed or edited, library versions and plugin code, the first stage
+whose key differs, and which key metrics and verdicts moved
+(components/report/run_diff.py). `--out` writes the same as diff.json (atomically). A
+folder that is missing, not a sweep's output or damaged, or an unknown run id, is one
+line naming it, exit 2."""
 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -20,24 +23,38 @@ def out_file(out: Path) -> Path:
     return out if out.suffix.lower() == ".json" else out / "diff.json"
 
 
+def _load(ref: str, tracking_uri: str | None, tmp: Path) -> tuple[Any, str]:
+    """(the run's SweepResults, its label): a folder, else an MLflow run id."""
+    from ablate.components.report.sweep_data import load_sweep
+    if not Path(ref).exists():
+        from ablate.flows.track.run_folder import is_run_id
+        if is_run_id(ref):
+            from ablate.flows import env
+            from ablate.flows.track.run_folder import sweep_from_run
+            folder = sweep_from_run(ref, env.tracking_uri(tracking_uri, Path.cwd()), tmp / ref)
+            return load_sweep(folder), f"MLflow run {ref}"
+    return load_sweep(Path(ref)), ref  # bad input: one line, exit 2
+
+
 def register(app: typer.Typer) -> None:
     @app.command("diff")
     def diff(
-        old: Path = typer.Argument(..., help="The older sweep output folder (A)."),
-        new: Path = typer.Argument(..., help="The newer sweep output folder (B)."),
+        old: str = typer.Argument(..., help="The older run: a sweep output folder or an MLflow run id (A)."),
+        new: str = typer.Argument(..., help="The newer run: a sweep output folder or an MLflow run id (B)."),
         out: Optional[Path] = typer.Option(
             None, help="Also write the diff as JSON: a .json file, or a folder that gets diff.json."),
         key_metric: Optional[List[str]] = typer.Option(
             None, help="Key metric to show (repeat for several; default: B's metrics.key)."),
+        tracking_uri: Optional[str] = typer.Option(None, help="MLflow store of a run id."),
     ) -> None:
         """What changed between two runs, and which verdicts and key metrics moved."""
         from ablate.components.contract.errors import InputError
         from ablate.components.report.run_diff import diff_runs
         from ablate.components.report.run_diff_text import diff_text
-        from ablate.components.report.sweep_data import load_sweep
         from ablate.components.runtime.atomic import atomic_write
-        runs = [load_sweep(old), load_sweep(new)]  # bad input: one line, exit 2
-        data = diff_runs(runs[0], runs[1], labels=(str(old), str(new)), key=key_metric or None)
+        with tempfile.TemporaryDirectory(prefix="ablate-diff-") as tmp:
+            (a, label_a), (b, label_b) = (_load(ref, tracking_uri, Path(tmp)) for ref in (old, new))
+        data = diff_runs(a, b, labels=(label_a, label_b), key=key_metric or None)
         typer.echo(diff_text(data), nl=False)
         if out is not None:
             target = out_file(out)
