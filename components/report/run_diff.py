@@ -158,6 +158,10 @@ def _edited_fields(x: tuple, y: tuple) -> list[str]:
     return fields
 
 
+def _qids(res: SweepResults) -> list[str]:
+    return sorted(set(res.per_query["qid"].cast(str).to_list())) if "qid" in res.per_query.columns else []
+
+
 def question_changes(a: SweepResults, b: SweepResults, notes: list[str]) -> dict[str, Any]:
     qa, qb = _questions(a), _questions(b)
     if qa is None or qb is None:

@@ -156,3 +156,17 @@ def test_gold_spans_moved_by_a_document_edit_are_told_apart(tmp_path):
     d = diff_runs(load_sweep(a), load_sweep(b))
     assert d["data"]["questions"]["edited"] == [{"qid": "q01", "fields": ["evidence offsets"]},
                                                 {"qid": "q02", "fields": ["evidence"]}]
+
+
+def test_an_older_folder_without_questions_table(tmp_path):
+    """Without questions.parquet (an older sweep) questions are compared by id from
+    per_query.parquet, and the diff says edits cannot be told."""
+    qa = default_questions()
+    qb = {k: dict(v) for k, v in qa.items() if k != "q04"}
+    a = make_run(tmp_path / "a", questions=qa)
+    b = make_run(tmp_path / "b", questions=qb)
+    (a / "questions.parquet").unlink()
+    d = diff_runs(load_sweep(a), load_sweep(b))
+    q = d["data"]["questions"]
+    assert (q["compared_from"], q["removed"], q["added"], q["edited"]) == ("per_query.parquet", ["q04"], [], [])
+    assert any(n.startswith("edited questions cannot be told: one folder") for n in d["notes"])
