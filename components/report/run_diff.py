@@ -73,14 +73,14 @@ def grouped(per_variant: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict
 
 
 def variant_changes(a: SweepResults, b: SweepResults) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(variants: added, removed and config changes per common variant, models: resolved
-    model changes grouped as `grouped`)."""
+    """(variants: added, removed and the common variants' config changes, models: their
+    resolved model changes; both grouped as `grouped`)."""
     va, vb = _by_name(a), _by_name(b)
     common = [n for n in vb if n in va]
     config = {n: changes(_dict(va[n].get("config")), _dict(vb[n].get("config"))) for n in common}
     models = {n: changes(_dict(va[n].get("models")), _dict(vb[n].get("models"))) for n in common}
     variants = {"added": [n for n in vb if n not in va], "removed": [n for n in va if n not in vb],
-                "config": {n: c for n, c in config.items() if c}}
+                "config": grouped(config)}
     return variants, grouped(models)
 
 

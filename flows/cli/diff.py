@@ -10,6 +10,7 @@ line naming it, exit 2."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import tempfile
 from pathlib import Path
@@ -54,6 +55,12 @@ def register(app: typer.Typer) -> None:
         from ablate.components.runtime.atomic import atomic_write
         with tempfile.TemporaryDirectory(prefix="ablate-diff-") as tmp:
             (a, label_a), (b, label_b) = (_load(ref, tracking_uri, Path(tmp)) for ref in (old, new))
+        known = sorted(set(a.metrics) | set(b.metrics))
+        for m in key_metric or []:
+            if m not in known:
+                near = difflib.get_close_matches(m, known, n=1, cutoff=0.5)
+                hint = f"; did you mean {near[0]}?" if near else ""
+                raise InputError(f"unknown metric '{m}' (in neither run){hint}", field="--key-metric")
         data = diff_runs(a, b, labels=(label_a, label_b), key=key_metric or None)
         typer.echo(diff_text(data), nl=False)
         if out is not None:

@@ -49,3 +49,16 @@ def test_bad_input_is_one_line_exit_2(tmp_path, run_cli, capsys):
     assert run_cli("diff", str(good), str(good), "--out", str(blocker)) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "blocker" in err[0] and "--out" in err[0], err
+
+
+def test_key_metric_option(tmp_path, run_cli, capsys):
+    a, b = make_run(tmp_path / "a"), make_run(tmp_path / "b", shift=0.0)
+    assert run_cli("diff", str(a), str(b), "--key-metric", "answer/f1", "--out", str(tmp_path / "d.json")) == 0
+    d = json.loads((tmp_path / "d.json").read_text())
+    assert {r["metric"] for r in d["metrics"]} == {"answer/f1"}
+    assert [r["metric"] for r in d["verdicts_moved"]] == ["final/recall_at_5"]  # still listed
+    capsys.readouterr()
+    assert run_cli("diff", str(a), str(b), "--key-metric", "answer/f2") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--key-metric" in err[0] and "answer/f2" in err[0] \
+        and "did you mean answer/f1" in err[0], err

@@ -170,3 +170,18 @@ def test_an_older_folder_without_questions_table(tmp_path):
     q = d["data"]["questions"]
     assert (q["compared_from"], q["removed"], q["added"], q["edited"]) == ("per_query.parquet", ["q04"], [], [])
     assert any(n.startswith("edited questions cannot be told: one folder") for n in d["notes"])
+
+
+def test_a_change_every_variant_shares_is_said_once(tmp_path):
+    """A baseline field no variant sets (context.budget) changes in every variant's
+    config: listed once, under 'every variant'."""
+    a = make_run(tmp_path / "a")
+    b = make_run(tmp_path / "b")
+    records = json.loads((b / "variants.json").read_text())
+    for r in records:
+        r["config"]["context"]["budget"] = 256
+    (b / "variants.json").write_text(json.dumps(records))
+    d = diff_runs(load_sweep(a), load_sweep(b))
+    assert d["variants"]["config"] == {"every variant": [
+        {"field": "context.budget", "old": 512, "new": 256}]}
+    assert "every variant: context.budget: 512 → 256" in diff_text(d)
