@@ -18,7 +18,6 @@ import json
 from typing import Any, Sequence
 
 from ablate.components.contract.dotted import flatten
-from ablate.components.contract.vocab import BASELINE
 from ablate.components.pipeline import STAGE_NAMES, STAGES
 from ablate.components.report.run_diff_metrics import metric_rows
 from ablate.components.report.sweep_data import SweepResults
@@ -170,14 +169,14 @@ def question_changes(a: SweepResults, b: SweepResults, notes: list[str]) -> dict
                      f"{'neither folder' if qa is None and qb is None else 'one folder'} keeps "
                      "questions.parquet (an older sweep); questions compared by id only")
         return {"compared_from": "per_query.parquet", "added": sorted(ib - ia),
-                "removed": sorted(ia - ib), "edited": []}
+                "removed": sorted(ia - ib), "edited": [], "common": len(ia & ib)}
     edited = []
     for q in sorted(set(qa) & set(qb)):
         fields = _edited_fields(qa[q], qb[q])
         if fields:
             edited.append({"qid": q, "fields": fields})
     return {"compared_from": "questions.parquet", "added": sorted(set(qb) - set(qa)),
-            "removed": sorted(set(qa) - set(qb)), "edited": edited}
+            "removed": sorted(set(qa) - set(qb)), "edited": edited, "common": len(set(qa) & set(qb))}
 
 
 def _spans(res: SweepResults) -> dict[tuple[str, int, int], str]:
@@ -263,11 +262,14 @@ def diff_runs(a: SweepResults, b: SweepResults, labels: Sequence[str] = ("A", "B
     def side(label: str, m: dict[str, Any]) -> dict[str, Any]:
         return {"folder": label, "sweep_id": m.get("sweep_id"), "experiment": m.get("experiment"),
                 "created": m.get("created")}
+    config = changes(_dict(ma.get("settings")), _dict(mb.get("settings")))
     out: dict[str, Any] = {
         "old": side(labels[0], ma), "new": side(labels[1], mb),
-        "run": changes({f: ma.get(f) for f in RUN_FIELDS if f in ma},
-                       {f: mb.get(f) for f in RUN_FIELDS if f in mb}),
-        "config": changes(_dict(ma.get("settings")), _dict(mb.get("settings"))),
+        # a run option the experiment file set (its seed, tier): said under config only
+        "run": [c for c in changes({f: ma.get(f) for f in RUN_FIELDS if f in ma},
+                                   {f: mb.get(f) for f in RUN_FIELDS if f in mb})
+                if not any(_same(c, k) for k in config)],
+        "config": config,
         "variants": variants,
         "data": data_changes(a, b, notes),
         "models": models,
@@ -285,5 +287,3 @@ def diff_runs(a: SweepResults, b: SweepResults, labels: Sequence[str] = ("A", "B
     out["notes"] = notes
     return out
 
-
-__all__ = ["diff_runs", "changes", "EVERY", "BASELINE"]

@@ -104,7 +104,10 @@ def diff_text(d: dict[str, Any]) -> str:
     lines += _section("library versions", [change_line(c) for c in d["versions"]])
     lines += _section("plugin code", [change_line(c) for c in d["plugin_code"]])
     lines += _stages(d["stages"], d["entries"])
-    lines += _section("key metrics (mean; Δ against the baseline and verdict)",
+    q = d["data"]["questions"]
+    own = (f"; means over each run's own questions, {q['common']} in common"
+           if q["added"] or q["removed"] else "")
+    lines += _section(f"key metrics (mean; Δ against the baseline and verdict{own})",
                       metric_lines(d["metrics"]), none="none in both runs")
     others = [r for r in d["verdicts_moved"] if not r["key"]]
     lines += _section("other verdicts that moved", metric_lines(others), none="none")

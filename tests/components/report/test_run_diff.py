@@ -185,3 +185,18 @@ def test_a_change_every_variant_shares_is_said_once(tmp_path):
     assert d["variants"]["config"] == {"every variant": [
         {"field": "context.budget", "old": 512, "new": 256}]}
     assert "every variant: context.budget: 512 → 256" in diff_text(d)
+
+
+def test_a_seed_changed_in_the_file_is_said_once_and_common_questions_counted(tmp_path):
+    qa = default_questions()
+    qb = {k: dict(v) for k, v in qa.items() if k not in ("q01", "q02")}
+    a = make_run(tmp_path / "a", questions=qa)
+    b = make_run(tmp_path / "b", questions=qb)
+    man = json.loads((b / "manifest.json").read_text())
+    man["seed"] = man["settings"]["seed"] = 4
+    (b / "manifest.json").write_text(json.dumps(man))
+    d = diff_runs(load_sweep(a), load_sweep(b))
+    assert _change(d["config"], "seed")["new"] == 4
+    assert d["run"] == []  # the file's seed, not a command-line option: said under config
+    assert d["data"]["questions"]["common"] == 28
+    assert "each run's own questions, 28 in common" in diff_text(d)
