@@ -28,6 +28,18 @@ def fingerprint(documents: Sequence[Document], questions: Sequence[Question]) ->
     return "sha256:" + h.hexdigest()
 
 
+def document_digests(documents: Sequence[Document]) -> dict[str, str]:
+    """{doc_id: sha256 (16 hex)} of each document's canonical record (the line the
+    fingerprint hashes), in id order: what a sweep folder keeps (documents.parquet) so
+    `ablate diff` names the documents added, removed and edited between two runs."""
+    out = {}
+    for doc in sorted(documents, key=lambda d: d.doc_id):
+        line = json.dumps(_plain(doc), sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                          default=str)
+        out[doc.doc_id] = hashlib.sha256(line.encode("utf-8")).hexdigest()[:16]
+    return out
+
+
 _FIELDS: dict[type, tuple[str, ...]] = {}
 # fields added after fingerprints existed, left out when empty, so data without them keeps
 # its fingerprint (and every stage key built on it)

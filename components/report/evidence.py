@@ -16,6 +16,7 @@ from ablate.components.runtime.sweep_files import SweepFolder
 
 QUESTIONS_FILE = "questions.parquet"
 CONTEXTS_FILE = "contexts.parquet"
+DOCUMENTS_FILE = "documents.parquet"  # doc_id, sha256 of each document (what `ablate diff` compares)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from ablate.components.contract.dotted import format_value, get_dotted, value_la
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.vocab import BASELINE
 from ablate.components.metrics.attribution import current_buckets
-from ablate.components.report.evidence import Evidence, load_evidence
+from ablate.components.report.evidence import DOCUMENTS_FILE, Evidence, load_evidence
 from ablate.components.runtime.sweep_files import SweepFolder
 from ablate.components.stats.compare import STATS_SCHEMA
 from ablate.components.stats.slices import SLICES_FILE
@@ -38,6 +38,7 @@ class SweepResults:
     evidence: Evidence | None = None  # questions and final contexts kept for the drill-down
     worth: pl.DataFrame | None = None  # its Shapley values, when its factors are two-level
     slices: pl.DataFrame | None = None  # report.slices' comparisons (slices.parquet)
+    documents: pl.DataFrame | None = None  # each document's sha256 (documents.parquet)
 
     @property
     def metrics(self) -> list[str]:
@@ -102,7 +103,8 @@ def load_sweep(sweep_dir: Path) -> SweepResults:
                         factorial=files.optional_parquet(FACTORIAL_FILE),
                         evidence=load_evidence(files),
                         worth=files.optional_parquet(WORTH_FILE),
-                        slices=files.optional_parquet(SLICES_FILE))
+                        slices=files.optional_parquet(SLICES_FILE),
+                        documents=files.optional_parquet(DOCUMENTS_FILE))
 
 
 def base_value(config: dict[str, Any], variable: str) -> object:

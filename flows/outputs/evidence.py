@@ -6,9 +6,12 @@ sweep folder so they read the folder alone (no cache, no data set, no recompute)
 - contexts.parquet: per context (the assemble stage key variants share) and question, the
   final context's passages in prompt order, each a document range and its text (text
   stored as a categorical: variants of one chunking share most passages, so the file
-  holds each passage's text about once).
+  holds each passage's text about once);
+- documents.parquet: every document of the data set, its id and the sha256 (16 hex) of
+  its record, so `ablate diff` names the documents added, removed and edited between two
+  runs (the manifest's data fingerprint says only that something changed).
 
-Both are small next to per_query.parquet's metric columns; a folder without them (an older
+All are small next to per_query.parquet's metric columns; a folder without them (an older
 sweep) still gets its report, with a drill-down that says they are missing."""
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from pathlib import Path
 
 import polars as pl
 
-from ablate.components.report.evidence import CONTEXTS_FILE, QUESTIONS_FILE
+from ablate.components.data.fingerprint import document_digests
+from ablate.components.report.evidence import CONTEXTS_FILE, DOCUMENTS_FILE, QUESTIONS_FILE
 from ablate.flows.run.context import RunContext
 
-__all__ = ["write_evidence", "QUESTIONS_FILE", "CONTEXTS_FILE"]
+__all__ = ["write_evidence", "QUESTIONS_FILE", "CONTEXTS_FILE", "DOCUMENTS_FILE"]
 
 
 def questions_frame(ctx: RunContext) -> pl.DataFrame:
@@ -62,7 +66,17 @@ def contexts_frame(ctx: RunContext) -> pl.DataFrame:
                                       "start": pl.Int64, "end": pl.Int64, "text": pl.Categorical})
 
 
+def documents_frame(ctx: RunContext) -> pl.DataFrame:
+    """Each document of the data set: its id and the digest of its record
+    (components/data/fingerprint.document_digests)."""
+    digests = document_digests(ctx.dataset.documents)
+    return pl.DataFrame({"doc_id": list(digests), "sha256": list(digests.values())},
+                        schema={"doc_id": pl.Utf8, "sha256": pl.Utf8})
+
+
 def write_evidence(ctx: RunContext, folder: Path) -> None:
-    """questions.parquet and contexts.parquet into `folder` (the sweep's temporary one)."""
+    """questions.parquet, contexts.parquet and documents.parquet into `folder` (the
+    sweep's temporary one)."""
     questions_frame(ctx).write_parquet(Path(folder) / QUESTIONS_FILE, statistics=False)
     contexts_frame(ctx).write_parquet(Path(folder) / CONTEXTS_FILE, statistics=False)
+    documents_frame(ctx).write_parquet(Path(folder) / DOCUMENTS_FILE, statistics=False)

@@ -96,6 +96,7 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "tokenizer": ctx.tokenizer.name,
         "cache_dir": str(ctx.store.root.resolve()),
         "versions": versions(),
+        "plugin_code": plugin_code(ctx),
         "stages": {"planned": ctx.plan.count(), "run": ctx.store.counts(),
                    "seconds": {k: round(v, 3) for k, v in sorted(ctx.timings.items())},
                    "by_component": {k: {"computed": n, "seconds": round(v, 3), "units": u}
@@ -107,6 +108,13 @@ def manifest(ctx: RunContext, sid: str, started: float, counters: dict[str, Any]
         "settings": ctx.spec.model_dump(mode="json"),
         "design": design_record(ctx),
     }
+
+
+def plugin_code(ctx: RunContext) -> dict[str, str]:
+    """{kind:name: source digest} of every plugin component the plan runs (a plugin's
+    module source, Declaration.source): what `ablate diff` compares as plugin code."""
+    return {f"{d.kind}:{d.name}": d.source for node in ctx.plan.nodes.values()
+            for d in sorted(node.resolved.components, key=lambda d: (d.kind, d.name)) if d.source}
 
 
 def retrieval_indexes(ctx: RunContext) -> dict[str, Any]:

@@ -8,7 +8,9 @@ timestamp (so a repeat writes the same points), and the data set input is logged
 
 What each run carries is computed in flows/track/run_data.py (compare-first children);
 each child also gets its per-question table (questions.json, an MLflow table:
-components/report/drilldown.question_table), the parent the report, its appendix and plots.
+components/report/drilldown.question_table), the parent the report, its appendix and plots,
+and the folder's manifest, variants, tables, questions and document digests (what `ablate
+diff RUN_ID` reads back, flows/track/run_folder.py).
 
 Runs carry the times of their own compute: the parent spans the sweep, a child spans the
 stages computed for it (a variant whose stages were all reused has a zero-length run at
@@ -63,7 +65,9 @@ QUESTIONS_TABLE = "questions.json"  # a child's per-question table (MLflow's tab
 SOURCE_TAGS = {"git_sha": "mlflow.source.git.commit", "experiment_file": "mlflow.source.name"}
 PARENT_FILES = ("report.md", "report.html", "report-appendix.md", "report-appendix.html",
                 "report.tex", "summary.txt", "stats.parquet", "factorial.parquet", "worth.parquet",
-                "manifest.json", "variants.json", "timings.parquet")
+                "manifest.json", "variants.json", "timings.parquet",
+                # what `ablate diff RUN_ID` compares: the questions and each document's digest
+                "questions.parquet", "documents.parquet")
 
 
 def batches(params: list[Param], metrics: list[Metric], tags: list[RunTag]

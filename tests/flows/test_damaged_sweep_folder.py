@@ -18,7 +18,8 @@ from tests.flows.direct import run_direct
 from tests.flows.test_factorial_sweep import SPEC
 
 DATA = ["per_query.parquet", "stats.parquet", "worth.parquet", "factorial.parquet",
-        "timings.parquet", "questions.parquet", "contexts.parquet", "variants.json"]
+        "timings.parquet", "questions.parquet", "contexts.parquet", "documents.parquet",
+        "variants.json"]
 REPORT = ["report.md", "report.html", "summary.txt", "plots/worth.svg"]
 VARIANT = "chunking.size=96"
 
@@ -80,11 +81,12 @@ def _command(sweep, command: str, folder: Path, tmp_path: Path) -> list[str]:
     labels = tmp_path / "labels.jsonl"
     labels.write_text("")
     intact = tmp_path / "intact"
-    if command == "gate-reference":  # the damaged folder is the reference
+    if command in ("gate-reference", "diff"):  # the damaged folder is the reference / B
         shutil.copytree(sweep[1], intact)
     return {
         "report": ["report", str(folder)],
         "explain": ["explain", str(folder), "--variant", VARIANT],
+        "diff": ["diff", str(intact), str(folder)],
         "gate": ["gate", str(folder), "--metric", "answer/f1", "--max-drop", "0.1"],
         "gate-reference": ["gate", str(intact), "--reference", str(folder),
                            "--metric", "answer/f1", "--max-drop", "0.1"],
@@ -102,6 +104,7 @@ def _command(sweep, command: str, folder: Path, tmp_path: Path) -> list[str]:
 READS = {
     "report": ["manifest.json", *DATA],
     "explain": ["manifest.json", *DATA],
+    "diff": ["manifest.json", *DATA],
     "gate": ["manifest.json", "variants.json", "per_query.parquet", "stats.parquet"],
     "gate-reference": ["manifest.json", "per_query.parquet"],
     "sync": ["manifest.json", "variants.json", "per_query.parquet", "stats.parquet"],
