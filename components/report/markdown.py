@@ -26,6 +26,7 @@ from ablate.components.report.relevance import latency_stages, section_metrics, 
 from ablate.components.report.risk_coverage import risk_coverage_section
 from ablate.components.report.stats_caveats import error_rates_text, self_test_text
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
+from ablate.components.report.tails import tails_section
 from ablate.components.report.worth import worth_section
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
@@ -233,6 +234,8 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     lines += ["", "## Findings", ""]
     lines += [f"- {x}" for x in [*findings(stats, key, no_effect, manifest, variants, per_query),
                                  *more_findings]]
+    lines += ["", *tails_section(per_query, key, [v["name"] for v in variants],
+                                 unused(variants, key))]
     judged = judge_section(manifest, per_query)
     if judged:
         lines += [""] + judged

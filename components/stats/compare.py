@@ -20,12 +20,11 @@ import polars as pl
 
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.vocab import CI_METHODS, FAMILIES
-from ablate.components.metrics.registry import direction
 from ablate.components.stats.correction import check_method
 from ablate.components.stats.inference import infer
 from ablate.components.stats.paired_tests import TESTS
 from ablate.components.stats.table_prep import WideTable, prepare_wide
-from ablate.components.stats.tails import worst_tenth
+from ablate.components.stats.tails import lower_is_better, worst_tenth
 from ablate.components.stats.ttest import effect_size_dz, paired_moments, wilcoxon_pvalues, win_tie_loss
 
 STATS_SCHEMA: dict[str, pl.DataType] = {
@@ -87,7 +86,7 @@ def pair_matrices(w: WideTable, baseline: int, pairs: list[tuple[int, int]]):
         n = M.sum(axis=0)
         counts["mean_variant"] = np.where(M, A, 0.0).sum(axis=0) / n
         counts["mean_baseline"] = np.where(M, B, 0.0).sum(axis=0) / n
-    lower = np.array([direction(w.metrics[m]) == "lower" for m in mi], dtype=bool)
+    lower = np.array([lower_is_better(w.metrics[m]) for m in mi], dtype=bool)
     counts["p10_variant"] = worst_tenth(A, M, lower)
     counts["p10_baseline"] = worst_tenth(np.broadcast_to(B, A.shape), M, lower)
     return D, M, counts

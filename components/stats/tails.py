@@ -17,12 +17,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ablate.components.metrics.registry import direction
+
 TAIL = 0.1  # the share of questions the tail holds
 
 
 def _rank(n: np.ndarray) -> np.ndarray:
     """k = ceil(n / 10) in integers (no float rounding at n a multiple of 10)."""
     return -(-n // 10)
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether a metric column's worst tenth is its top (the registry's direction, else the
+    one its sweep recorded). A metric the registry does not know, or any metric while no
+    component is registered (a plain table compared from Python without
+    ablate.components.catalogue.load()), counts as higher-is-better, as everywhere else."""
+    try:
+        return direction(metric) == "lower"
+    except RuntimeError:  # the built-in components are not registered in this process
+        return False
 
 
 def worst_tenth(values: np.ndarray, mask: np.ndarray, lower: np.ndarray) -> np.ndarray:
