@@ -18,6 +18,7 @@ from ablate.components.report.findings import findings, judge
 from ablate.components.report.intervals import ci_cell, ci_text, disagrees
 from ablate.components.report.judge import judge_section, metric_note
 from ablate.components.report.judge_corrected import corrected_lines
+from ablate.components.report.latency import E2E, with_end_to_end
 from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import BUCKETS, COST, plot_name
@@ -30,7 +31,7 @@ from ablate.components.report.tails import tails_section
 from ablate.components.report.worth import worth_section
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
-           "variant_means", "header_lines"]
+           "variant_means", "header_lines", "E2E", "with_end_to_end"]
 
 
 APPENDIX_MD = "report-appendix.md"  # the other metrics' tables (ablate.components.report.appendix)
@@ -294,9 +295,6 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     return "\n".join(lines)
 
 
-E2E = "end-to-end"
-
-
 def _varies(per_query: pl.DataFrame, variants: Sequence[str], metric: str) -> bool:
     """Whether `metric` takes more than one value over these variants' questions (a cost
     at zero prices, or the tokens of a generator without a model, tells nothing)."""
@@ -304,18 +302,6 @@ def _varies(per_query: pl.DataFrame, variants: Sequence[str], metric: str) -> bo
         return False
     col = per_query.filter(pl.col("variant").is_in(list(variants)))[metric]
     return col.cast(pl.Float64).fill_nan(None).drop_nulls().n_unique() > 1
-
-
-def with_end_to_end(timings: pl.DataFrame) -> pl.DataFrame:
-    """`timings` plus `latency/end-to-end`: per question, the sum of its stage latencies
-    (stages a variant does not run count 0; NaN when it has none)."""
-    lat = [c for c in timings.columns if c.startswith("latency/") and c != f"latency/{E2E}"]
-    if not lat:
-        return timings
-    filled = [pl.col(c).fill_nan(None) for c in lat]
-    total = pl.when(pl.any_horizontal([f.is_not_null() for f in filled])).then(
-        pl.sum_horizontal(filled)).otherwise(None)
-    return timings.with_columns(total.cast(pl.Float64).alias(f"latency/{E2E}"))
 
 
 def latency_table(timings: pl.DataFrame, variants: Sequence[str] | None = None,
