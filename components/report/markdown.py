@@ -203,12 +203,15 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
                     factorial: pl.DataFrame | None = None,
                     drilldown: Sequence[str] = (),
                     worth: pl.DataFrame | None = None,
-                    more_findings: Sequence[str] = ()) -> str:
+                    more_findings: Sequence[str] = (),
+                    tradeoff: Sequence[str] = ()) -> str:
     """The report; `plot_files` are names under plots/ to show (see plots.all_plots);
     `factorial`: a factorial design's effects (factorial.parquet); `drilldown`: the
     questions behind the verdicts (drilldown.drilldown_section), before the buckets;
     `worth`: its factors' Shapley values (worth.parquet); `more_findings`: findings made
-    elsewhere (significant slice comparisons: slices.slice_findings), after the others."""
+    elsewhere (significant slice comparisons: slices.slice_findings), after the others;
+    `tradeoff`: the trade-off section (tradeoff_report.tradeoff_section), after the
+    overview."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = present_key(key_metrics, metrics)
     same_stage = rerank_changes_nothing(variants, per_query)
@@ -232,6 +235,8 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
         lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE),
                                 per_query, unused(variants, key))
         lines += ["", "</div>"]
+    if tradeoff:
+        lines += ["", *tradeoff]
     lines += ["", "## Findings", ""]
     lines += [f"- {x}" for x in [*findings(stats, key, no_effect, manifest, variants, per_query),
                                  *more_findings]]

@@ -122,3 +122,13 @@ def qualities(per_query: pl.DataFrame, stats: pl.DataFrame, metric: str, order: 
         if value is not None and math.isfinite(value):
             out[name] = float(value)
     return out
+
+
+def ms(seconds: float) -> str:
+    """Seconds as milliseconds with one decimal ('–' when not finite)."""
+    return f"{seconds * 1e3:.1f}" if math.isfinite(seconds) else "–"
+
+
+def usd(x: float) -> str:
+    """Dollars to four significant digits ('–' when not finite)."""
+    return f"{x:.4g}" if math.isfinite(x) else "–"
