@@ -20,6 +20,7 @@ import numpy as np
 from ablate.components.metrics.registry import direction
 
 TAIL = 0.1  # the share of questions the tail holds
+SLICE_MARK = " @slice "  # a slice's widened column (ablate.components.stats.slices takes it from here)
 
 
 def _rank(n: np.ndarray) -> np.ndarray:
@@ -29,11 +30,11 @@ def _rank(n: np.ndarray) -> np.ndarray:
 
 def lower_is_better(metric: str) -> bool:
     """Whether a metric column's worst tenth is its top (the registry's direction, else the
-    one its sweep recorded). A metric the registry does not know, or any metric while no
+    one its sweep recorded; a slice's column: its metric's). A metric the registry does not know, or any metric while no
     component is registered (a plain table compared from Python without
     ablate.components.catalogue.load()), counts as higher-is-better, as everywhere else."""
-    try:
-        return direction(metric) == "lower"
+    try:  # a slice's widened column (stats.slices: `<metric> @slice <column>=<value>`)
+        return direction(metric.partition(SLICE_MARK)[0]) == "lower"
     except RuntimeError:  # the built-in components are not registered in this process
         return False
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from ablate.components.stats import compare_variants
-from ablate.components.stats.tails import TAIL, worst_tenth, worst_tenth_of
+from ablate.components.stats.tails import TAIL, lower_is_better, worst_tenth, worst_tenth_of
 
 
 def test_nearest_rank_on_hand_values():
@@ -28,6 +28,13 @@ def test_nearest_rank_on_hand_values():
 
 def test_lower_is_better_takes_the_top_tenth():
     assert worst_tenth_of(np.arange(1.0, 12.0), lower=True) == 10.0  # the 2nd largest of 11
+
+
+def test_orientation_from_the_metric_and_a_slices_column():
+    assert lower_is_better("tokens/in") and lower_is_better("refusal/false_acceptance")
+    assert not lower_is_better("answer/f1") and not lower_is_better("plugin/unknown")
+    # report.slices widen a key metric into one column per slice: its metric's direction
+    assert lower_is_better("refusal/false_acceptance @slice type=yesno")
 
 
 def test_undefined_values_are_left_out_and_none_left_is_nan():
