@@ -71,9 +71,9 @@ def callouts(front: Front | None, stats: pl.DataFrame, per_query: pl.DataFrame,
         level = f"one-sided {b.confidence:.1%}" + (f", Bonferroni over {len(found)} variants"
                                                    if len(found) > 1 else "")
         if not math.isfinite(b.lower):
-            promise = (f"but its {front.metric} bound rules out no drop yet ({b.n} questions "
-                       f"in {b.n_clusters} clusters are too few; the gate's non-inferiority "
-                       f"bound, {level})")
+            promise = (f"but the gate's non-inferiority bound ({level}) rules out no drop "
+                       f"in {front.metric} yet ({b.n} questions in {b.n_clusters} clusters are "
+                       "too few)")
         elif b.lower >= 0:
             promise = (f"and the gate's non-inferiority bound ({level}) rules out any drop "
                        f"in {front.metric}")

@@ -95,7 +95,9 @@ def tradeoff_section(front: Front | None, plot_files: Sequence[str],
            "stage latencies as in the latency table, then the 95th percentile) and its mean "
            "cost per question (cost/usd: the generator's tokens at its prices). A variant is "
            "**Pareto**-optimal when no other has at least its quality at no more latency "
-           "(or cost), better in one.", ""]
+           "(or cost), better in one. The latencies are those the run recorded, where batched "
+           "work (BM25 and dense search, generation) is split over its questions: a small "
+           "difference is not a serving-latency difference.", ""]
     if FRONT in plot_files:
         out += [f"![{front.metric} against P95 latency and cost, the Pareto front marked]"
                 f"(plots/{FRONT})", ""]
