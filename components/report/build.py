@@ -23,6 +23,8 @@ from ablate.components.report.relevance import unaffected
 from ablate.components.report.risk_coverage import risk_coverage_plot
 from ablate.components.report.slices import requested, slice_findings, slice_section
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
+from ablate.components.report.tradeoff_callout import callouts
+from ablate.components.report.tradeoff_report import front_of, tradeoff_plot, tradeoff_section
 from ablate.components.report.worth import worth_plot
 from ablate.components.runtime.atomic import atomic_write
 from ablate.components.runtime.memory import collector_paused
@@ -43,11 +45,16 @@ def _files(res: SweepResults, key_metrics: Sequence[str] | None, latex: bool,
     res = replace(res, stats=not_comparable(report_stats(res.stats), res.variants))
     key = res.key_metrics(key_metrics)
     order = [v["name"] for v in res.variants]
+    front = front_of(res.per_query, res.stats, res.timings, res.variants, key, res.manifest)
     images: dict[str, bytes] = {}
     if plots:
-        images = _images(res, key, order)
+        images = {**_images(res, key, order),
+                  **{f"plots/{k}": v for k, v in tradeoff_plot(front).items()}}
+    plot_files = [Path(p).name for p in images]
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
-                         res.no_effect, plot_files=[Path(p).name for p in images],
+                         res.no_effect, plot_files=plot_files,
+                         tradeoff=tradeoff_section(front, plot_files, callouts(
+                             front, res.stats, res.per_query, res.manifest, key)),
                          timings=res.timings, factorial=res.factorial, worth=res.worth,
                          more_findings=slice_findings(res.slices, res.variants, key),
                          drilldown=[*slice_section(res.slices, res.variants, key,

@@ -18,6 +18,7 @@ from ablate.components.report.findings import findings, judge
 from ablate.components.report.intervals import ci_cell, ci_text, disagrees
 from ablate.components.report.judge import judge_section, metric_note
 from ablate.components.report.judge_corrected import corrected_lines
+from ablate.components.report.latency import E2E, with_end_to_end
 from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import BUCKETS, COST, plot_name
@@ -26,10 +27,11 @@ from ablate.components.report.relevance import latency_stages, section_metrics, 
 from ablate.components.report.risk_coverage import risk_coverage_section
 from ablate.components.report.stats_caveats import error_rates_text, self_test_text
 from ablate.components.report.sweep_data import family_counts, present_key, variables, variant_means
+from ablate.components.report.tails import tails_section
 from ablate.components.report.worth import worth_section
 
 __all__ = ["fmt", "fmt_p", "mark", "findings", "render_markdown", "terminal_summary",
-           "variant_means", "header_lines"]
+           "variant_means", "header_lines", "E2E", "with_end_to_end"]
 
 
 APPENDIX_MD = "report-appendix.md"  # the other metrics' tables (ablate.components.report.appendix)
@@ -201,12 +203,15 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
                     factorial: pl.DataFrame | None = None,
                     drilldown: Sequence[str] = (),
                     worth: pl.DataFrame | None = None,
-                    more_findings: Sequence[str] = ()) -> str:
+                    more_findings: Sequence[str] = (),
+                    tradeoff: Sequence[str] = ()) -> str:
     """The report; `plot_files` are names under plots/ to show (see plots.all_plots);
     `factorial`: a factorial design's effects (factorial.parquet); `drilldown`: the
     questions behind the verdicts (drilldown.drilldown_section), before the buckets;
     `worth`: its factors' Shapley values (worth.parquet); `more_findings`: findings made
-    elsewhere (significant slice comparisons: slices.slice_findings), after the others."""
+    elsewhere (significant slice comparisons: slices.slice_findings), after the others;
+    `tradeoff`: the trade-off section (tradeoff_report.tradeoff_section), after the
+    overview."""
     metrics = sorted(stats["metric"].unique().to_list()) if stats.height else []
     key = present_key(key_metrics, metrics)
     same_stage = rerank_changes_nothing(variants, per_query)
@@ -230,9 +235,13 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
         lines += overview_table(by_var, key, means, srows, unaffected(variants, key, BASELINE),
                                 per_query, unused(variants, key))
         lines += ["", "</div>"]
+    if tradeoff:
+        lines += ["", *tradeoff]
     lines += ["", "## Findings", ""]
     lines += [f"- {x}" for x in [*findings(stats, key, no_effect, manifest, variants, per_query),
                                  *more_findings]]
+    lines += ["", *tails_section(per_query, key, [v["name"] for v in variants],
+                                 unused(variants, key))]
     judged = judge_section(manifest, per_query)
     if judged:
         lines += [""] + judged
@@ -291,9 +300,6 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
     return "\n".join(lines)
 
 
-E2E = "end-to-end"
-
-
 def _varies(per_query: pl.DataFrame, variants: Sequence[str], metric: str) -> bool:
     """Whether `metric` takes more than one value over these variants' questions (a cost
     at zero prices, or the tokens of a generator without a model, tells nothing)."""
@@ -301,18 +307,6 @@ def _varies(per_query: pl.DataFrame, variants: Sequence[str], metric: str) -> bo
         return False
     col = per_query.filter(pl.col("variant").is_in(list(variants)))[metric]
     return col.cast(pl.Float64).fill_nan(None).drop_nulls().n_unique() > 1
-
-
-def with_end_to_end(timings: pl.DataFrame) -> pl.DataFrame:
-    """`timings` plus `latency/end-to-end`: per question, the sum of its stage latencies
-    (stages a variant does not run count 0; NaN when it has none)."""
-    lat = [c for c in timings.columns if c.startswith("latency/") and c != f"latency/{E2E}"]
-    if not lat:
-        return timings
-    filled = [pl.col(c).fill_nan(None) for c in lat]
-    total = pl.when(pl.any_horizontal([f.is_not_null() for f in filled])).then(
-        pl.sum_horizontal(filled)).otherwise(None)
-    return timings.with_columns(total.cast(pl.Float64).alias(f"latency/{E2E}"))
 
 
 def latency_table(timings: pl.DataFrame, variants: Sequence[str] | None = None,

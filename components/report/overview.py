@@ -46,6 +46,9 @@ GLOSSARY = [
           "scores) / the clusters they come in (questions sharing a document: the unit of the tests)"),
     ("not affected", "the variant computes the same stage outputs as the baseline for this metric "
                      "(e.g. a generator sweep and retrieval metrics): Δ 0 by construction, not a finding"),
+    ("P10", "where the worst tenth of a variant's questions starts: at least a tenth of them "
+            "score this or worse (the k-th worst of the n defined scores, k = ⌈n/10⌉; the "
+            "highest tenth for a lower-is-better metric); descriptive, not tested"),
     ("MDE", "minimum detectable effect: the smallest Δ these clusters detect with 80% power at the "
             "corrected level"),
     ("ok", "bucket: answerable, answered correctly"),

@@ -24,6 +24,7 @@ from ablate.components.stats.correction import check_method
 from ablate.components.stats.inference import infer
 from ablate.components.stats.paired_tests import TESTS, abilities
 from ablate.components.stats.table_prep import WideTable, prepare_wide
+from ablate.components.stats.tails import lower_is_better, worst_tenth
 from ablate.components.stats.ttest import effect_size_dz, paired_moments, wilcoxon_pvalues, win_tie_loss
 
 STATS_SCHEMA: dict[str, pl.DataType] = {
@@ -45,7 +46,7 @@ EXTRA_SCHEMA: dict[str, pl.DataType] = {
     "t_ci_high": pl.Float64(), "p_wilcoxon": pl.Float64(), "p_method": pl.String(),
     "ci_flag": pl.String(), "bootstrap_resamples": pl.Int64(), "alpha": pl.Float64(),
     "seed": pl.Int64(), "family": pl.String(), "clustered_by": pl.String(),
-    "n_changed_clusters": pl.Int64(),
+    "n_changed_clusters": pl.Int64(), "p10_variant": pl.Float64(), "p10_baseline": pl.Float64(),
 }
 OUTPUT_SCHEMA = {**STATS_SCHEMA, **EXTRA_SCHEMA}
 
@@ -60,7 +61,8 @@ def _check(value: str, allowed: Sequence[str], field: str) -> str:
 def pair_matrices(w: WideTable, baseline: int, pairs: list[tuple[int, int]]):
     """(D, M, counts): per question and (metric index, variant index) pair, the difference
     variant - baseline (0 where unused or tied within rounding), the used mask (both
-    finite), and the missingness counts and means of each pair."""
+    finite), and the missingness counts, means and P10s (ablate.components.stats.tails)
+    of each pair, over the same used questions."""
     vi = np.array([v for _, v in pairs], dtype=np.int64)
     mi = np.array([m for m, _ in pairs], dtype=np.int64)
     A = w.values[vi, :, mi].T            # questions x comparisons
@@ -84,6 +86,9 @@ def pair_matrices(w: WideTable, baseline: int, pairs: list[tuple[int, int]]):
         n = M.sum(axis=0)
         counts["mean_variant"] = np.where(M, A, 0.0).sum(axis=0) / n
         counts["mean_baseline"] = np.where(M, B, 0.0).sum(axis=0) / n
+    lower = np.array([lower_is_better(w.metrics[m]) for m in mi], dtype=bool)
+    counts["p10_variant"] = worst_tenth(A, M, lower)
+    counts["p10_baseline"] = worst_tenth(np.broadcast_to(B, A.shape), M, lower)
     return D, M, counts
 
 
@@ -179,6 +184,7 @@ def compare_joint(table: pl.DataFrame, *, baseline: str, metrics: Sequence[str],
         "seed": [int(seed)] * ncomp, "family": [family] * ncomp,
         "clustered_by": [cluster_col or "none"] * ncomp,
         "n_changed_clusters": r.n_changed_clusters,
+        "p10_variant": cnt["p10_variant"], "p10_baseline": cnt["p10_baseline"],
     }
     return (pl.DataFrame([pl.Series(k, data[k], dtype=t) for k, t in OUTPUT_SCHEMA.items()]),
             r.extra_p_adjusted, r.extra_family_size)

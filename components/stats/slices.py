@@ -28,9 +28,10 @@ from typing import Any, Sequence
 import polars as pl
 
 from ablate.components.stats.compare import OUTPUT_SCHEMA
+from ablate.components.stats.tails import SLICE_MARK
 
 SLICES_FILE = "slices.parquet"
-_MARK = " @slice "  # a widened column: f"{metric}{_MARK}{slice}"
+_MARK = SLICE_MARK  # a widened column: f"{metric}{_MARK}{slice}"
 TOO_FEW = "too few clusters to test"
 UNDEFINED = "undefined on this slice by definition"
 SLICE_SCHEMA: dict[str, pl.DataType] = {

@@ -154,3 +154,23 @@ def test_export_matches_an_independent_evaluator(sweep, tmp_path):
         for qid, ours in zip(per_query["qid"], per_query[f"candidates/{col}"]):
             assert ours == pytest.approx(run.scores[name].get(qid, 0.0), abs=1e-9), (qid, name)
     # every metric, K and stage: tests/flows/test_stage_outputs.py
+
+
+def test_report_shows_the_tradeoff_front_and_the_tails(sweep):
+    """Issue 53 on a real run: the trade-off section names the Pareto set of the primary key
+    metric against P95 end-to-end latency (nothing is priced, so latency alone), the Tails
+    table shows each variant's P10, and stats.parquet has the p10 columns."""
+    result, _ = sweep
+    out = Path(result["sweep_dir"])
+    md = (out / "report.md").read_text()
+    assert md.index("## Overview") < md.index("## Quality, latency and cost") < md.index("## Findings")
+    front = next(line for line in md.splitlines()
+                 if line.startswith("- Pareto-optimal on final/recall_at_3 and P95 end-to-end latency: "))
+    names = front.split(": ", 1)[1].rstrip(".").split(", ")
+    assert names and set(names) <= {"baseline", "fusion.rrf_k=5", "fusion.rrf_k=500",
+                                    "retrieval.paths=bm25"}
+    assert "No variant has a cost per question" in md
+    assert "plots/tradeoff.svg" in md and (out / "plots" / "tradeoff.svg").is_file()
+    assert "## Tails: the worst tenth of questions" in md
+    stats = pl.read_parquet(out / "stats.parquet")
+    assert stats["p10_variant"].is_not_null().any() and stats["p10_baseline"].is_not_null().any()

@@ -33,7 +33,7 @@ def test_report_rebuilds_from_saved_results(sweep, capsys):
     assert "## All other metrics" in md  # answer/f1 is no longer a key metric
     assert "(report-appendix.md)" in md and "| answer/f1 |" not in md
     assert "| variant | value | answer/f1 |" in (sweep / "report-appendix.md").read_text()
-    assert "wrote 11 files" in capsys.readouterr().out
+    assert "wrote 12 files" in capsys.readouterr().out  # plots/tradeoff.svg among them
 
 
 def test_report_bad_input_is_one_line_exit_2(sweep, tmp_path, capsys):

@@ -76,12 +76,13 @@ def test_findings_warn_when_underpowered():
 def test_plots_are_svgs_embedded_in_self_contained_html(files):
     svgs = {k: v for k, v in files.items() if k.startswith("plots/")}
     assert set(svgs) == {"plots/overview.svg", "plots/sweep_chunking_size.svg",
-                         "plots/sweep_fusion_rrf_k.svg", "plots/buckets.svg", "plots/cost.svg"}
+                         "plots/sweep_fusion_rrf_k.svg", "plots/buckets.svg", "plots/cost.svg",
+                         "plots/tradeoff.svg"}
     assert all(v.startswith(SVG) for v in svgs.values())
     html = files["report.html"]
     assert 'src="plots/' not in html and "http://" not in html and "https://" not in html
     embedded = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
-    assert len(embedded) == 5
+    assert len(embedded) == 6
     assert {base64.b64decode(e) for e in embedded} == set(svgs.values())
     assert "| variant |" not in html
     md = files["report.md"]
