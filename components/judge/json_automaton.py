@@ -3,7 +3,8 @@
 The schemas of ablate.components.judge.tasks.schema use a small part of JSON Schema: an
 object whose properties are all required and nothing else (keys in the schema's order),
 strings (`minLength`, or an `enum` of strings), booleans, and arrays of those
-(`minItems`, `maxItems`). `compile_schema` turns one into a sequence of frames; a state is
+(`minItems`, `maxItems`). Also read: numbers, integers, null, an object without
+properties (any JSON object) and a schema without a type (any JSON value). `compile_schema` turns one into a sequence of frames; a state is
 an immutable stack of frames (cheap to keep per candidate token); `step(state, byte)` is
 the state after one more byte, or None when the schema forbids it; `done(state)` says the
 object is complete (then nothing but the end of the reply may come).
@@ -38,9 +39,18 @@ def _lit(text: str) -> Frame:
     return ("lit", text.encode("utf-8"), 0)
 
 
+ANY: tuple[Frame, ...] = (("any",),)
+
+
 def _value(schema: dict[str, Any], where: str) -> tuple[Frame, ...]:
     """The frames of one value, in reading order."""
     kind = schema.get("type")
+    if kind is None and "enum" not in schema:
+        return ANY
+    if kind in ("number", "integer"):
+        return (("num", kind == "integer", 0),)
+    if kind == "null":
+        return (("enum", (b"null",), b""),)
     if "enum" in schema:
         options = schema["enum"]
         if kind not in (None, "string") or not options or not all(isinstance(o, str) for o in options):
@@ -64,6 +74,8 @@ def _value(schema: dict[str, Any], where: str) -> tuple[Frame, ...]:
 
 def _object(schema: dict[str, Any], where: str) -> tuple[Frame, ...]:
     props = schema.get("properties", {})
+    if not props and "additionalProperties" not in schema and not schema.get("required"):
+        return (("gobj", 0),)  # any object
     if set(schema.get("required", [])) != set(props) or schema.get("additionalProperties", True):
         raise ValueError(f"{where}: an object must require exactly its properties and no others")
     frames: list[Frame] = [_lit("{"), _ws()]
@@ -82,7 +94,34 @@ def compile_schema(schema: dict[str, Any]) -> State:
 
 
 def done(state: State) -> bool:
-    return not state
+    """The value is complete: what is left is optional (space, a number that may end)."""
+    return all(f[0] == "ws" or (f[0] == "num" and f[2] in _NUM_END) for f in state)
+
+
+# a JSON number's states: 0 start, 1 after '-', 2 a leading 0, 3 integer digits, 4 after
+# '.', 5 fraction digits, 6 after e/E, 7 after the exponent's sign, 8 exponent digits
+_NUM_END = frozenset((2, 3, 5, 8))
+_DIGITS = frozenset(b"0123456789")
+
+
+def _number(integer: bool, at: int, b: int) -> Optional[int]:
+    """The number's state after byte b, or None when b does not continue it."""
+    digit = b in _DIGITS
+    if at in (0, 1):
+        if at == 0 and b == 0x2D:
+            return 1
+        return (2 if b == 0x30 else 3) if digit else None
+    if at == 3 and digit:
+        return 3
+    if at in (2, 3):
+        if integer:
+            return None
+        return 4 if b == 0x2E else 6 if b in b"eE" else None
+    if at in (4, 5):
+        return 5 if digit else (6 if at == 5 and b in b"eE" else None)
+    if at == 6 and b in b"+-":
+        return 7
+    return 8 if at in (6, 7, 8) and digit else None
 
 
 _FIRST_CONT = {0xE0: (0xA0, 0xBF), 0xED: (0x80, 0x9F), 0xF0: (0x90, 0xBF), 0xF4: (0x80, 0x8F)}
@@ -151,6 +190,41 @@ def step(state: State, b: int) -> Optional[State]:
             if nxt is None:
                 return None
             return rest if nxt[0] == "end" else rest + (nxt,)
+        if kind == "any":
+            if b == 0x7B:
+                state = rest + (("gobj", 0),)
+            elif b == 0x5B:
+                state = rest + (("arr", ANY, 0, -1, 0, 0),)
+            elif b == 0x22:
+                state = rest + (("str", 0, 0, 0, 0, 0, None),)
+            elif b == 0x2D or b in _DIGITS:
+                state = rest + (("num", False, 0),)
+            elif b in b"tfn":
+                state = rest + (("enum", (b"false", b"null", b"true"), b""),)
+            else:
+                return None
+            continue
+        if kind == "num":
+            at = _number(frame[1], frame[2], b)
+            if at is not None:
+                return rest + (("num", frame[1], at),)
+            if frame[2] not in _NUM_END:
+                return None
+            state = rest  # the number has ended: the byte goes to the next frame
+            continue
+        if kind == "gobj":  # any object: 0 before '{', 1 after '{', 2 after a value, 3 after ','
+            phase = frame[1]
+            if phase == 0:
+                return rest + (("gobj", 1), _ws()) if b == 0x7B else None
+            if phase == 2:
+                if b == 0x2C:
+                    return rest + (("gobj", 3), _ws())
+                return rest if b == 0x7D else None
+            if phase == 1 and b == 0x7D:
+                return rest
+            state = rest + (("gobj", 2), _ws(), *reversed(ANY), _ws(), _lit(":"), _ws(),
+                            ("str", 0, 0, 0, 0, 0, None))
+            continue
         if kind == "enum":
             prefix = frame[2] + bytes((b,))
             alive = tuple(o for o in frame[1] if o.startswith(prefix))

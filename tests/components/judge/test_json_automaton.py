@@ -107,8 +107,8 @@ def test_every_reply_the_automaton_allows_parses_as_the_schema(task):
 
 
 def test_an_unsupported_schema_names_its_part():
-    with pytest.raises(ValueError, match=r"schema\.score: type 'number'"):
-        ja.compile_schema({"type": "object", "properties": {"score": {"type": "number"}},
+    with pytest.raises(ValueError, match=r"schema\.score: type \['string', 'null'\]"):
+        ja.compile_schema({"type": "object", "properties": {"score": {"type": ["string", "null"]}},
                            "required": ["score"], "additionalProperties": False})
     with pytest.raises(ValueError, match="require exactly its properties"):
         ja.compile_schema({"type": "object", "properties": {"a": {"type": "string"}}})
@@ -144,3 +144,26 @@ def test_ill_formed_utf8_is_refused(bad):
     """Surrogates, overlong forms, code points above U+10FFFF: a reply always decodes."""
     inside = ja.feed(ja.compile_schema(SCHEMAS["claims"]), b'{"claims": ["')
     assert inside is not None and ja.feed(inside, bad) is None
+
+
+@pytest.mark.parametrize("text, ok", [
+    ('{}', True), ('{"a": 1, "b": [true, null, -0.5e+3], "c": {"d": "诺"}}', True),
+    ('{"a": 01}', False), ('{"a": 1.}', False), ('{"a": -}', False), ('{a: 1}', False),
+    ('{"a": 1,}', False), ('{"a": [1, 2,]}', False), ('{"a": nul}', False),
+])
+def test_an_object_without_properties_is_any_json_object(text, ok):
+    """{"type": "object"} (what a caller asks of any judge backend): any JSON object."""
+    state = ja.feed(ja.compile_schema({"type": "object"}), text.encode("utf-8"))
+    assert (state is not None and ja.done(state)) == ok
+    if ok:
+        json.loads(text)
+
+
+def test_integers_and_numbers():
+    def accepts(kind: str, text: str) -> bool:
+        sch = {"type": "object", "properties": {"n": {"type": kind}}, "required": ["n"],
+               "additionalProperties": False}
+        state = ja.feed(ja.compile_schema(sch), f'{{"n": {text}}}'.encode())
+        return state is not None and ja.done(state)
+    assert accepts("integer", "-12") and not accepts("integer", "1.5")
+    assert accepts("number", "1.5E-3") and accepts("number", "0") and not accepts("number", "1e")
