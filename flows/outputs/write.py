@@ -54,9 +54,10 @@ def slug(text: str) -> str:
 
 def sweep_id(ctx: RunContext) -> str:
     """Same spec, options, data, questions (and judge labels) -> same id (so reruns find
-    their runs)."""
+    their runs). Alert rules change no result: they are left out."""
     labels = {} if ctx.labels_path is None else {"labels": file_fingerprint(ctx.labels_path)}
-    blob = json.dumps({"spec": ctx.spec.model_dump(mode="json"), "tier": ctx.tier,
+    spec = ctx.spec.model_dump(mode="json", exclude={"alerts"})
+    blob = json.dumps({"spec": spec, "tier": ctx.tier,
                        "split": ctx.split, "data": ctx.dataset.fingerprint,
                        "questions": ctx.questions_fp, **labels}, sort_keys=True)
     return f"{slug(ctx.spec.name)}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"

@@ -14,6 +14,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_serializer,
     model_validator,
@@ -31,6 +32,7 @@ from ablate.components.contract.vocab import (
 from ablate.components.data.text_encoding import codec_name
 from ablate.components.judge.config import JudgeConfig
 from ablate.components.runtime.env_refs import refuse_env_refs
+from ablate.flows.plan.spec_alerts import AlertRule, check_alerts
 from ablate.flows.plan.spec_analysis import MetricsSpec, ReportSpec, StatsSpec
 from ablate.flows.plan.spec_base import Section
 from ablate.flows.plan.spec_errors import did_you_mean
@@ -237,6 +239,27 @@ class ExperimentSpec(Section):
     (`$VAR` is not expanded: an error)."""
     cache_dir: str = ".ablate/cache"
     """Stage result cache; relative to the working folder."""
+    alerts: list[AlertRule] = Field(default_factory=list)
+    """Alert rules read over the series of this experiment's runs (scheduled sweeps): a
+    threshold with its interval, N declines in a row, a failed gate, and an anytime-valid
+    drop rule (docs/statistics.md#alerts-over-many-runs). They change no result, so no
+    sweep id."""
+
+    @field_validator("alerts")
+    @classmethod
+    def _alerts_ok(cls, v: list[AlertRule], info: ValidationInfo) -> list[AlertRule]:
+        """Each rule's metric is a metric column at `metrics.ks`; no rule twice."""
+        metrics = info.data.get("metrics")
+        return check_alerts(v, None if metrics is None else metrics.ks)
+
+    @model_serializer(mode="wrap")
+    def _no_alerts_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No alert rules: left out of the dump, so the sweep id of every experiment
+        without alerts is what it was before the section existed."""
+        out = handler(self)
+        if not self.alerts:
+            out.pop("alerts", None)
+        return out
 
     @field_validator("out", "cache_dir")
     @classmethod
