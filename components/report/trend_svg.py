@@ -20,7 +20,11 @@ from ablate.components.report.trend_text import WORDS, trend_markdown
 
 W, H = 640, 250
 LEFT, RIGHT, TOP, BOTTOM = 64, 24, 30, 52
+INSET = 24  # the first and last runs this far inside the axes
+MAX_LABELS = 12  # beyond this many runs, every k-th run is labelled
 COLORS = {"worse": DOWN, "better": UP}
+LEGEND = ("whiskers: 95% intervals; red: significantly worse than the run before, green: "
+          "better (paired on their common questions)")
 
 
 def _e(text: Any) -> str:
@@ -62,13 +66,15 @@ def trend_svg(rows_frame: pl.DataFrame) -> str:
     pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
 
     def x(i: int) -> float:
-        return LEFT + (pw / 2 if len(rows) == 1 else pw * i / (len(rows) - 1))
+        inner = pw - 2 * INSET
+        return LEFT + INSET + (inner / 2 if len(rows) == 1 else inner * i / (len(rows) - 1))
 
     def y(v: float) -> float:
         return TOP + ph * (hi - v) / (hi - lo)
 
     title = f"{rows[0]['metric']} ({rows[0]['variant']})" if rows else ""
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
+    out = ['<?xml version="1.0" encoding="utf-8"?>',
+           f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
            f'viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11" role="img">',
            f"<title>{_e(title)} across runs</title>",
            f'<text x="{LEFT}" y="18" font-size="13" font-weight="600">{_e(title)}</text>']
@@ -81,11 +87,13 @@ def trend_svg(rows_frame: pl.DataFrame) -> str:
     if len(means) > 1:
         pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in means)
         out.append(f'<polyline points="{pts}" fill="none" stroke="{VAR_COLOR}" stroke-width="1.5"/>')
+    every = math.ceil(len(rows) / MAX_LABELS)
     for i, r in enumerate(rows):
         cx = x(i)
-        out.append(f'<text x="{cx:.1f}" y="{H - BOTTOM + 18}" text-anchor="middle">run {r["run"]}</text>'
-                   f'<text x="{cx:.1f}" y="{H - BOTTOM + 32}" text-anchor="middle" fill="{BASE_COLOR}">'
-                   f"{_e(str(r.get('created') or '')[:10])}</text>")
+        if (len(rows) - 1 - i) % every == 0:  # the newest run always labelled
+            out.append(f'<text x="{cx:.1f}" y="{H - BOTTOM + 18}" text-anchor="middle">run {r["run"]}</text>'
+                       f'<text x="{cx:.1f}" y="{H - BOTTOM + 32}" text-anchor="middle" fill="{BASE_COLOR}">'
+                       f"{_e(str(r.get('created') or '')[:10])}</text>")
         if not finite(r.get("mean")):
             continue
         kind = str(r.get("verdict")) if r.get("verdict") in COLORS else "run"
@@ -95,6 +103,7 @@ def trend_svg(rows_frame: pl.DataFrame) -> str:
                        f'y2="{y(float(r["ci_high"])):.1f}" stroke="{color}" stroke-width="2"/>')
         out.append(f'<circle class="{kind}" cx="{cx:.1f}" cy="{y(float(r["mean"])):.1f}" r="4.5" '
                    f'fill="{color}"><title>{_e(_tip(r))}</title></circle>')
+    out.append(f'<text x="{LEFT}" y="{H - 4}" font-size="10" fill="{BASE_COLOR}">{_e(LEGEND)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -6,7 +6,9 @@ question ids, clusters and experiment name; the page and its SVG self-contained.
 
 from __future__ import annotations
 
+import importlib.util
 import math
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,16 @@ from tests.components.report.diff_folders import VARIANT
 from tests.components.report.trend_runs import CREATED, questions, series
 
 RECALL = "final/recall_at_5"
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def check_html():
+    """scripts/check_report_html.py, the check CI runs on the report's page."""
+    spec = importlib.util.spec_from_file_location("check_report_html",
+                                                  ROOT / "scripts" / "check_report_html.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _runs(folders):
@@ -77,8 +89,10 @@ def test_chinese_runs_and_page(tmp_path):
     assert "<title>ablate trend: 夜间评测</title>" in page
     assert "<script" not in page and "http" not in page.replace(
         "http://www.w3.org/2000/svg", "")  # nothing to fetch
+    assert check_html().static_problems(page) == []  # self-contained, images embedded SVG
+    assert len(check_html().IMG_SRC.findall(page)) == 2  # a plot per metric
     svg = trend_svg(table.filter(metric=RECALL))
-    assert svg.startswith("<svg") and svg.count("<circle") == 3
+    assert svg.startswith('<?xml version="1.0" encoding="utf-8"?>\n<svg') and svg.count("<circle") == 3
     assert 'class="worse"' in svg and svg.count('class="worse"') == 1
     assert "<script" not in svg and "href" not in svg
 
