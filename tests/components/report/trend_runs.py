@@ -1,6 +1,7 @@
 """Hand-made runs of one experiment for `ablate trend` (tests/components/report/diff_folders.py
 writes each folder): `series` writes three nightly runs under one output root, the third
-with the baseline's recall lowered on every question (the drop a trend must show)."""
+with the baseline's recall lowered on every question (the drop a trend must show); each
+run its own sweep id (the folder's name after the experiment's)."""
 
 from __future__ import annotations
 
@@ -24,11 +25,12 @@ def lower(folder: Path, metric: str, by: float, variant: str = "baseline") -> No
     pq.write_parquet(path)
 
 
-def rename(folder: Path, experiment: str) -> None:
-    """Give the run another experiment name (its manifest's `experiment`)."""
+def rename(folder: Path, experiment: str | None = None, sweep_id: str | None = None) -> None:
+    """Give the run another experiment name (its manifest's `experiment`) or sweep id."""
     path = folder / "manifest.json"
     man = json.loads(path.read_text(encoding="utf-8"))
-    man["experiment"] = experiment
+    man["experiment"] = experiment or man["experiment"]
+    man["sweep_id"] = sweep_id or man["sweep_id"]
     path.write_text(json.dumps(man, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
@@ -56,7 +58,6 @@ def series(root: Path, *, chinese: bool = False, drop: float = 0.3,
                           documents=DOCUMENTS, **extra)
         if i == 2 and drop:
             lower(folder, "final/recall_at_5", drop)
-        if experiment:
-            rename(folder, experiment)
+        rename(folder, experiment, sweep_id=f"{experiment or 'diff-demo'}-{name}")
         out.append(folder)
     return out
