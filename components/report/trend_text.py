@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from ablate.components.report.intervals import DISAGREE, DISAGREE_TEXT, disagrees
 from ablate.components.report.numbers import finite, fmt, fmt_ci, fmt_p, fmt_signed
 
 WORDS = {"worse": "WORSE", "better": "better", "changed": "changed",
@@ -40,8 +41,21 @@ def step_text(row: dict[str, Any], previous: dict[str, Any] | None) -> str:
     if not finite(row.get("delta")):
         return f"not compared (no common question defines it); {shared}{data}"
     word = WORDS.get(str(row.get("verdict")), str(row.get("verdict")))
-    return (f"Δ {fmt_signed(row['delta'])} {fmt_ci(row['delta_ci_low'], row['delta_ci_high'], row['delta'])}, "
+    mark = DISAGREE if _disagrees(row) else ""
+    return (f"Δ {fmt_signed(row['delta'])} {fmt_ci(row['delta_ci_low'], row['delta_ci_high'], row['delta'])}{mark}, "
             f"p adj {fmt_p(row['p_adjusted'])}: {word}; {shared}{data}")
+
+
+def _disagrees(row: dict[str, Any]) -> bool:
+    return disagrees({"ci_low": row.get("delta_ci_low"), "ci_high": row.get("delta_ci_high"),
+                      "delta": row.get("delta"), "significant": row.get("significant")})
+
+
+def footnote(table: pl.DataFrame) -> list[str]:
+    """The DISAGREE mark's meaning, when a step has it."""
+    if any(_disagrees(r) for r in table.iter_rows(named=True)):
+        return [f"{DISAGREE} {DISAGREE_TEXT}"]
+    return []
 
 
 def _blocks(table: pl.DataFrame) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -83,6 +97,7 @@ def trend_text(table: pl.DataFrame) -> str:
                      fmt_ci(row["ci_low"], row["ci_high"], row["mean"]), n_text(row))
             lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)) + step_text(row, prev))
         lines.append("")
+    lines += footnote(table)
     lines.append("runs:")
     lines += [f"  {run}  {created}  {label}" for run, created, label, _ in runs_list(table)]
     return "\n".join(lines) + "\n"
@@ -107,7 +122,7 @@ def trend_markdown(table: pl.DataFrame, plots: dict[str, str]) -> str:
                        f"{fmt_ci(row['ci_low'], row['ci_high'], row['mean'])} | {n_text(row)} | "
                        f"{_cell(step_text(row, prev))} |")
         out.append("")
-    out += ["## Runs", "", "| run | created | source | sweep id |", "|---|---|---|---|"]
+    out += [*footnote(table), "", "## Runs", "", "| run | created | source | sweep id |", "|---|---|---|---|"]
     out += [f"| {run} | {_cell(created)} | `{_cell(label)}` | `{_cell(sid)}` |"
             for run, created, label, sid in runs_list(table)]
     return "\n".join(out) + "\n"
