@@ -28,6 +28,8 @@ def experiment_of(ref: str) -> tuple[str, str]:
     from ablate.components.contract.errors import InputError
     path = Path(ref)
     if not path.is_file():
+        if path.suffix.lower() in (".yaml", ".yml"):
+            raise InputError("no such experiment file", path=ref)
         return ref, DEFAULT_ROOT
     from ablate.components.contract.yaml_source import line_of, read_yaml
     data, node = read_yaml(path)

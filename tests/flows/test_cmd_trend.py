@@ -47,7 +47,8 @@ def test_bad_input_is_one_line_exit_2(tmp_path, run_cli, capsys):
              (("diff-demo", "--runs", str(tmp_path / "nowhere")), "no recorded runs"),
              (("diff-demo", "--runs", str(root), "--metric", "answer/f2"), "unknown metric 'answer/f2'"),
              (("diff-demo", "--runs", str(root), "--variant", "nope"), "no variant 'nope'"),
-             ((str(nameless),), "name")]
+             ((str(nameless),), "name"),
+             ((str(tmp_path / "missing.yaml"),), "no such experiment file")]
     for argv, why in cases:
         capsys.readouterr()
         assert run_cli("trend", *argv) == 2, argv
