@@ -62,3 +62,17 @@ def sweep_from_run(run_id: str, tracking_uri: str, dest: Path) -> Path:
     man.pop(RECORD, None)
     (dest / MANIFEST).write_text(json.dumps(man, ensure_ascii=False), encoding="utf-8")
     return dest
+
+
+def sweep_runs(experiment: str, tracking_uri: str) -> list[tuple[str, str]]:
+    """(parent run id, sweep id) of every sweep of `experiment` logged to the store (the
+    MLflow experiment of that name), oldest first; none when it has no such experiment.
+    InputError: an unreachable store."""
+    check_reachable(tracking_uri)
+    client = MlflowClient(tracking_uri=tracking_uri)
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        return []
+    runs = client.search_runs([exp.experiment_id], filter_string="tags.`ablate.role` = 'parent'",
+                              order_by=["attributes.start_time ASC"], max_results=50_000)
+    return [(r.info.run_id, r.data.tags.get("sweep_id", "")) for r in runs]
