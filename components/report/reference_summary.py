@@ -25,18 +25,26 @@ def mean_interval(values: np.ndarray, clusters: np.ndarray | None,
                   level: float = LEVEL) -> tuple[float, float, float, int]:
     """(mean, low, high, clusters) of `values` (finite), clusters as the unit (each
     question its own without `clusters`); low/high NaN below 2 clusters."""
+    mean, _, low, high, g = mean_se_interval(values, clusters, level)
+    return mean, low, high, g
+
+
+def mean_se_interval(values: np.ndarray, clusters: np.ndarray | None,
+                     level: float = LEVEL) -> tuple[float, float, float, float, int]:
+    """(mean, its CR2 cluster-robust standard error, low, high, clusters): mean_interval
+    with the standard error it is built from (NaN below 2 clusters)."""
     from scipy.stats import t as student_t
     if not values.size:
-        return math.nan, math.nan, math.nan, 0
+        return math.nan, math.nan, math.nan, math.nan, 0
     keys = np.arange(values.size) if clusters is None else clusters
     codes = np.unique(keys, return_inverse=True)[1].reshape(-1)
     y = values.astype(np.float64)[:, None]
     theta, se, df = cluster_se(*cluster_sums(y, np.ones_like(y, dtype=bool), codes))
     g = int(codes.max()) + 1
     if g < 2 or not math.isfinite(float(se[0])):
-        return float(theta[0]), math.nan, math.nan, g
+        return float(theta[0]), math.nan, math.nan, math.nan, g
     half = float(student_t.ppf(0.5 + level / 2, float(df[0])) * se[0])
-    return float(theta[0]), float(theta[0]) - half, float(theta[0]) + half, g
+    return float(theta[0]), float(se[0]), float(theta[0]) - half, float(theta[0]) + half, g
 
 
 def reference_rows(per_query: pl.DataFrame, key: Sequence[str], manifest: dict[str, Any]

@@ -40,7 +40,7 @@ SCHEMA: dict[str, Any] = {
     "run": pl.Int64, "label": pl.String, "sweep_id": pl.String, "created": pl.String,
     "experiment": pl.String, "fingerprint": pl.String, "variant": pl.String,
     "metric": pl.String, "questions": pl.Int64, "n": pl.Int64, "clusters": pl.Int64,
-    "mean": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "ci_level": pl.Float64,
+    "mean": pl.Float64, "se": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "ci_level": pl.Float64,
     "shared": pl.Int64, "only_previous": pl.Int64, "only_current": pl.Int64,
     "delta": pl.Float64, "delta_ci_low": pl.Float64, "delta_ci_high": pl.Float64,
     "p_adjusted": pl.Float64, "significant": pl.Boolean, "n_used": pl.Int64,
@@ -102,13 +102,13 @@ def _check(runs: Sequence[TrendRun], variant: str, metrics: Sequence[str] | None
 
 def _run_stats(wide: pl.DataFrame, metric: str) -> dict[str, Any]:
     """The run's mean of `metric` over the questions that define it, with its interval."""
-    from ablate.components.report.reference_summary import mean_interval
+    from ablate.components.report.reference_summary import mean_se_interval
     rows = wide.filter(pl.col(metric).is_finite())
     clusters = rows["cluster"].to_numpy() if rows["cluster"].null_count() == 0 else None
-    mean, low, high, g = mean_interval(rows[metric].to_numpy(), clusters, LEVEL)
-    fin = [x if math.isfinite(x) else None for x in (mean, low, high)]
-    return {"n": rows.height, "clusters": g, "mean": fin[0], "ci_low": fin[1], "ci_high": fin[2],
-            "ci_level": LEVEL}
+    mean, se, low, high, g = mean_se_interval(rows[metric].to_numpy(), clusters, LEVEL)
+    fin = [x if math.isfinite(x) else None for x in (mean, se, low, high)]
+    return {"n": rows.height, "clusters": g, "mean": fin[0], "se": fin[1], "ci_low": fin[2],
+            "ci_high": fin[3], "ci_level": LEVEL}
 
 
 def _wide(res: SweepResults, variant: str, metrics: Sequence[str]) -> pl.DataFrame:

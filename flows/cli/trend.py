@@ -9,7 +9,9 @@ store (the experiment's parent runs) join them, read back as folders
 (flows/track/run_folder.py); a sweep both have is read from its folder. Prints the table; writes trend.parquet and trend.html
 (atomically) into `--out`, by default the output root beside the runs. No runs of that
 experiment, an unknown metric or variant, an experiment file without a name: one line,
-exit 2."""
+exit 2. Given the experiment file, its `alerts:` rules are read over the trend
+(components/report/trend_alerts.py), one line each after the table; exit 1 when a rule
+alerts, so a scheduled job fails on it."""
 
 from __future__ import annotations
 
@@ -39,6 +41,19 @@ def experiment_of(ref: str) -> tuple[str, str]:
                          line=line_of(node, ("name",)) if isinstance(data, dict) else 1, field="name")
     out = data.get("out", DEFAULT_ROOT)
     return name, str(out) if isinstance(out, str) and out else DEFAULT_ROOT
+
+
+def alert_rules(experiment: str) -> list:
+    """The `alerts:` rules of the experiment file, checked with the whole file (none when
+    given a name or a file without `alerts:`)."""
+    if not Path(experiment).is_file():
+        return []
+    from ablate.components.contract.yaml_source import read_yaml
+    data, _ = read_yaml(Path(experiment))
+    if not isinstance(data, dict) or not data.get("alerts"):
+        return []
+    from ablate.flows.plan.spec_load import load_spec
+    return list(load_spec(experiment).spec.alerts or [])
 
 
 def load_runs(root: Path, name: str, tracking_uri: str | None = None,
@@ -113,3 +128,11 @@ def register(app: typer.Typer) -> None:
         typer.echo(trend_text(table), nl=False)
         for path in write(out if out is not None else root, table, trend_page(table, name)):
             typer.echo(f"wrote {path}")
+        rules = alert_rules(experiment)
+        if rules:
+            from ablate.components.report.trend_alerts import alert_lines, evaluate, fired
+            results = evaluate(table, rules)
+            for line in alert_lines(results):
+                typer.echo(line)
+            if fired(results):
+                raise typer.Exit(1)
