@@ -18,16 +18,29 @@ import time
 from typing import Sequence
 
 import httpx
+from pydantic import Field
 
 from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.generation.base import GENERATORS, BaseGenerator, Finished, Job
 from ablate.components.generation.openai_client import OpenAIClient, OpenAIClientConfig
-from ablate.components.generation.settings import record_settings
+from ablate.components.generation.settings import SamplingSettings
 
-OpenAISettings = record_settings(
-    "OpenAISettings", "An OpenAI-compatible chat completions endpoint.",
-    "model", "base_url", "api_key_env", "timeout_s", "max_retries", "concurrency",
-    "max_new_tokens", "temperature", "seed")
+
+class OpenAISettings(SamplingSettings):
+    """An OpenAI-compatible chat completions endpoint."""
+
+    model: str | None = None
+    """The model name sent to the endpoint."""
+    base_url: str | None = None
+    """The endpoint, e.g. `http://localhost:11434/v1`."""
+    api_key_env: str | None = None
+    """The environment variable holding the API key (the key is never logged)."""
+    timeout_s: float = Field(60.0, gt=0)
+    """Seconds per request."""
+    max_retries: int = Field(3, ge=0)
+    """Retries of a failed request."""
+    concurrency: int = Field(2, ge=1)
+    """Requests in flight."""
 
 
 @GENERATORS.register("openai", remote=True, settings_model=OpenAISettings,
