@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from pydantic import (
     BaseModel,
@@ -120,14 +120,14 @@ class SettingError(ValueError):
 class GeneratorConfig(Frozen):
     """The answer generator: its `name`, the fields every generator shares (`repeats`,
     `cost_per_1k_in`, `cost_per_1k_out`) and the chosen generator's own settings, listed
-    under each generator below (its registered settings model,
-    components/generation/settings.py). A field the chosen generator does not read is
-    refused, except one the baseline holds for another generator the sweep runs (it is
-    ignored where unread, and `ablate check` says so)."""
+    under each generator below (its settings model, declared beside it in
+    components/generation/). A field the chosen generator does not read is refused,
+    except one the baseline holds for another generator the sweep runs (it is ignored
+    where unread, and `ablate check` says so)."""
 
-    # a plugin generator's own settings are stored beside the built-ins' (validated by
-    # its settings model, _plugin_settings); the built-ins' fields below are the record
-    # whose dump identifies a config, as it always has
+    # each generator's own settings are stored beside these fields, validated by its
+    # settings model (_generator_settings); every built-in generator's fields are held
+    # with their defaults, so a config dumps (and its id is) what it always was
     model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
 
     name: str = "extractive"
@@ -135,67 +135,33 @@ class GeneratorConfig(Frozen):
     SmolLM2-135M, see `backend`), `openai` (an OpenAI-compatible endpoint),
     `closed_book` (SmolLM2 without context) or `none` (a retrieval-only study: no answers;
     the context is still assembled under the budget)."""
-    backend: str = "torch"  # a `gguf engine` (generation/llama_local.py), checked by preflight
-    """`smollm2` / `closed_book`: the engine that runs the GGUF file. `torch` (default):
-    transformers and PyTorch, nothing to compile, any CPU; `llama_cpp`: llama-cpp-python,
-    the optional extra (`bash scripts/install.sh --llama-cpp`); measured speeds of both
-    in docs/hardware.md.
-    Answers differ between the two (float32 against llama.cpp's quantised arithmetic), so
-    the backend is part of the generation's identity."""
-    threshold: float = Field(0.3, ge=0, le=1)
-    """`extractive`: refuse when the best sentence's support (its answer's `score`) is
-    below this. Sweep it (`variable: generator.threshold`) to trade answered questions for
-    accuracy; the report's risk-coverage table shows that trade on one run."""
-    max_new_tokens: int = Field(48, ge=1, le=4096)
-    """Model generators: most tokens generated per answer."""
-    temperature: float = Field(0.0, ge=0)
-    """Model generators: sampling temperature (0 = greedy)."""
-    seed: int = 0
-    """Model generators: sampling seed."""
-    batch_size: int = Field(8, ge=1, le=256)
-    """`smollm2` / `closed_book` on `backend: torch`: greedy answers decoded together
-    (each prompt read alone, then the batch one token per step: torch_greedy.py). A speed
-    setting, not part of the stage key: an answer does not depend on which answers share
-    its batch (tests/components/generation/test_torch_greedy.py, test_torch_batch.py;
-    benchmarks/generation.py). Sampling (temperature > 0) decodes one at a time, each with
-    its own seed."""
     repeats: int = Field(1, ge=1, le=50)
     """Stochastic generation (temperature > 0): answers per question, with seeds `seed`,
     `seed`+1, ...; per-question scores are the means over repeats."""
-    model: str | None = None
-    """`openai`: the model name sent to the endpoint; `smollm2` / `closed_book`: another
-    GGUF file instead of the bundled SmolLM2."""
-    base_url: str | None = None
-    """`openai`: the endpoint, e.g. `http://localhost:11434/v1`."""
-    api_key_env: str | None = None
-    """`openai`: the environment variable holding the API key (the key is never logged)."""
-    timeout_s: float = Field(60.0, gt=0)
-    """`openai`: seconds per request."""
-    max_retries: int = Field(3, ge=0)
-    """`openai`: retries of a failed request."""
-    concurrency: int = Field(2, ge=1)
-    """`openai`: requests in flight."""
     cost_per_1k_in: float = Field(0.0, ge=0)
     """Price per 1,000 prompt tokens, for the `cost/usd` metric."""
     cost_per_1k_out: float = Field(0.0, ge=0)
     """Price per 1,000 generated tokens, for the `cost/usd` metric."""
 
+    if TYPE_CHECKING:  # a generator's own setting (`cfg.threshold`): read as pydantic's extras
+        def __getattr__(self, name: str) -> Any: ...
+
     @model_validator(mode="after")
-    def _plugin_settings(self) -> "GeneratorConfig":
-        """Fields outside the record belong to a registered generator's settings model
-        (the chosen generator's first): validated by it, its defaults filled in for the
-        chosen generator's own fields so equal settings dump (and key) alike; a field no
-        generator declares is refused with the nearest known field."""
+    def _generator_settings(self) -> "GeneratorConfig":
+        """Fields beside the shared ones belong to a registered generator's settings model
+        (the chosen generator's first): validated by it; the defaults of every built-in
+        generator's fields and of the chosen generator's own are filled in, so equal
+        settings dump (and key) alike; a field no generator declares is refused with the
+        nearest known field."""
         extra = self.__pydantic_extra__
         models = _settings_models(self.name)
         if extra is None or (not extra and not models):
             return self
-        chosen = models[0][1] if models and models[0][0] == self.name else None
         for key, value in list(extra.items()):
-            owner = next((m for _, m in models if key in m.model_fields), None)
+            owner = next((m for _, m, _ in models if key in m.model_fields), None)
             if owner is None:
                 known = sorted(set(type(self).model_fields).union(
-                    *(m.model_fields for _, m in models)))
+                    *(m.model_fields for _, m, _ in models)))
                 near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
                 raise SettingError("unknown field" + (f"; did you mean {near[0]}?" if near else
                                                       f" (known: {', '.join(known)})"), key)
@@ -204,16 +170,17 @@ class GeneratorConfig(Frozen):
             except ValidationError as exc:
                 raise SettingError(exc.errors()[0]["msg"].removeprefix("Value error, "),
                                    key) from None
-        if chosen is not None:
-            for key, info in chosen.model_fields.items():
-                if key not in extra and key not in type(self).model_fields:
-                    extra[key] = info.get_default(call_default_factory=True)
+        for name, model, builtin in models:
+            if builtin or name == self.name:
+                for key, info in model.model_fields.items():
+                    if key not in extra and key not in type(self).model_fields:
+                        extra[key] = info.get_default(call_default_factory=True)
         return self
 
 
-SettingsModels = Callable[[], list[tuple[str, type[BaseModel]]]]
-# (generator name, settings model) of the registered generators: set by the generator
-# registry (components/generation/base.py), so this bottom layer imports none of it
+SettingsModels = Callable[[], list[tuple[str, type[BaseModel], bool]]]
+# (generator name, settings model, built in) of the registered generators: set by the
+# generator registry (components/generation/base.py), so this bottom layer imports none of it
 _SETTINGS_MODELS: list[SettingsModels] = []
 
 
@@ -221,11 +188,15 @@ def provide_settings_models(lookup: SettingsModels) -> None:
     _SETTINGS_MODELS[:] = [lookup]
 
 
-def _settings_models(chosen: str) -> list[tuple[str, type[BaseModel]]]:
-    """(generator name, settings model) of the registered generators that declare a
-    model of their own, the `chosen` one first."""
-    out = _SETTINGS_MODELS[0]() if _SETTINGS_MODELS else []
-    return sorted(out, key=lambda nm: nm[0] != chosen)
+def registered_settings_models() -> list[tuple[str, type[BaseModel], bool]]:
+    """(generator name, settings model, built in) of the registered generators that
+    declare a model of their own."""
+    return _SETTINGS_MODELS[0]() if _SETTINGS_MODELS else []
+
+
+def _settings_models(chosen: str) -> list[tuple[str, type[BaseModel], bool]]:
+    """registered_settings_models(), the `chosen` generator's first."""
+    return sorted(registered_settings_models(), key=lambda nm: nm[0] != chosen)
 
 
 DEFAULT_SYSTEM = (
@@ -286,7 +257,7 @@ class PipelineConfig(Frozen):
     """Reranking."""
     context: ContextConfig = ContextConfig()
     """Context packing."""
-    generator: GeneratorConfig = GeneratorConfig()
+    generator: GeneratorConfig = Field(default_factory=GeneratorConfig)
     """Answer generation."""
     prompt: PromptConfig = PromptConfig()
     """Prompt of model generators."""

@@ -42,15 +42,17 @@ class Generator(Protocol):
 
 class GeneratorRegistry(Registry[Callable[[GeneratorConfig, PromptConfig], Generator]]):
     """Generators, each registered with its typed settings (`settings_model=`, a pydantic
-    model of the `generator.*` fields it reads: components/generation/settings.py)."""
+    model of the `generator.*` fields it reads, declared beside it:
+    components/generation/settings.py)."""
 
     def _check(self, decl: Declaration) -> None:
-        check_declaration(decl)
+        check_declaration(decl, self.declarations())
 
 
 GENERATORS = GeneratorRegistry("generator", config_field="generator.name")
-provide_settings_models(lambda: [(d.name, d.settings_model) for d in GENERATORS.declarations()
-                                 if d.settings_model is not None])
+# a built-in generator (no plugin source digest) has its fields held in every config
+provide_settings_models(lambda: [(d.name, d.settings_model, not d.source)
+                                 for d in GENERATORS.declarations() if d.settings_model is not None])
 
 
 def make_generator(cfg: GeneratorConfig, prompt: PromptConfig) -> Generator:

@@ -26,9 +26,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.generation.base import GENERATORS, BaseGenerator
-from ablate.components.generation.settings import record_settings
+from ablate.components.generation.settings import GeneratorSettings
 from ablate.components.generation.whole_span import is_break, whole_answer
 from ablate.components.metrics.answer import STOPWORDS
 from ablate.components.text.cjk import CJK
@@ -176,8 +178,13 @@ def extract_cited(question: str, context: PackedContext | None,
     return _best_span(best, question, terms), support, best.passage
 
 
-ExtractiveSettings = record_settings(
-    "ExtractiveSettings", "Copies the best-supported span of the context; no model.", "threshold")
+class ExtractiveSettings(GeneratorSettings):
+    """Copies the best-supported span of the context; no model."""
+
+    threshold: float = Field(0.3, ge=0, le=1)
+    """Refuse when the best sentence's support (its answer's `score`) is below this. Sweep
+    it (`variable: generator.threshold`) to trade answered questions for accuracy; the
+    report's risk-coverage table shows that trade on one run."""
 
 
 @GENERATORS.register("extractive", reads=("generator.threshold", "prompt"), reads_context=True,

@@ -35,11 +35,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Protocol, Sequence
 
+from pydantic import Field
+
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.contract.registry import Registry, installed_version
 from ablate.components.generation.base import GENERATORS, BaseGenerator, Finished, Job
-from ablate.components.generation.settings import record_settings
+from ablate.components.generation.settings import SamplingSettings
 from ablate.components.runtime.digest import model_identity
 from ablate.components.runtime.models import smollm2_gguf_path
 from ablate.components.runtime.progress import Progress
@@ -223,10 +225,26 @@ _REQUIRES_WHEN = ("generator.backend", "llama_cpp")
 # tokens: 1.76 s measured, 1.63 s by this line).
 PRIOR = {"per_question": 0.22, "per_prompt_token": 0.0015, "prompt_overhead": 57,
          "source": "SmolLM2 on torch, 2-core reference machine, docs/hardware.md"}
-# its typed settings: the record's fields it reads (components/generation/settings.py)
-LocalSettings = record_settings(
-    "LocalSettings", "A local GGUF model (the bundled SmolLM2 unless `model` names another).",
-    "backend", "model", "max_new_tokens", "temperature", "seed", "batch_size")
+
+
+class LocalSettings(SamplingSettings):
+    """A local GGUF model (the bundled SmolLM2 unless `model` names another)."""
+
+    backend: str = "torch"  # a `gguf engine` (GGUF_ENGINES above), checked by preflight
+    """The engine that runs the GGUF file. `torch` (default): transformers and PyTorch,
+    nothing to compile, any CPU; `llama_cpp`: llama-cpp-python, the optional extra
+    (`bash scripts/install.sh --llama-cpp`); measured speeds of both in docs/hardware.md.
+    Answers differ between the two (float32 against llama.cpp's quantised arithmetic), so
+    the backend is part of the generation's identity."""
+    model: str | None = None
+    """Another GGUF file instead of the bundled SmolLM2."""
+    batch_size: int = Field(8, ge=1, le=256)
+    """On `backend: torch`: greedy answers decoded together (each prompt read alone, then
+    the batch one token per step: torch_greedy.py). A speed setting, not part of the stage
+    key: an answer does not depend on which answers share its batch
+    (tests/components/generation/test_torch_greedy.py, test_torch_batch.py;
+    benchmarks/generation.py). Sampling (temperature > 0) decodes one at a time, each with
+    its own seed."""
 
 
 @GENERATORS.register("smollm2", reads=_LLM_READS, reads_context=True, model_bound=True,

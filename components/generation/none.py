@@ -10,9 +10,11 @@ of different sizes on the same number of tokens.
 from __future__ import annotations
 
 from ablate.components.generation.base import GENERATORS, BaseGenerator
-from ablate.components.generation.settings import record_settings
+from ablate.components.generation.settings import GeneratorSettings
 
-NoSettings = record_settings("NoSettings", "No answers: a retrieval-only study.")
+
+class NoSettings(GeneratorSettings):
+    """No answers: a retrieval-only study."""
 
 
 @GENERATORS.register("none", produces=False, settings_model=NoSettings)

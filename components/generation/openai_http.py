@@ -1,43 +1,46 @@
 """`openai`: any OpenAI-compatible chat endpoint (Ollama, vLLM, llama.cpp server, hosted).
 
 Config: generator.base_url (e.g. http://127.0.0.1:8000/v1), generator.model, and
-generator.api_key_env, the *name* of the environment variable holding the key. The key
-lives only in the HTTP client's headers: it is never part of the cache identity, a
-repr, an error message or an Answer, so it cannot reach logs, MLflow or reports.
-Timeouts, retries with exponential backoff on 429/5xx/transport errors (Retry-After
-honoured, capped), and a semaphore bounding requests in flight across threads.
-Auth / not-found errors stop the run (InputError); an answer whose retries are
-exhausted carries `error` and is not put in the generation cache, so the next time the
-generate stage runs only the failed prompts are sent again. (The stage store still counts
-a generate result holding errors as complete, so an unchanged re-run does not run the
-stage again yet: see flows/stages.run_stage.)
+generator.api_key_env, the *name* of the environment variable holding the key. The HTTP
+client (key in its headers only, timeouts, retries with backoff, bounded concurrency) is
+the one the `openai` judge uses too (components/generation/openai_client.py), built from
+this section's fields, so its errors name `generator.<field>`. Auth / not-found errors
+stop the run (InputError); an answer whose retries are exhausted carries `error` and is
+not put in the generation cache, so the next time the generate stage runs only the failed
+prompts are sent again. (The stage store still counts a generate result holding errors as
+complete, so an unchanged re-run does not run the stage again yet: see
+flows/stages.run_stage.)
 """
 
 from __future__ import annotations
 
-import os
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Sequence
 
 import httpx
+from pydantic import Field
 
-from ablate.components.contract.errors import InputError
 from ablate.components.contract.records import Answer, PackedContext, Question
 from ablate.components.generation.base import GENERATORS, BaseGenerator, Finished, Job
-from ablate.components.generation.settings import record_settings
-
-RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-FATAL_STATUS = frozenset({401, 403, 404})
-BACKOFF_BASE_S = 0.5
-BACKOFF_MAX_S = 30.0
+from ablate.components.generation.openai_client import OpenAIClient, OpenAIClientConfig
+from ablate.components.generation.settings import SamplingSettings
 
 
-OpenAISettings = record_settings(
-    "OpenAISettings", "An OpenAI-compatible chat completions endpoint.",
-    "model", "base_url", "api_key_env", "timeout_s", "max_retries", "concurrency",
-    "max_new_tokens", "temperature", "seed")
+class OpenAISettings(SamplingSettings):
+    """An OpenAI-compatible chat completions endpoint."""
+
+    model: str | None = None
+    """The model name sent to the endpoint."""
+    base_url: str | None = None
+    """The endpoint, e.g. `http://localhost:11434/v1`."""
+    api_key_env: str | None = None
+    """The environment variable holding the API key (the key is never logged)."""
+    timeout_s: float = Field(60.0, gt=0)
+    """Seconds per request."""
+    max_retries: int = Field(3, ge=0)
+    """Retries of a failed request."""
+    concurrency: int = Field(2, ge=1)
+    """Requests in flight."""
 
 
 @GENERATORS.register("openai", remote=True, settings_model=OpenAISettings,
@@ -54,90 +57,27 @@ class OpenAIGenerator(BaseGenerator):
     def __init__(self, cfg, prompt, transport: httpx.BaseTransport | None = None,
                  sleep=time.sleep) -> None:  # type: ignore[no-untyped-def]
         super().__init__(cfg, prompt)
-        if not cfg.base_url:
-            raise InputError("the openai generator needs a base URL", field="generator.base_url")
-        if not cfg.model:
-            raise InputError("the openai generator needs a model name", field="generator.model")
-        headers = {"Content-Type": "application/json"}
-        if cfg.api_key_env:
-            key = os.environ.get(cfg.api_key_env)
-            if not key:
-                raise InputError(f"environment variable {cfg.api_key_env} is not set",
-                                 field="generator.api_key_env")
-            headers["Authorization"] = f"Bearer {key}"
-        self._client = httpx.Client(base_url=cfg.base_url.rstrip("/") + "/", headers=headers,
-                                    timeout=httpx.Timeout(cfg.timeout_s), transport=transport)
-        self._slots = threading.BoundedSemaphore(cfg.concurrency)
-        self._sleep = sleep
-
-    @property
-    def _base_url(self) -> str:
-        """The endpoint's base URL without its trailing slashes."""
-        url = self.cfg.base_url
-        assert url is not None  # __init__ raised InputError without one (cfg is frozen)
-        return url.rstrip("/")
+        self.client_config = OpenAIClientConfig.build(
+            "generator", base_url=cfg.base_url, model=cfg.model, api_key_env=cfg.api_key_env,
+            timeout_s=cfg.timeout_s, max_retries=cfg.max_retries, concurrency=cfg.concurrency)
+        self._http = OpenAIClient(self.client_config, transport, sleep)
 
     @property
     def cache_identity(self) -> str:
         c = self.cfg
-        return (f"openai/v{self.version}/{self._base_url}/model={c.model}"
+        return (f"openai/v{self.version}/{self.client_config.url}/model={c.model}"
                 f"/max_new_tokens={c.max_new_tokens}/temperature={c.temperature!r}/seed={c.seed}")
 
     def model_key(self) -> str:
-        return f"openai:{self._base_url}/{self.cfg.model}"
+        return f"openai:{self.client_config.url}/{self.cfg.model}"
 
     def close(self) -> None:
-        self._client.close()
+        self._http.close()
 
     def _generate_batch(self, jobs: Sequence[Job], finished: Finished) -> None:
         """`generator.concurrency` requests at a time, each answer handed over (and so
         cached) as its response arrives: a request paid for is never made again."""
-        def one(n: int) -> None:
-            finished(n, self._timed(*jobs[n]))
-        if self.cfg.concurrency == 1 or len(jobs) <= 1:
-            for n in range(len(jobs)):
-                one(n)
-            return
-        with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
-            list(pool.map(one, range(len(jobs))))
-
-    def _backoff(self, attempt: int, response: httpx.Response | None) -> float:
-        delay = BACKOFF_BASE_S * (2 ** attempt)
-        if response is not None:
-            try:
-                delay = max(delay, float(response.headers.get("retry-after", 0)))
-            except ValueError:
-                pass
-        return min(delay, BACKOFF_MAX_S)
-
-    def post_chat(self, body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-        """POST one chat/completions body with this client's retries: (json, None) on
-        success or (None, error) after the last retry (the judge's `openai` backend uses it
-        with its own bodies)."""
-        error = "no attempt"
-        for attempt in range(self.cfg.max_retries + 1):
-            response: httpx.Response | None = None
-            try:
-                with self._slots:
-                    response = self._client.post("chat/completions", json=body)
-            except httpx.TransportError as e:  # timeouts, refused connections, resets
-                error = type(e).__name__
-            else:
-                if response.status_code == 200:
-                    try:
-                        return response.json(), None
-                    except ValueError:
-                        return None, "invalid JSON response"
-                error = f"HTTP {response.status_code}"
-                if response.status_code in FATAL_STATUS:
-                    raise InputError(f"{self.cfg.base_url} answered {error} for model "
-                                     f"'{self.cfg.model}' (check URL, model and key)",
-                                     field="generator")
-                if response.status_code not in RETRY_STATUS:
-                    return None, error
-            if attempt < self.cfg.max_retries:
-                self._sleep(self._backoff(attempt, response))
-        return None, f"{error} after {self.cfg.max_retries + 1} attempts"
+        self._http.map(lambda n: finished(n, self._timed(*jobs[n])), len(jobs))
 
     def _generate_one(self, question: Question, context: PackedContext | None,
                       system: str, user: str) -> Answer:
@@ -149,7 +89,7 @@ class OpenAIGenerator(BaseGenerator):
             "temperature": self.cfg.temperature,
             "seed": self.cfg.seed,
         }
-        data, error = self.post_chat(body)
+        data, error = self._http.post_chat(body)
         if data is None:
             return Answer(text="", refused=True, error=error)
         try:

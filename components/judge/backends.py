@@ -7,7 +7,7 @@ cannot emit anything else; it can still run out of tokens), `torch`
 grammar as a mask per sequence, `openai` sends it as the
 endpoint's structured-output request (`judge.json_mode`). Both decode greedily with a
 fixed seed, reuse the generators' machinery (the process-wide GGUF loader
-`generation.llama_local.load_llama`, the retrying HTTP client of `generation.openai_http`),
+`generation.llama_local.load_llama`, the retrying HTTP client of `generation.openai_client`,
 and never parse: `ablate.components.judge.tasks` parses every reply strictly.
 
 Each backend declares, like every component: `files` (a GGUF file's content is keyed),
@@ -22,12 +22,10 @@ verdict, never cached, tried again the next time the judge stage runs.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ablate.components.contract.config import PromptConfig
 from ablate.components.contract.errors import InputError
 from ablate.components.contract.registry import Registry, installed_version
 from ablate.components.judge.config import JudgeConfig
@@ -160,24 +158,17 @@ class OpenAIJudge(BaseJudge):
 
     def __init__(self, cfg: JudgeConfig, transport: Any = None, sleep: Any = None) -> None:
         super().__init__(cfg)
-        from ablate.components.generation.openai_http import OpenAIGenerator
-        if not cfg.base_url:
-            raise InputError("the openai judge needs a base URL", field="judge.base_url")
-        if not cfg.model:
-            raise InputError("the openai judge needs a model name", field="judge.model")
-        kwargs = {"transport": transport} | ({"sleep": sleep} if sleep is not None else {})
-        # The generator's HTTP client (key from the environment, timeouts, retries with
-        # backoff, bounded concurrency) reads base_url, model, api_key_env, timeout_s,
-        # max_retries and concurrency of its config: the judge config holds them under
-        # the same names, so it is handed over as it is (no generator config is made).
-        try:
-            self._http = OpenAIGenerator(cfg, PromptConfig(), **kwargs)
-        except InputError as exc:
-            raise InputError(exc.message, field=(exc.field or "").replace("generator", "judge")) from None
+        from ablate.components.generation.openai_client import OpenAIClient, OpenAIClientConfig
+        # the generator's client, built from this section: its errors name `judge.<field>`
+        self.client_config = OpenAIClientConfig.build(
+            "judge", base_url=cfg.base_url, model=cfg.model, api_key_env=cfg.api_key_env,
+            timeout_s=cfg.timeout_s, max_retries=cfg.max_retries, concurrency=cfg.concurrency)
+        self._http = OpenAIClient(self.client_config, transport,
+                                  **({"sleep": sleep} if sleep is not None else {}))
 
     @property
     def _url(self) -> str:
-        return (self.cfg.base_url or "").rstrip("/")  # set: the client was made with it
+        return self.client_config.url
 
     @property
     def cache_identity(self) -> str:
@@ -216,10 +207,7 @@ class OpenAIJudge(BaseJudge):
                           choice.get("finish_reason") == "length")
 
     def complete_many(self, requests: Sequence[Request]) -> list[Completion]:
-        if self.cfg.concurrency == 1 or len(requests) <= 1:
-            return [self._complete(r) for r in requests]
-        with ThreadPoolExecutor(max_workers=self.cfg.concurrency) as pool:
-            return list(pool.map(self._complete, requests))
+        return self._http.map(lambda n: self._complete(requests[n]), len(requests))
 
     def close(self) -> None:
         self._http.close()

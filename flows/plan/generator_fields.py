@@ -1,8 +1,9 @@
 """The fields of `generator:` each variant sets are ones its generator reads (issue 43.2).
 
-Each generator accepts `name`, the shared fields and its own settings model's fields
-(components/generation/settings.py); a field no registered generator declares is refused
-when the file loads (contract/config.py). The rule, variant by variant:
+Each generator accepts `name`, the shared fields and its own settings model's fields (the
+model declared beside it, read through components/generation/settings.py: no field list
+is kept here); a field no registered generator declares is refused when the file loads
+(contract/config.py). The rule, variant by variant:
 
 - a field written for a variant (a sweep value, a design cell, a named variant's `set`)
   that its generator does not read is refused: one line at that value's YAML line;

@@ -107,7 +107,9 @@ def checked_declarations() -> list[Declaration]:
 
 
 def leaves(model: type[BaseModel] = PipelineConfig, prefix: str = "") -> list[str]:
-    """Every leaf field of the pipeline config (a dict field is one leaf)."""
+    """Every leaf field of the pipeline config (a dict field is one leaf; `generator:`
+    holds the built-in generators' settings beside its own fields)."""
+    from ablate.components.contract.config import GeneratorConfig, registered_settings_models
     out: list[str] = []
     for name, info in model.model_fields.items():
         ann = info.annotation
@@ -115,6 +117,9 @@ def leaves(model: type[BaseModel] = PipelineConfig, prefix: str = "") -> list[st
             out.extend(leaves(ann, f"{prefix}{name}."))
         else:
             out.append(f"{prefix}{name}")
+    if model is GeneratorConfig:
+        out.extend(dict.fromkeys(f"{prefix}{f}" for _, m, builtin in registered_settings_models()
+                                 if builtin for f in m.model_fields if f"{prefix}{f}" not in out))
     return out
 
 

@@ -118,3 +118,47 @@ def test_unknown_backend_is_refused_where_the_spec_is_validated(tmp_path):
         load_spec(path)
     assert str(e.value) == (f"{path}:5: field 'judge.backend': unknown judge backend 'lama_cpp'; "
                             "did you mean llama_cpp? (known: llama_cpp, openai, torch)")
+
+
+def test_the_judge_and_the_generator_share_one_openai_client_config(monkeypatch):
+    """Each builds the same typed client config from its own section: the judge's own
+    timeout, retries and concurrency reach its client, and the section is the judge's."""
+    from ablate.components.contract.config import GeneratorConfig, PromptConfig
+    from ablate.components.generation.openai_client import OpenAIClientConfig
+    from ablate.components.generation.openai_http import OpenAIGenerator
+    judge = _judge(lambda r: _reply("{}"), monkeypatch, timeout_s=7.5, concurrency=3)
+    assert judge.client_config == OpenAIClientConfig(
+        section="judge", base_url="http://judge.test/v1", model="big-judge",
+        api_key_env="TEST_JUDGE_KEY", timeout_s=7.5, max_retries=1, concurrency=3)
+    gen = OpenAIGenerator(GeneratorConfig(name="openai", base_url="http://g/v1", model="g"),
+                          PromptConfig())
+    assert gen.client_config == OpenAIClientConfig(
+        section="generator", base_url="http://g/v1", model="g", api_key_env=None,
+        timeout_s=60.0, max_retries=3, concurrency=2)
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_a_refused_request_names_the_judge_section(monkeypatch, status):
+    """An endpoint refusing the key, model or URL while judging stops the run with an error
+    about the judge's section (it named the generator's before the client was shared)."""
+    judge = _judge(lambda r: httpx.Response(status, json={"error": f"no {KEY}"}), monkeypatch)
+    with pytest.raises(InputError) as e:
+        judge.complete_many([REQ])
+    assert e.value.field == "judge"
+    assert f"HTTP {status}" in str(e.value) and "'big-judge'" in str(e.value)
+    assert KEY not in str(e.value)
+
+
+def test_a_missing_judge_key_is_one_line_at_its_yaml_line(tmp_path, monkeypatch):
+    """`ablate check`'s form: file, line and `judge.api_key_env`, never `generator`."""
+    from ablate.flows.plan.spec_load import load_spec
+    from ablate.flows.plan.sweep_plan import judge_files
+    monkeypatch.delenv("NO_SUCH_JUDGE_KEY", raising=False)
+    path = tmp_path / "exp.yaml"
+    path.write_text("name: x\ndataset: {path: d}\njudge:\n  backend: openai\n"
+                    "  base_url: http://127.0.0.1:9/v1\n  model: m\n"
+                    "  api_key_env: NO_SUCH_JUDGE_KEY\n")
+    with pytest.raises(InputError) as e:
+        judge_files(load_spec(path))
+    assert str(e.value) == (f"{path}:7: field 'judge.api_key_env': environment variable "
+                            "NO_SUCH_JUDGE_KEY is not set")
