@@ -2,7 +2,8 @@
 """Check a report.html in a real headless browser (Debian's chromium).
 
 Passes (exit 0) when the page is self-contained (no external http(s) resources, every
-<img> an embedded SVG or PNG data URI), chromium renders it with no console errors, and the
+<img> an embedded SVG or PNG data URI), its links resolve (an `#anchor` names an id or
+name in the page, a relative link a file beside it), chromium renders it with no console errors, and the
 screenshot is written. Exit 1 on any failure, with the reasons on stderr; exit 2 when
 chromium or the file is missing.
 
@@ -52,6 +53,29 @@ def static_problems(html: str) -> list[str]:
     return out
 
 
+HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+TARGET = re.compile(r"""\b(?:id|name)\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
+
+
+def link_problems(html: str, folder: Path | None) -> list[str]:
+    """Links that lead nowhere: an `#anchor` no element of the page has, a relative link
+    to a file that is not there (beside the page in `folder`; not checked without one).
+    External links (http, mailto) are the self-contained check's business."""
+    from urllib.parse import unquote, urlsplit
+    targets = set(TARGET.findall(html))
+    out = []
+    for href in HREF.findall(html):
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc:
+            continue
+        if not parts.path:
+            if parts.fragment and unquote(parts.fragment) not in targets:
+                out.append(f"link to a missing anchor: {href}")
+        elif folder is not None and not (folder / unquote(parts.path)).exists():
+            out.append(f"link to a missing file: {href}")
+    return out
+
+
 def render(html_path: Path, screenshot: Path, chromium: str, timeout: float = 90.0
            ) -> tuple[list[str], str]:
     """Render in chromium; returns (console error lines, full log)."""
@@ -85,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     shot.parent.mkdir(parents=True, exist_ok=True)
     shot.unlink(missing_ok=True)
     html = args.html.read_text(encoding="utf-8")
-    problems = static_problems(html)
+    problems = static_problems(html) + link_problems(html, args.html.parent)
     n_img = len(IMG_SRC.findall(html))
     if n_img < args.min_images:
         problems.append(f"{n_img} images, expected at least {args.min_images}")

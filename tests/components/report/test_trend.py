@@ -115,3 +115,15 @@ def test_one_run_has_no_step(tmp_path):
     table = trend_table(_runs(series(tmp_path)[:1]), metrics=[RECALL])
     assert table.height == 1 and table["delta"][0] is None
     assert math.isfinite(table["mean"][0])
+
+
+def test_links_that_lead_nowhere_are_named(tmp_path):
+    """Issue 55.6: the pages' links resolve: an anchor the page has, a file beside it."""
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "a.svg").write_text("<svg/>", encoding="utf-8")
+    page = ('<h2 id="overview">O</h2><a name="legacy"></a><a href="#overview">ok</a>'
+            '<a href="#legacy">ok</a><a href="plots/a.svg">ok</a><a href="https://x.org">ext</a>'
+            '<a href="#findings">bad</a><a href="per_query.parquet">bad</a>')
+    assert check_html().link_problems(page, tmp_path) == [
+        "link to a missing anchor: #findings", "link to a missing file: per_query.parquet"]
+    assert check_html().link_problems(page, None) == ["link to a missing anchor: #findings"]
