@@ -73,3 +73,27 @@ def test_no_prefect_api_is_one_warning_and_the_exit_code_stays(tmp_path, run_cli
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if "Prefect" in line]
     assert len(lines) == 1 and lines[0].startswith("ablate: warning: alert events not sent"), err
+
+
+def test_the_flow_run_it_runs_in_is_tagged_and_named(prefect_server, tmp_path, run_cli, capsys,
+                                                     monkeypatch):
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+
+    @flow(name="nightly-sweep")
+    def nightly_sweep() -> None:
+        return None
+
+    with get_client(sync_client=True) as client:
+        run = client.create_flow_run(nightly_sweep, tags=["nightly"])
+    nightly(tmp_path / "runs", experiment="tagged-run")
+    loud = write_experiment(tmp_path, "tagged-run", file="loud.yaml", out="runs",
+                            metrics={"ks": [5]}, alerts=[{"metric": RECALL, "declines": 1}])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PREFECT__FLOW_RUN_ID", str(run.id))  # as in a flow run's subprocess
+    assert run_cli("trend", str(loud), "--metric", RECALL) == 1
+    assert f"flow run {run.id} tagged" in capsys.readouterr().out
+    with get_client(sync_client=True) as client:
+        assert set(client.read_flow_run(run.id).tags) == {"nightly", "ablate-alert"}
+    (event,) = read_events(api_url(), "ablate.experiment.tagged-run")
+    assert event["related"][0]["prefect.resource.id"] == f"prefect.flow-run.{run.id}"
