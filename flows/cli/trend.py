@@ -139,10 +139,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Every recorded run of an experiment: key metrics with their intervals, each run
         against the one before on their common questions."""
+        from ablate.components.contract.errors import InputError
         from ablate.components.report.trend import trend_table
         from ablate.components.report.trend_svg import trend_page
         from ablate.components.report.trend_text import trend_text
-        from ablate.components.contract.errors import InputError
         from ablate.flows.outputs.alert_events import LEVELS
         if prefect_events not in LEVELS:
             raise InputError(f"'{prefect_events}' is not one of {', '.join(LEVELS)}",

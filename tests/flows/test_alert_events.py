@@ -9,8 +9,6 @@ import json
 import time
 import urllib.request
 
-import pytest
-
 from tests.components.report.trend_runs import series as nightly
 from tests.specs import write_experiment
 
