@@ -34,6 +34,7 @@ from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 from ablate.components.contract.errors import InputError, RunFailed, cause
 from ablate.components.runtime.atomic import atomic_write
 from ablate.flows import env
+from ablate.flows.outputs.alert_check import AlertFired, alerts_of, in_deployment
 from ablate.flows.outputs.write import outputs_in_place, write_outputs
 from ablate.flows.plan.out_paths import check_out
 from ablate.flows.plan.producible import refusal
@@ -199,6 +200,25 @@ def gate_task(sweep_dir: str, reference: str, metrics: list[str], max_drop: floa
     return {"passed": True, "metrics": [r.metric for r in results]}
 
 
+@task(name="alerts", cache_policy=NO_CACHE, persist_result=False)
+def alerts_task(name: str, rules: list, out_root: str) -> list[str]:
+    """The experiment's `alerts:` rules over its runs (flows/outputs/alert_check.py): each
+    that alerts sent as a Prefect event naming this flow run (tagged ablate-alert), the
+    lines published as an artifact; the fired lines returned."""
+    from prefect.artifacts import create_markdown_artifact
+
+    from ablate.flows.outputs.alert_check import check, markdown
+    from ablate.flows.track.artifacts import artifact_key
+    checked = check(name, rules, Path(out_root))
+    logger = get_run_logger()
+    for line in checked.lines:
+        logger.info("%s", line)
+    logger.info("%s", checked.sent)
+    create_markdown_artifact(markdown=markdown(name, checked), key=artifact_key(name, "alerts"),
+                             description="Alert rules over the experiment's runs")
+    return checked.fired
+
+
 def _prepare_in_background(tracking_uri: str | None) -> threading.Thread:
     """On a side thread, import what the analysis and the report use (scipy.special,
     matplotlib), then MLflow, opening its store (a new SQLite one made first:
@@ -334,10 +354,16 @@ def sweep_flow(experiment: str, out: str | None = None, tier: str | None = None,
                            "log them later with: ablate sync %s", cause(exc), sweep_dir,
                            sweep_dir, extra=console.SAID_BY_CLI)
             result["mlflow_error"] = cause(exc)
+    fired: list[str] = []
+    if alerts_of(ctx.spec) and in_deployment():  # a scheduled run reads its alert rules
+        fired = alerts_task(ctx.spec.name, alerts_of(ctx.spec), str(out_root.resolve()))
+        result["alerts"] = fired
     if gate_reference:
         metrics = list(gate_metrics or ctx.spec.metrics.key)
         result["gate"] = gate_task(sweep_dir, gate_reference, metrics, float(gate_max_drop or 0.0),
                                    tracking_uri)
+    if fired:
+        raise AlertFired("; ".join(fired))
     return api_lost.keep(result)  # the result, even when Prefect cannot record the run's end
 
 

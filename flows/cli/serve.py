@@ -8,6 +8,10 @@ each scheduled (or hand-triggered) sweep in a subprocess, in this folder (its ou
   own folder (no prefect.yaml needed), gated only against `--gate-reference` if given;
 - `ablate serve` in a folder with a prefect.yaml (the clone): its deployments.
 
+`--alert-webhook URL` first creates (or replaces, by name) the Prefect automation that POSTs
+each alert event of `ablate trend` to URL (flows/cli/alerts.py; `ablate alerts automation`
+makes it alone).
+
 It uses the machine's Prefect server that `ablate run` keeps (flows/run/server.py), which
 lasts, unless PREFECT_API_URL points at another one.
 """
@@ -40,6 +44,10 @@ def register(app: typer.Typer) -> None:
         gate_max_drop: Optional[float] = typer.Option(
             None, help="With --gate-reference: the largest drop to rule out (above 0)."),
         limit: Optional[int] = typer.Option(None, min=1, help="Sweeps running at once."),
+        alert_webhook: Optional[str] = typer.Option(
+            None, help="Create (or replace) the Prefect automation that POSTs each alert of "
+                       "`ablate trend` (ablate.alert.fired) to this URL (with --experiment: "
+                       "that experiment's; else every experiment's)."),
     ) -> None:
         """Serve sweeps on their schedules until interrupted (Ctrl-C)."""
         from ablate.components.contract.errors import InputError
@@ -47,6 +55,9 @@ def register(app: typer.Typer) -> None:
         from ablate.flows.deploy import serve as serve_deployments
         from ablate.flows.run import server
         root = env.prepare()
+        if alert_webhook is not None:
+            from ablate.flows.outputs.alert_automation import check_url
+            check_url(alert_webhook, field="--alert-webhook")
         own = None
         if experiment is not None:
             if not Path(experiment).is_file():
@@ -68,6 +79,9 @@ def register(app: typer.Typer) -> None:
             typer.echo("ablate: no PREFECT_API_URL: schedules need a lasting server; start "
                        "one with `prefect server start` and export PREFECT_API_URL="
                        "http://127.0.0.1:4200/api", err=True)
+        if alert_webhook is not None:
+            from ablate.flows.cli.alerts import make_automation
+            make_automation(experiment, alert_webhook)
         for d in own or []:
             when = ", ".join(d.crons) or "by hand: prefect deployment run ablate-sweep/" + d.name
             typer.echo(f"serving ablate-sweep/{d.name} ({when}) from {root}")

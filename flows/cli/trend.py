@@ -11,7 +11,9 @@ store (the experiment's parent runs) join them, read back as folders
 experiment, an unknown metric or variant, an experiment file without a name: one line,
 exit 2. Given the experiment file, its `alerts:` rules are read over the trend
 (components/report/trend_alerts.py), one line each after the table; exit 1 when a rule
-alerts, so a scheduled job fails on it."""
+alerts, so a scheduled job fails on it; each rule that alerts is also sent as a Prefect
+event `ablate.alert.fired` (flows/outputs/alert_events.py; `--prefect-events warn` adds
+warnings, `off` sends none), and no reachable Prefect API is one warning line."""
 
 from __future__ import annotations
 
@@ -101,6 +103,23 @@ def write(out: Path, table, page: str) -> list[Path]:
     return written
 
 
+def notify(name: str, rules: list, results: list, at: str) -> None:
+    """The Prefect events of the rules that fired (flows/outputs/alert_events.py); no
+    Prefect API: one warning line (the exit code is the rules')."""
+    from ablate.flows.outputs.alert_events import send, to_send
+    pairs = to_send(rules, results, at)
+    if not pairs:
+        return
+    try:
+        sent = send(name, pairs)
+    except RuntimeError as exc:
+        typer.echo(f"ablate: warning: alert events not sent to Prefect ({exc})", err=True)
+        return
+    tagged = f"; flow run {sent.flow_run} tagged" if sent.flow_run else ""
+    typer.echo(f"sent {sent.events} alert event{'s' if sent.events != 1 else ''} "
+               f"(ablate.alert.fired) to {sent.api}{tagged}")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("trend")
     def trend(
@@ -114,12 +133,20 @@ def register(app: typer.Typer) -> None:
             None, help="Folder for trend.parquet and trend.html (default: beside the runs)."),
         tracking_uri: Optional[str] = typer.Option(
             None, help="Also read the experiment's sweeps logged to this MLflow store."),
+        prefect_events: str = typer.Option(
+            "alert", help="Send a Prefect event (ablate.alert.fired) per rule that alerts "
+                          "(alert), that alerts or warns (warn), or none (off)."),
     ) -> None:
         """Every recorded run of an experiment: key metrics with their intervals, each run
         against the one before on their common questions."""
+        from ablate.components.contract.errors import InputError
         from ablate.components.report.trend import trend_table
         from ablate.components.report.trend_svg import trend_page
         from ablate.components.report.trend_text import trend_text
+        from ablate.flows.outputs.alert_events import LEVELS
+        if prefect_events not in LEVELS:
+            raise InputError(f"'{prefect_events}' is not one of {', '.join(LEVELS)}",
+                             field="--prefect-events")
         name, default_root = experiment_of(experiment)
         root = runs if runs is not None else Path(default_root)
         with tempfile.TemporaryDirectory(prefix="ablate-trend-") as tmp:
@@ -134,5 +161,6 @@ def register(app: typer.Typer) -> None:
             results = evaluate(table, rules)
             for line in alert_lines(results):
                 typer.echo(line)
+            notify(name, rules, results, prefect_events)
             if fired(results):
                 raise typer.Exit(1)
