@@ -181,7 +181,8 @@ def unit_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
            else f"questions sharing a '{st.get('cluster')}'")
     g = stats["n_clusters"].drop_nulls()
     n = stats["n_used"].drop_nulls()
-    counts = (f": up to {int(n.max())} questions in {int(g.max())} clusters per comparison "  # type: ignore[arg-type]
+    counts = (f": up to {int(n.max())} questions in {int(g.max())} "  # type: ignore[arg-type]
+              "clusters per comparison "
               "(the n column: questions / clusters)" if g.len() and n.len() else "")
     return f"the cluster ({how} count as one unit; stats.cluster {st.get('cluster', 'auto')}){counts}"
 
@@ -273,7 +274,8 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
         for metric in shown:
             note = metric_note(metric, manifest)
             rows = [p for p in points if (p[0], metric) not in hidden]
-            lines += ([note, ""] if note else []) + _variable_table(metric, rows, means, srows, per_query) + [""]
+            lines += (([note, ""] if note else [])
+                      + _variable_table(metric, rows, means, srows, per_query) + [""])
         if timings is not None and timings.height:
             lat = [c for c in timings.columns if c.startswith("latency/")]
             stages = latency_stages(names, records, lat, BASELINE)

@@ -65,7 +65,8 @@ def _claims(ctx: RunContext) -> tuple[float, str]:
     if found:
         return (statistics.fmean(found),
                 f"the mean of {len(found)} claims verdicts in the judge cache")
-    return ASSUMED_CLAIMS, f"assumed: no claims verdict in the judge cache yet; at most judge.max_claims {cfg.max_claims}"
+    return ASSUMED_CLAIMS, ("assumed: no claims verdict in the judge cache yet; at most judge.max_claims "
+                            f"{cfg.max_claims}")
 
 
 def judge_cost_lines(ctx: RunContext) -> list[str]:
