@@ -104,3 +104,15 @@ def test_no_code_line_beyond_the_ruff_line_length():
     long = {_name(p): lines for p in _modules()
             if (lines := long_code_lines(p.read_text(encoding="utf-8"), limit))}
     assert not long, f"code lines longer than {limit} characters (pyproject's ruff line-length): {long}"
+
+
+def test_flows_tests_mirror_the_flows_folders():
+    """Every test of tests/flows/ sits in the folder named like the flows/ folder it tests
+    (tests/flows/run/ for flows/run/); only shared helpers (conftest, direct) stay on top."""
+    folders = {p.name for p in (ROOT / "flows").iterdir() if (p / "__init__.py").exists()}
+    tests = ROOT / "tests" / "flows"
+    misplaced = sorted(_name(p) for p in tests.rglob("test_*.py")
+                       if p.parent == tests or p.parent.parent != tests or p.parent.name not in folders)
+    assert folders and not misplaced, f"tests outside tests/flows/{{{','.join(sorted(folders))}}}/: {misplaced}"
+    empty = sorted(f for f in folders if not any((tests / f).glob("test_*.py")))
+    assert not empty, f"flows/ folders without tests in tests/flows/: {empty}"

@@ -16,7 +16,7 @@ import pytest
 from ablate.components.runtime.sweep_files import SweepFolder
 
 # SPEC: the shared `sweep` fixture runs it
-from tests.flows.test_factorial_sweep import SPEC  # noqa: F401
+from tests.flows.outputs.test_factorial_sweep import SPEC  # noqa: F401
 
 DATA = ["per_query.parquet", "stats.parquet", "worth.parquet", "factorial.parquet",
         "timings.parquet", "questions.parquet", "contexts.parquet", "documents.parquet",

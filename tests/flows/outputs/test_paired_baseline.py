@@ -10,7 +10,7 @@ import polars as pl
 from ablate.components.report.numbers import fmt, fmt_signed
 
 # SPEC: the shared `sweep` fixture runs it
-from tests.flows.test_sweep_samples import SPEC  # noqa: F401
+from tests.flows.plan.test_sweep_samples import SPEC  # noqa: F401
 
 
 def _tables(report: str) -> dict[tuple[str, str], dict[str, str]]:

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 # SPEC: the shared `sweep` fixture runs it
-from tests.flows.test_factorial_sweep import CELLS, SPEC  # noqa: F401
+from tests.flows.outputs.test_factorial_sweep import CELLS, SPEC  # noqa: F401
 
 
 def test_worth_parquet_holds_shapley_values_that_add_up(sweep):
