@@ -130,5 +130,6 @@ def length_check(rows: Sequence[tuple[str, str, Sequence[str], str]], normalizer
         a, r = median_lengths(pairs, normalizer)
         if not math.isnan(a):
             variants[name] = {"answer_median": a, "reference_median": r}
-    long = [n for n, v in variants.items() if v["reference_median"] > LONG_RATIO * max(v["answer_median"], 1.0)]
+    long = [n for n, v in variants.items()
+            if v["reference_median"] > LONG_RATIO * max(v["answer_median"], 1.0)]
     return {"ratio_threshold": LONG_RATIO, "variants": variants, "long_references": long}

@@ -111,7 +111,9 @@ def _answer_metric(name: str, direction: str, description: str) -> None:
     def compute(view: QuestionView) -> dict[str, float]:
         return {f"answer/{name}": _answer(view)[name]}
     compute.__module__ = __name__
-    metric(name, stages=("answer",), direction=direction, description=description)(compute)  # type: ignore[arg-type]
+    register = metric(name, stages=("answer",), direction=direction,  # type: ignore[arg-type]
+                      description=description)
+    register(compute)
 
 
 _answer_metric("em", "higher", "exact match with a reference answer (normalised)")
@@ -180,7 +182,9 @@ def _refusal_metric(name: str, direction: str, description: str) -> None:
     def compute(view: QuestionView) -> dict[str, float]:
         return {f"refusal/{name}": view.once("refusal", lambda: _refusal(view))[f"refusal/{name}"]}
     compute.__module__ = __name__
-    metric(name, stages=("refusal",), direction=direction, description=description)(compute)  # type: ignore[arg-type]
+    register = metric(name, stages=("refusal",), direction=direction,  # type: ignore[arg-type]
+                      description=description)
+    register(compute)
 
 
 _refusal_metric("answer_coverage", "higher", "answered (not refused), over all questions")

@@ -29,7 +29,8 @@ def appendix_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]],
     for metric in rest:
         lines += [f"## {metric}", ""]
         note = metric_note(metric, manifest)
-        lines += ([note, ""] if note else []) + _variable_table(metric, points, means, srows, per_query) + [""]
+        lines += (([note, ""] if note else [])
+                  + _variable_table(metric, points, means, srows, per_query) + [""])
     lines += glossary_lines(ci_text(manifest.get("statistics", {}), stats),
                             any(disagrees(r) for r in srows.values()))
     return "\n".join(lines) + "\n"

@@ -76,7 +76,8 @@ def budget_use(name: str, variants: Sequence[dict[str, Any]],
     col = "final/context_tokens"
     if not cfg or per_query is None or col not in per_query.columns:
         return None
-    budget, depth, size = _positive(cfg, "context.budget"), _positive(cfg, "rerank.depth"), chunk_token_limit(cfg)
+    budget, depth = _positive(cfg, "context.budget"), _positive(cfg, "rerank.depth")
+    size = chunk_token_limit(cfg)
     if budget is None or size is None or depth is None:
         return None
     rows = per_query.filter(pl.col("variant") == name)
@@ -116,7 +117,8 @@ def stage_clause(r: dict[str, Any], rows: dict[tuple[str, str], dict[str, Any]],
     variant or the baseline), the same metric's change before the budget. How the budget
     is used is said once for every finding (budget_note; `noted`: there is one to refer to)."""
     metric = r["metric"]
-    text = f", measured on {'the final context' if noted and metric.startswith('final/') else stage_text(metric)}"
+    where = 'the final context' if noted and metric.startswith('final/') else stage_text(metric)
+    text = f", measured on {where}"
     if not metric.startswith("final/"):
         return text + "."
     use = budget_use(r["variant"], variants, per_query)

@@ -4,7 +4,9 @@ the first stage where the two runs diverge, both final contexts with the gold sp
 and both answers. The report shows it for every significant comparison on a key metric
 (Markdown that folds each question, so report.html does too); `ablate explain` shows it in
 a terminal. Everything comes from the sweep folder: per_query.parquet (values, buckets,
-answers, clusters) and the questions and contexts it keeps (report.evidence).
+answers, clusters) and the questions and contexts it keeps (report.evidence). Which
+questions changed, and which comparisons open, is report.changed_questions; this module
+renders them.
 
 Won and lost follow the metric's direction (won: better); a question is changed when both
 runs define the metric and the values differ beyond rounding (the statistics' own tie
@@ -16,155 +18,27 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence, TypeGuard
+from typing import Any, Iterable, Sequence
 
 import polars as pl
 
 from ablate.components.contract.vocab import BASELINE
-from ablate.components.metrics.registry import direction
+from ablate.components.report.changed_questions import (
+    Change,
+    Comparison,
+    changes,
+    comparisons,
+    divergence,
+    finite,
+    rows_of,
+    select,
+)
 from ablate.components.report.evidence import Evidence, Passage, context_key
 from ablate.components.report.numbers import fmt, fmt_signed, is_significant
 
-# The pipeline's stages in order, as metric prefixes, and how the drill-down names them.
-STAGES = (("candidates", "candidates"), ("reranked", "reranked"),
-          ("final", "final context"), ("answer", "answer"))
 REPORT_LIMIT = 6  # questions shown per comparison in the report (ablate explain: --limit)
 SECTION = "Questions behind the verdicts"
 
-
-@dataclass(frozen=True)
-class Change:
-    """One question whose value of a metric differs between the baseline and a variant."""
-
-    qid: str
-    cluster: str | None
-    base: float
-    value: float
-    won: bool  # better by the metric's direction
-
-    @property
-    def size(self) -> float:
-        return abs(self.value - self.base)
-
-
-def differs(a: float, b: float) -> bool:
-    """Whether two finite values differ beyond rounding (the statistics' tie rule)."""
-    return abs(a - b) > 1e-12 + 1e-9 * max(abs(a), abs(b))
-
-
-def _finite(x: Any) -> TypeGuard[float]:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _rows(per_query: pl.DataFrame, variant: str) -> dict[str, dict[str, Any]]:
-    return {r["qid"]: r for r in per_query.filter(pl.col("variant") == variant).iter_rows(named=True)}
-
-
-def changes(per_query: pl.DataFrame, variant: str, metric: str,
-            baseline: str = BASELINE) -> list[Change]:
-    """Every question of `variant` whose `metric` differs from the baseline's (both
-    defined), in qid order."""
-    if metric not in per_query.columns:
-        return []
-    base = _rows(per_query.select([c for c in ("variant", "qid", metric) if c in per_query.columns]),
-                 baseline)
-    cols = [c for c in ("variant", "qid", "cluster", metric) if c in per_query.columns]
-    higher = direction(metric) != "lower"
-    out = []
-    for qid, row in sorted(_rows(per_query.select(cols), variant).items()):
-        b = base.get(qid, {}).get(metric)
-        v = row.get(metric)
-        if _finite(b) and _finite(v) and differs(v, b):
-            out.append(Change(qid, row.get("cluster"), float(b), float(v), (v > b) == higher))
-    return out
-
-
-def _spread(items: Sequence[Change], n: int) -> list[Change]:
-    """The `n` largest changes, spread over clusters: each cluster's largest first (clusters
-    by their largest change), then each cluster's second, and so on."""
-    by_cluster: dict[Any, list[Change]] = {}
-    for c in sorted(items, key=lambda c: (-c.size, c.qid)):
-        by_cluster.setdefault(c.cluster, []).append(c)
-    order = list(by_cluster.values())
-    picked: list[Change] = []
-    depth = 0
-    while len(picked) < n and any(len(g) > depth for g in order):
-        picked += [g[depth] for g in order if len(g) > depth][: n - len(picked)]
-        depth += 1
-    return picked
-
-
-def select(found: Sequence[Change], limit: int, side: str | None = None) -> list[Change]:
-    """All of `found` when they are at most `limit`, else the largest changes, balanced
-    between lost and won and spread over clusters (a side with fewer gives its share to the
-    other); `side` 'lost' or 'won' keeps that side only. Lost first, then won."""
-    lost = [c for c in found if not c.won and side != "won"]
-    won = [c for c in found if c.won and side != "lost"]
-    if len(lost) + len(won) <= limit:
-        return _spread(lost, len(lost)) + _spread(won, len(won))
-    n_lost = min(len(lost), max(limit - len(won), (limit + 1) // 2))
-    n_won = min(len(won), limit - n_lost)
-    return _spread(lost, n_lost) + _spread(won, n_won)
-
-
-def divergence(base: dict[str, Any] | None, var: dict[str, Any] | None) -> str:
-    """The first stage (candidates, reranked, final context, answer) where the two runs'
-    per-question metrics of that stage differ; '' when none does."""
-    if not base or not var:
-        return ""
-    for prefix, name in STAGES:
-        for col in base:
-            if not col.startswith(prefix + "/") or col not in var:
-                continue
-            a, b = base[col], var[col]
-            if _finite(a) != _finite(b) or (_finite(a) and differs(a, b)):
-                return name
-    if base.get("answer") != var.get("answer"):
-        return "answer"
-    return ""
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One variant vs the baseline on one metric, with its changed questions."""
-
-    variant: str
-    metric: str
-    found: tuple[Change, ...]
-    row: dict[str, Any]  # its stats row ({} when it has none)
-
-    @property
-    def lost(self) -> int:
-        return sum(not c.won for c in self.found)
-
-    @property
-    def won(self) -> int:
-        return sum(c.won for c in self.found)
-
-    def clusters(self) -> int:
-        return len({c.cluster for c in self.found})
-
-
-def comparisons(per_query: pl.DataFrame, stats: pl.DataFrame, key: Sequence[str],
-                variant: str | None = None, significant_only: bool = True) -> list[Comparison]:
-    """The comparisons of `key` metrics the drill-down opens: every significant one (with
-    `variant`, that variant's, significant or not when `significant_only` is False), in
-    stats order."""
-    out = []
-    for r in stats.iter_rows(named=True):
-        if r["metric"] not in key or r["variant"] == BASELINE:
-            continue
-        if variant is not None and r["variant"] != variant:
-            continue
-        if significant_only and not is_significant(r):
-            continue
-        out.append(Comparison(r["variant"], r["metric"],
-                              tuple(changes(per_query, r["variant"], r["metric"])), r))
-    order = {m: i for i, m in enumerate(key)}
-    return sorted(out, key=lambda c: (c.variant, order.get(c.metric, 0)))
-
-
-# ---------------------------------------------------------------------- rendering
 
 
 def marked(passage: Passage, gold: Iterable[Passage], open_: str, close: str,
@@ -230,7 +104,7 @@ class Views:
 def _views(per_query: pl.DataFrame, variants: Sequence[dict[str, Any]], variant: str,
            evidence: Evidence | None) -> Views:
     records = {v["name"]: v for v in variants}
-    return Views(_rows(per_query, BASELINE), _rows(per_query, variant), evidence,
+    return Views(rows_of(per_query, BASELINE), rows_of(per_query, variant), evidence,
                  context_key(records.get(BASELINE, {})), context_key(records.get(variant, {})))
 
 
@@ -377,12 +251,12 @@ def question_table(per_query: pl.DataFrame, variant: str, key: Sequence[str],
     undefined), the stage where the two runs first diverge, both buckets; the baseline's
     own table has its values and bucket only. Rows in qid order."""
     metrics = [m for m in key if m in per_query.columns]
-    own = _rows(per_query, variant)
-    base = {} if variant == baseline else _rows(per_query, baseline)
+    own = rows_of(per_query, variant)
+    base = {} if variant == baseline else rows_of(per_query, baseline)
 
     def value(row: dict[str, Any] | None, m: str) -> float:
         x = (row or {}).get(m)
-        return float(x) if _finite(x) else math.nan
+        return float(x) if finite(x) else math.nan
     rows = []
     for qid in sorted(own):
         v, b = own[qid], base.get(qid)

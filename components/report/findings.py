@@ -90,7 +90,8 @@ def few_clusters(key: pl.DataFrame) -> list[str]:
     g = clustered["n_clusters"].drop_nulls()
     if not g.len() or int(g.max()) >= FEW_CLUSTERS:  # type: ignore[arg-type]
         return []
-    return [f"Few clusters: the key comparisons rest on {int(g.max())} clusters of questions "  # type: ignore[arg-type]
+    most = int(g.max())  # type: ignore[arg-type]
+    return [f"Few clusters: the key comparisons rest on {most} clusters of questions "
             f"(questions sharing a document count as one unit), fewer than {FEW_CLUSTERS}: "
             "the tests can decide only large effects, and intervals are wide or unbounded; "
             "more documents, not more questions per document, would tell more."]

@@ -63,5 +63,6 @@ def render_latex(manifest: dict[str, Any], variants: list[dict[str, Any]], stats
               rf"{tex(st.get('test'))} test, n={manifest.get('questions', {}).get('total')} "
               r"questions" + (r"; $\ddagger$: the interval does not contain its delta" if any_odd else "")
               + ".}",
-              rf"\label{{tab:{re.sub(r'[^A-Za-z0-9:-]+', '-', str(manifest.get('sweep_id')))}}}", r"\end{table}", ""]
+              rf"\label{{tab:{re.sub(r'[^A-Za-z0-9:-]+', '-', str(manifest.get('sweep_id')))}}}",
+              r"\end{table}", ""]
     return "\n".join(lines)

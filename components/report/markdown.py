@@ -18,7 +18,7 @@ from ablate.components.report.findings import findings, judge
 from ablate.components.report.intervals import ci_cell, ci_text, disagrees
 from ablate.components.report.judge import judge_section, metric_note
 from ablate.components.report.judge_corrected import corrected_lines
-from ablate.components.report.latency import E2E, with_end_to_end
+from ablate.components.report.latency import E2E, latency_table, with_end_to_end
 from ablate.components.report.numbers import fmt, fmt_n, fmt_p, fmt_signed, is_significant
 from ablate.components.report.overview import FOREST, glossary_lines, head, overview_table
 from ablate.components.report.plots import BUCKETS, COST, plot_name
@@ -181,7 +181,8 @@ def unit_text(st: dict[str, Any], stats: pl.DataFrame) -> str:
            else f"questions sharing a '{st.get('cluster')}'")
     g = stats["n_clusters"].drop_nulls()
     n = stats["n_used"].drop_nulls()
-    counts = (f": up to {int(n.max())} questions in {int(g.max())} clusters per comparison "  # type: ignore[arg-type]
+    counts = (f": up to {int(n.max())} questions in {int(g.max())} "  # type: ignore[arg-type]
+              "clusters per comparison "
               "(the n column: questions / clusters)" if g.len() and n.len() else "")
     return f"the cluster ({how} count as one unit; stats.cluster {st.get('cluster', 'auto')}){counts}"
 
@@ -273,7 +274,8 @@ def render_markdown(manifest: dict[str, Any], variants: list[dict[str, Any]], st
         for metric in shown:
             note = metric_note(metric, manifest)
             rows = [p for p in points if (p[0], metric) not in hidden]
-            lines += ([note, ""] if note else []) + _variable_table(metric, rows, means, srows, per_query) + [""]
+            lines += (([note, ""] if note else [])
+                      + _variable_table(metric, rows, means, srows, per_query) + [""])
         if timings is not None and timings.height:
             lat = [c for c in timings.columns if c.startswith("latency/")]
             stages = latency_stages(names, records, lat, BASELINE)
@@ -307,51 +309,6 @@ def _varies(per_query: pl.DataFrame, variants: Sequence[str], metric: str) -> bo
         return False
     col = per_query.filter(pl.col("variant").is_in(list(variants)))[metric]
     return col.cast(pl.Float64).fill_nan(None).drop_nulls().n_unique() > 1
-
-
-def latency_table(timings: pl.DataFrame, variants: Sequence[str] | None = None,
-                  stages: Sequence[str] | None = None) -> str:
-    """Per variant and stage, and end to end: p50 / p95 milliseconds per question (cache
-    hits keep the latency measured when the result was computed; a cell holding such a
-    latency, timings.parquet's `reused/<stage>`, is marked ↺ with one footnote)."""
-    timings = with_end_to_end(timings)
-    cols = [c for c in timings.columns if c.startswith("latency/") and c != f"latency/{E2E}"]
-    cols = [c for c in cols if stages is None or c in stages]
-    if f"latency/{E2E}" in timings.columns:
-        cols.append(f"latency/{E2E}")
-    order = (timings["variant"].unique(maintain_order=True).to_list() if variants is None
-             else [v for v in variants if v in set(timings["variant"].to_list())])
-    out = ["| variant | " + " | ".join(f"{c.removeprefix('latency/')} p50 / p95 ms" for c in cols) + " |",
-           "|---|" + "---:|" * len(cols)]
-    marked = False
-    for name in order:
-        rows = timings.filter(pl.col("variant") == name)
-        reused = {c: _reused(rows, c) for c in cols if c != f"latency/{E2E}"}
-        reused[f"latency/{E2E}"] = any(reused.values())
-        cells = []
-        for c in cols:
-            col = rows[c].cast(pl.Float64)
-            col = col.filter(col.is_finite())  # no null, NaN or inf
-            cells.append("–" if col.len() == 0 else _p50_p95_ms(col) + (" ↺" if reused[c] else ""))
-            marked |= col.len() > 0 and reused[c]
-        out.append(f"| {name} | " + " | ".join(cells) + " |")
-    if marked:
-        out += ["", "↺ recorded when the result was computed (an earlier run's stage, or query "
-                "vectors or answers from the cache), not timed by this run."]
-    return "\n".join(out)
-
-
-def _reused(rows: pl.DataFrame, latency_col: str) -> bool:
-    """Whether any of these questions' `latency_col` was recorded earlier and reused."""
-    col = "reused/" + latency_col.removeprefix("latency/")
-    return col in rows.columns and bool(rows[col].fill_null(False).any())
-
-
-def _p50_p95_ms(col: pl.Series) -> str:
-    """'p50 / p95' in ms of a non-empty column of seconds without nulls."""
-    p50, p95 = col.quantile(0.5, "linear"), col.quantile(0.95, "linear")
-    assert p50 is not None and p95 is not None  # only an empty column has no quantile
-    return f"{p50 * 1e3:.1f} / {p95 * 1e3:.1f}"
 
 
 def _buckets_table(per_query: pl.DataFrame) -> str:

@@ -30,7 +30,8 @@ GLOSSARY = [
     ("CI", "confidence interval of Δ: by default the inverted paired test over clusters of questions, at "
            "the level matching the corrected p (at least 95%), so it excludes 0 exactly when sig."),
     ("unbounded", "a side of the CI the test cannot bound (shown –): too few clusters for the test to "
-                  "reject any shift (about 5 or fewer at alpha 0.05); the cell says how many questions differ"),
+                  "reject any shift (about 5 or fewer at alpha 0.05); the cell says how many questions "
+                  "differ"),
     ("no question differs", "a CI of [0, 0]: every question ties with the baseline, so there is no "
                             "difference to estimate (not a precise 0); 'zero width' names a CI [x, x] "
                             "whose clusters all have the same summed difference (for example, "
@@ -39,8 +40,10 @@ GLOSSARY = [
              "interval, shown as computed; read Δ and p, not the interval"),
     ("p", "two-sided p-value of the paired test (sign-flip randomisation by default)"),
     ("p adj", "p after the multiple-comparison correction over the family (Holm by default)"),
-    ("sig.", "▲/▼ significant after correction (higher/lower than the baseline), with better/worse by the metric's direction"),
-    ("d_z", "standardised paired effect: mean of the per-question differences divided by their standard deviation"),
+    ("sig.", "▲/▼ significant after correction (higher/lower than the baseline), with better/worse "
+             "by the metric's direction"),
+    ("d_z", "standardised paired effect: mean of the per-question differences divided by their "
+            "standard deviation"),
     ("W/T/L", "questions where the variant scores above / equal to / below the baseline"),
     ("n", "questions with a defined value in both runs (unanswerable questions have no retrieval "
           "scores) / the clusters they come in (questions sharing a document: the unit of the tests)"),
@@ -79,7 +82,8 @@ def glossary_lines(ci: str | None = None, disagree: bool = False) -> list[str]:
     the default; `disagree`: with the entry of the mark of a CI that disagrees with sig."""
     lines = ['<h2 id="glossary">Glossary</h2>', "", "| term | meaning |", "|---|---|"]
     for t, d in GLOSSARY:
-        lines.append(f"| {t} | {f'confidence interval of Δ in this report: {ci}' if t == 'CI' and ci else d} |")
+        text = f'confidence interval of Δ in this report: {ci}' if t == 'CI' and ci else d
+        lines.append(f"| {t} | {text} |")
         if t == CI_ODD and disagree:
             lines.append(f"| {DISAGREE} | {DISAGREE_TEXT} |")
     return lines

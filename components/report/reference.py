@@ -179,7 +179,8 @@ def reference_markdown(results: Sequence[ReferenceResult], ref_label: str, sweep
         level = f"{100 * results[0].confidence:.4g}%" if results else ""
         lines = [head, "", f"Sweep `{sweep}`; rule `non-inferiority`: a metric passes only when "
                  f"the one-sided {level} bound (Bonferroni over the gated metrics; sign-flip "
-                 f"test over clusters of questions) shows its drop (a rise for lower-is-better metrics) is below {max_drop}.", "",
+                 "test over clusters of questions) shows its drop (a rise for lower-is-better "
+                 f"metrics) is below {max_drop}.", "",
                  "| metric | reference | now | Δ | worst plausible drop | rules out drops ≥ "
                  "| questions (clusters) | verdict |",
                  "|---|---:|---:|---:|---:|---:|---:|---|"]

@@ -55,7 +55,8 @@ def summary_rows(res: SweepResults, key_metrics: Sequence[str] | None = None) ->
                 mean = means.get((name, metric), math.nan)
                 rows.append({"variable": "" if name == BASELINE else variable,
                              "variant": name, "value": value, "metric": metric,
-                             "mean": fmt(mean), "baseline_same_questions": fmt(r.get("mean_baseline")) if r else "",
+                             "mean": fmt(mean),
+                             "baseline_same_questions": fmt(r.get("mean_baseline")) if r else "",
                              "delta": fmt(r.get("delta")),
                              "ci": ci_cell(r, res.per_query) if r else "",
                              "p": fmt_p(r.get("p_value")), "p_adj": fmt_p(r.get("p_adjusted")),

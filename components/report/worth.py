@@ -106,7 +106,8 @@ def _caveats(worth: pl.DataFrame, metrics: Sequence[str], alpha: float) -> list[
     able = reported_abilities(first["test"])
     if able.symmetric:
         out.append(f"The {able.also_called or first['test']} test's p assumes each document's "
-                   "summed value is symmetric about the true value; strongly skewed document effects (a few documents "
+                   "summed value is symmetric about the true value; strongly skewed document effects "
+                   "(a few documents "
                    "carrying the effect) can make it reject more often than alpha "
                    "(docs/statistics.md).")
     if len(metrics) > 1:

@@ -69,7 +69,7 @@ def _bca_levels(D: np.ndarray, M: np.ndarray, codes: np.ndarray, boot: np.ndarra
                 theta: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """BCa (lower, upper) percentile levels per column; NaN where BCa is undefined."""
     from scipy.special import ndtr, ndtri  # here: a run whose stages are all cached never
-    # analyses, and scipy is ~0.5 s of its start (tests/flows/test_cached_run_imports.py)
+    # analyses, and scipy is ~0.5 s of its start (tests/flows/run/test_cached_run_imports.py)
     g = int(codes.max()) + 1
     sums = np.zeros((g, D.shape[1]))
     sizes = np.zeros((g, D.shape[1]))

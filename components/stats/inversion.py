@@ -148,7 +148,8 @@ class SignPatterns:
         k = np.repeat(np.arange(cols.size), size)  # the entry each distinct c belongs to
         idx = np.arange(k.size) - np.repeat(np.cumsum(size) - size, size) + lo[k]
         hit = np.abs(t[k] * self.zero_c[idx]) >= threshold[k]
-        return np.bincount(k[hit], weights=self.zero_w[idx][hit], minlength=cols.size).round().astype(np.int64)
+        counts = np.bincount(k[hit], weights=self.zero_w[idx][hit], minlength=cols.size)
+        return counts.round().astype(np.int64)
 
 
 def _endpoint(pat: SignPatterns, cols: np.ndarray, inner: np.ndarray, outer: np.ndarray,

@@ -35,7 +35,8 @@ TEST = "ppi-t"
 # columns only the corrected rows fill (null elsewhere in stats.parquet)
 PPI_SCHEMA: dict[str, pl.DataType] = {
     "raw_metric": pl.String(), "raw_delta": pl.Float64(), "n_labelled": pl.Int64(),
-    "clusters_labelled": pl.Int64(), "labels_unused": pl.Int64(), "ppi_lambda": pl.Float64(), "ppi_se": pl.Float64(),
+    "clusters_labelled": pl.Int64(), "labels_unused": pl.Int64(), "ppi_lambda": pl.Float64(),
+    "ppi_se": pl.Float64(),
     "ppi_reason": pl.String(),
 }
 

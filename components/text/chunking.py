@@ -38,17 +38,25 @@ _READS = ("chunking.size", "chunking.overlap")
 
 
 def chunk_token_limit(config: dict[str, Any]) -> int | None:
-    """The most tokens one chunk of a pipeline config (a variant's dumped config) holds:
-    its `chunking.size` when its chunker reads that field, None when it does not (the
-    `document` method: a chunk is its whole document) or the size is unknown. The one
-    reading of `chunking.size` for code outside chunking (budget findings, the judge's
-    cost estimate, the comparability note)."""
-    method = get_dotted(config, "chunking.method", ChunkingConfig().method)
+    """The most tokens one chunk of a stored pipeline config (a variant's config as a
+    manifest or variants.json records it) holds: its `chunking.size` when its chunker reads
+    that field, None when it does not (the `document` method: a chunk is its whole document)
+    or the size is unknown. The one reading of `chunking.size` for code outside chunking
+    (budget findings, the comparability note); `chunk_limit` reads a typed config."""
+    return _limit(get_dotted(config, "chunking.method", ChunkingConfig().method),
+                  get_dotted(config, "chunking.size", ChunkingConfig().size))
+
+
+def chunk_limit(chunking: ChunkingConfig) -> int | None:
+    """`chunk_token_limit` of a typed `chunking:` section (the judge's cost estimate)."""
+    return _limit(chunking.method, chunking.size)
+
+
+def _limit(method: object, size: object) -> int | None:
     if not isinstance(method, str) or method not in CHUNKERS:
         return None
     if "chunking.size" not in CHUNKERS.declaration(method).reads:
         return None
-    size = get_dotted(config, "chunking.size", ChunkingConfig().size)
     return size if isinstance(size, int) and size > 0 else None
 
 

@@ -131,7 +131,8 @@ def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
         experiment: Path = typer.Argument(..., help="Experiment YAML file."),
-        out: Optional[str] = typer.Option(None, help="Output root with earlier runs (default: the spec's `out`)."),
+        out: Optional[str] = typer.Option(
+            None, help="Output root with earlier runs (default: the spec's `out`)."),
         tier: Optional[str] = typer.Option(None, help=" | ".join(TIERS)),
         split: Optional[str] = typer.Option(None, help=" | ".join(SPLITS)),
         cache_dir: Optional[str] = typer.Option(None, help="Stage result cache folder."),

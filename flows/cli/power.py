@@ -188,13 +188,20 @@ def register(app: typer.Typer) -> None:
     @app.command("power")
     def power_cmd(
         experiment: Path = typer.Argument(..., help="Experiment YAML file."),
-        pilot: Optional[Path] = typer.Option(None, help="Pilot sweep folder (default: the latest finished sweep of this experiment under its `out`)."),
+        pilot: Optional[Path] = typer.Option(
+            None, help="Pilot sweep folder (default: the latest finished sweep of this experiment "
+                       "under its `out`)."),
         mde: float = typer.Option(0.05, help="Smallest effect to detect, in each metric's own units."),
         power: float = typer.Option(0.8, help="Target power."),
-        metric: Optional[list[str]] = typer.Option(None, help="Metric to plan for (repeat or comma-separate; default: the experiment's metrics.key)."),
-        alpha: Optional[float] = typer.Option(None, help="Significance level (default: the experiment's stats.alpha)."),
-        correction: Optional[str] = typer.Option(None, help="Multiple-comparison correction (default: the experiment's stats.correction)."),
-        out: Optional[str] = typer.Option(None, help="Output root holding the sweeps (default: the spec's `out`)."),
+        metric: Optional[list[str]] = typer.Option(
+            None, help="Metric to plan for (repeat or comma-separate; default: the experiment's "
+                       "metrics.key)."),
+        alpha: Optional[float] = typer.Option(
+            None, help="Significance level (default: the experiment's stats.alpha)."),
+        correction: Optional[str] = typer.Option(
+            None, help="Multiple-comparison correction (default: the experiment's stats.correction)."),
+        out: Optional[str] = typer.Option(
+            None, help="Output root holding the sweeps (default: the spec's `out`)."),
         cluster_column: Optional[str] = typer.Option(
             None, help="The column naming each question's cluster: auto = 'cluster' when the pilot has one, "
                        "none = independent questions (default: the experiment's stats.cluster)."),

@@ -164,11 +164,13 @@ def register(app: typer.Typer) -> None:
     def stats(
         per_query_file: Path = typer.Argument(..., help="Per-question table (.parquet/.csv), long or wide."),
         baseline: str = typer.Option(..., help="Name of the baseline variant."),
-        metrics: Optional[list[str]] = typer.Option(None, help="Metrics to test (repeat or comma-separate); default: all numeric columns."),
+        metrics: Optional[list[str]] = typer.Option(
+            None, help="Metrics to test (repeat or comma-separate); default: all numeric columns."),
         test: str = typer.Option("permutation", help=f"{' | '.join(TESTS)}"),
         correction: str = typer.Option("holm", help=f"{' | '.join(CORRECTIONS)}"),
         alpha: float = typer.Option(0.05, help="Significance level (and CI level 1-alpha)."),
-        resamples: int = typer.Option(10_000, help="Monte-Carlo sign flips (raised if too few for the correction)."),
+        resamples: int = typer.Option(
+            10_000, help="Monte-Carlo sign flips (raised if too few for the correction)."),
         bootstrap_resamples: int = typer.Option(10_000, help="Bootstrap resamples for the CI."),
         ci_method: str = typer.Option("inversion", help=f"{' | '.join(CI_METHODS)}"),
         seed: int = typer.Option(0, help="The one seed for every resample."),

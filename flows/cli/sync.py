@@ -17,7 +17,8 @@ def register(app: typer.Typer) -> None:
     def sync(
         sweep_dir: Path = typer.Argument(..., help="A sweep output folder."),
         tracking_uri_opt: Optional[str] = typer.Option(
-            None, "--tracking-uri", help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI or .ablate/mlflow.db)."),
+            None, "--tracking-uri",
+            help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI or .ablate/mlflow.db)."),
         artifact_root: Optional[str] = typer.Option(
             None, help="Artifact root for a new MLflow experiment (default: .ablate/mlartifacts)."),
     ) -> None:

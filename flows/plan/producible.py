@@ -197,11 +197,8 @@ def chunking_line(ctx) -> str | None:  # type: ignore[no-untyped-def]
     if budgeted:
         base = next(v for v in ctx.variants if v.is_baseline)
         base_chunk = ctx.plan.by_variant[base.name].get("chunk")
-        budgets = sorted({get_dotted(v.config.model_dump(mode="json"), "context.budget")
-                          for v in ctx.variants if v.is_baseline
-                          or ctx.plan.by_variant[v.name].get("chunk") != base_chunk},
-                         key=lambda b: (not isinstance(b, (int, float)), b if isinstance(
-                             b, (int, float)) else 0, str(b)))
+        budgets = sorted({v.config.context.budget for v in ctx.variants if v.is_baseline
+                          or ctx.plan.by_variant[v.name].get("chunk") != base_chunk})
         if len(budgets) > 1:
             return line + (f"; {finals} does not compare them on equal text either: these "
                            f"variants change the token budget too (context.budget "

@@ -79,7 +79,8 @@ def frame_paths(frame: pl.DataFrame) -> dict[str, PathView]:
     build = frame["index_build_s"].to_list() if "index_build_s" in cols else [math.nan] * n
     search = frame["index_search_s"].to_list() if "index_search_s" in cols else [math.nan] * n
     return {q: PathView(tuple(ids), None if ex is None else tuple(ex), float(b), float(s))
-            for q, ids, ex, b, s in zip(frame["qid"].to_list(), frame["chunk_ids"].to_list(), exact, build, search)}
+            for q, ids, ex, b, s in zip(frame["qid"].to_list(), frame["chunk_ids"].to_list(),
+                                        exact, build, search)}
 
 
 def reused_latency(frame: pl.DataFrame) -> dict[str, bool]:

@@ -26,7 +26,7 @@ from ablate.components.judge.cost import (
     placeholder_context,
 )
 from ablate.components.judge.tokens import prompt_counter
-from ablate.components.text.chunking import chunk_token_limit
+from ablate.components.text.chunking import chunk_limit
 from ablate.flows.run.context import RunContext
 from ablate.flows.run.frames import frame_answer_repeats, frame_contexts
 from ablate.flows.run.stages import judge_of, judge_prompts_of, questions_of
@@ -51,7 +51,7 @@ def _passages(config: Any) -> tuple[int, int]:
     """(passages, tokens each) a context not assembled yet is estimated at: the budget
     filled with chunks, at most rerank.depth of them."""
     budget = config.context.budget
-    size = chunk_token_limit(config.model_dump(mode="json")) or budget  # whole documents: one fills it
+    size = chunk_limit(config.chunking) or budget  # whole documents: one fills it
     n = max(1, min(config.rerank.depth, math.ceil(budget / size)))
     return n, max(1, budget // n)
 
@@ -65,7 +65,8 @@ def _claims(ctx: RunContext) -> tuple[float, str]:
     if found:
         return (statistics.fmean(found),
                 f"the mean of {len(found)} claims verdicts in the judge cache")
-    return ASSUMED_CLAIMS, f"assumed: no claims verdict in the judge cache yet; at most judge.max_claims {cfg.max_claims}"
+    return ASSUMED_CLAIMS, ("assumed: no claims verdict in the judge cache yet; at most judge.max_claims "
+                            f"{cfg.max_claims}")
 
 
 def judge_cost_lines(ctx: RunContext) -> list[str]:

@@ -23,7 +23,8 @@ from ablate.components.runtime.atomic import atomic_write
 from ablate.components.runtime.digest import read_sha256
 from ablate.flows.env import file_lock
 
-SIDE_FOLDERS = ("embeddings", "generations", "indexes", "judgments", "onnx", "shards")  # caches beside the stages
+# caches beside the stages
+SIDE_FOLDERS = ("embeddings", "generations", "indexes", "judgments", "onnx", "shards")
 STALE_TMP_SECONDS = 3600  # a temporary file this old belongs to no live writer
 
 

@@ -255,9 +255,9 @@ def _log_sweep(sweep_dir: Path, tracking_uri: str, artifact_root: str | None,
                                    start_time=start or None,
                                    tags={"sweep_id": sid, "ablate.role": "parent"})
     pid = parent.info.run_id
-    note = "\n".join(f"- {x}" for x in findings(not_comparable(report_stats(res.stats), res.variants), res.key_metrics(),
-                                                   res.no_effect, man, variants=res.variants,
-                                                   per_query=res.per_query))
+    found = findings(not_comparable(report_stats(res.stats), res.variants), res.key_metrics(),
+                     res.no_effect, man, variants=res.variants, per_query=res.per_query)
+    note = "\n".join(f"- {x}" for x in found)
     tags = {"git_sha": man.get("git_sha", ""), "git_dirty": str(man.get("git_dirty", "")),
             "dataset_fingerprint": man["dataset"]["fingerprint"],
             "ablate_version": man.get("versions", {}).get("ablate", ""),

@@ -6,6 +6,7 @@ from ablate.components.contract.records import Document
 from ablate.components.text.chunking import (
     CHUNKERS,
     chunk_documents,
+    chunk_limit,
     chunk_token_limit,
     sentence_spans,
     word_boundaries,
@@ -146,3 +147,11 @@ def test_chunk_token_limit_is_the_size_only_where_the_chunker_reads_it():
     assert chunk_token_limit({"chunking": {"method": "document", "size": 128}}) is None
     assert chunk_token_limit({"chunking": {"method": "no_such_chunker", "size": 128}}) is None
     assert chunk_token_limit({}) == 256  # the defaults: token_window, 256
+
+
+def test_chunk_limit_of_a_typed_section_agrees_with_the_stored_reading():
+    for method, size in [("token_window", 128), ("sentence", 64), ("document", 128)]:
+        typed = ChunkingConfig(method=method, size=size)
+        assert chunk_limit(typed) == chunk_token_limit({"chunking": typed.model_dump(mode="json")})
+    assert chunk_limit(ChunkingConfig(method="document")) is None
+    assert chunk_limit(ChunkingConfig()) == 256

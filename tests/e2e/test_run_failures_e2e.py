@@ -20,7 +20,7 @@ from tests.conftest import ROOT
 from tests.e2e.test_console import SPEC
 from tests.e2e.test_unreachable_mlflow_e2e import _closed_port
 from tests.flows.direct import write_spec
-from tests.flows.test_analysis_failures import _boom
+from tests.flows.outputs.test_analysis_failures import _boom
 
 # `ablate` through its real entry point, with the report builder raising (no test hook in
 # the product: the child patches it before the CLI starts)

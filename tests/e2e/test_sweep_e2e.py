@@ -153,7 +153,7 @@ def test_export_matches_an_independent_evaluator(sweep, tmp_path):
     for name, col in zip(names, ("precision_at_3", "mrr_at_5", "ndcg_at_5", "hit_at_1")):
         for qid, ours in zip(per_query["qid"], per_query[f"candidates/{col}"]):
             assert ours == pytest.approx(run.scores[name].get(qid, 0.0), abs=1e-9), (qid, name)
-    # every metric, K and stage: tests/flows/test_stage_outputs.py
+    # every metric, K and stage: tests/flows/outputs/test_stage_outputs.py
 
 
 def test_report_shows_the_tradeoff_front_and_the_tails(sweep):

@@ -39,7 +39,8 @@ def supported(model_path: Path) -> bool:
         pooling = read_pipeline(model_path)["pooling"]
     except Exception:  # noqa: BLE001 - any doubt: sentence-transformers runs it
         return False
-    return (pooling == "mean" and cfg.get("model_type") == "bert" and cfg.get("architectures") == ["BertModel"]
+    return (pooling == "mean" and cfg.get("model_type") == "bert"
+            and cfg.get("architectures") == ["BertModel"]
             and cfg.get("hidden_act") == "gelu"
             and cfg.get("position_embedding_type", "absolute") == "absolute"
             and not cfg.get("is_decoder", False)

@@ -27,7 +27,8 @@ _MID_NUM = ",;\u037e\u0589\u060c\u060d\u066c\u07f8\u2044\ufe10\ufe14\ufe50\ufe54
 _IDEO = "\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _LETTER = rf"[^\W\d_{_IDEO}]"
 # combining marks and format characters (Extend, Format, ZWJ) stay inside a word
-_EXTEND = "\u00ad\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u1ab0-\u1aff\u1dc0-\u1dff\u200c\u200d\u2060\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f\ufeff"
+_EXTEND = ("\u00ad\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u1ab0-\u1aff\u1dc0-\u1dff\u200c\u200d"
+           "\u2060\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f\ufeff")
 _WORD_CHAR = rf"(?:[^\W{_IDEO}]|[{_EXTEND}])"  # letters, digits, connectors (\w), marks
 _TOKEN_RE = re.compile(
     rf"[{_IDEO}]"

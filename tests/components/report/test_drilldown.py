@@ -10,7 +10,8 @@ import re
 
 import polars as pl
 
-from ablate.components.report.drilldown import REPORT_LIMIT, changes, drilldown_section, explain_text, select
+from ablate.components.report.changed_questions import changes, select
+from ablate.components.report.drilldown import REPORT_LIMIT, drilldown_section, explain_text
 from ablate.components.report.evidence import Evidence, GoldQuestion, Passage
 from ablate.components.report.html import render_html
 

@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 from ablate.components.contract.config import PipelineConfig
-from ablate.components.report.markdown import latency_table, render_markdown
+from ablate.components.report.latency import latency_table
+from ablate.components.report.markdown import render_markdown
 from ablate.components.report.plots import latency_means
 from ablate.components.report.relevance import can_change, section_metrics
 from ablate.components.stats import compare_variants

@@ -8,7 +8,6 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, TINY_SQUAD, data_set, experiment, pipeline, vary, write_experiment
 
 SPEC = experiment(
@@ -23,16 +22,10 @@ SPEC = experiment(
     sweeps=[vary("context.budget", 16)])
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    _, folder, _ = run_direct(tmp_path_factory.mktemp("sliced"), SPEC)
-    return folder
-
-
 def test_slices_parquet_holds_the_key_comparisons_per_slice(sweep):
-    sliced = pl.read_parquet(sweep / "slices.parquet")
-    stats = pl.read_parquet(sweep / "stats.parquet")
-    per_query = pl.read_parquet(sweep / "per_query.parquet")
+    sliced = pl.read_parquet(sweep.folder / "slices.parquet")
+    stats = pl.read_parquet(sweep.folder / "stats.parquet")
+    per_query = pl.read_parquet(sweep.folder / "per_query.parquet")
     assert "slice" not in stats.columns  # stats.parquet keeps one row per comparison
     assert set(sliced["slice"]) == {"answerable=true", "answerable=false"}
     assert set(sliced["metric"]) == {"final/recall_at_5", "final/group_recall"}
@@ -51,14 +44,14 @@ def test_slices_parquet_holds_the_key_comparisons_per_slice(sweep):
 
 
 def test_the_report_has_a_short_slices_section(sweep):
-    report = (sweep / "report.md").read_text()
+    report = (sweep.folder / "report.md").read_text()
     section = report.split("## Slices", 1)[1].split("\n## ", 1)[0]
     assert "Slices are a view" in section and "apart from the main comparisons" in section
     assert ("**answerable=false**: no question of this slice defines the key metrics, by their "
             "definition") in section
     assert "**answerable=true** (26 questions): 2 of 2 tested comparisons significant" in section
     assert len(section.splitlines()) < 30
-    assert "Slices</h2>" in (sweep / "report.html").read_text()
+    assert "Slices</h2>" in (sweep.folder / "report.html").read_text()
 
 
 @pytest.mark.parametrize("command", ["check", "run"])
@@ -101,18 +94,18 @@ def test_check_warns_of_a_slice_too_small_to_test_and_a_column_without_values(
 
 def test_a_significant_slice_comparison_is_a_finding_that_explain_opens(sweep, run_cli, capsys):
     """Issue 54: significant slice results reached no finding and no `explain`."""
-    report = (sweep / "report.md").read_text()
+    report = (sweep.folder / "report.md").read_text()
     findings = report.split("## Findings", 1)[1].split("\n## ", 1)[0]
     line = next(ln for ln in findings.splitlines() if "On the slice **answerable=true**" in ln)
     assert "within the slice's own family" in line
     assert "--variant context.budget=16 --slice answerable=true`" in line
-    code = run_cli("explain", str(sweep), "--variant", "context.budget=16",
+    code = run_cli("explain", str(sweep.folder), "--variant", "context.budget=16",
                    "--slice", "answerable=true")
     out, err = capsys.readouterr()
     assert code == 0, err
     assert out.startswith("slice answerable=true: 26 questions;")
     assert "(significant after correction)" in out
-    code = run_cli("explain", str(sweep), "--variant", "context.budget=16",
+    code = run_cli("explain", str(sweep.folder), "--variant", "context.budget=16",
                    "--slice", "answerable=ture")
     _, err = capsys.readouterr()
     assert code == 2 and "unknown slice 'answerable=ture'; did you mean answerable=true?" in err

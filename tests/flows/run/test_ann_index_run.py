@@ -6,9 +6,7 @@ index's build and search seconds reach timings.parquet, not per_query.parquet.""
 from __future__ import annotations
 
 import polars as pl
-import pytest
 
-from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, experiment, pipeline, vary
 
 SPEC = experiment(
@@ -22,21 +20,15 @@ SPEC = experiment(
 IVF = "retrieval.dense_index=ivf"
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("ann-index"), SPEC)
-    return ctx, folder
-
-
 def test_only_the_dense_path_and_after_run_again(sweep):
-    ctx, _ = sweep
+    ctx, _, _ = sweep
     base, var = ctx.plan.by_variant["baseline"], ctx.plan.by_variant[IVF]
     assert base["chunk"] == var["chunk"] and base["label"] == var["label"]
     assert base["retrieve:dense"] != var["retrieve:dense"]
 
 
 def test_recall_against_flat_is_scored(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     per_query = pl.read_parquet(out / "per_query.parquet")
     recall = per_query.group_by("variant").agg(pl.col("dense/ann_recall_at_5").mean())
     got = dict(zip(recall["variant"], recall["dense/ann_recall_at_5"]))
@@ -46,7 +38,7 @@ def test_recall_against_flat_is_scored(sweep):
 
 
 def test_index_seconds_reach_timings(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     timings = pl.read_parquet(out / "timings.parquet")
     for col in ("index/retrieve_dense_build_s", "index/retrieve_dense_search_s"):
         values = timings[col]

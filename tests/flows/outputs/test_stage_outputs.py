@@ -60,8 +60,6 @@ def _weird_dataset(folder: Path) -> Path:
     return folder
 
 
-
-
 def _fake_model(self, question, context, system, user):
     """Stands in for SmolLM2: knows every other answer, refuses the rest."""
     from ablate.components.contract.records import Answer

@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, experiment, pipeline, vary
 
 pytest.importorskip("onnxruntime")
@@ -23,14 +22,8 @@ SPEC = experiment(
     sweeps=[vary("retrieval.dense_backend", "onnx-int8")])
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("dense-backend"), SPEC)
-    return ctx, folder
-
-
 def test_only_the_dense_path_and_after_run_again(sweep):
-    ctx, _ = sweep
+    ctx, _, _ = sweep
     base = ctx.plan.by_variant["baseline"]
     var = ctx.plan.by_variant["retrieval.dense_backend=onnx-int8"]
     for stage in ("chunk", "label", "retrieve:bm25"):
@@ -40,7 +33,7 @@ def test_only_the_dense_path_and_after_run_again(sweep):
 
 
 def test_export_and_embeddings_live_in_the_cache_folder(sweep):
-    ctx, _ = sweep
+    ctx, _, _ = sweep
     root = ctx.store.root
     exports = sorted(p.parent.name for p in (root / "onnx").rglob("model.onnx"))
     assert len(exports) == 2 and [e for e in exports if "-onnx-int8-" in e]  # fp32 -> int8
@@ -51,7 +44,7 @@ def test_export_and_embeddings_live_in_the_cache_folder(sweep):
 
 
 def test_outputs_record_the_backend(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     variants = {v["name"]: v for v in json.loads((out / "variants.json").read_text())}
     assert variants["baseline"]["models"]["embedder"]["backend"].startswith("onnx (onnx")
     assert variants["retrieval.dense_backend=onnx-int8"]["models"]["embedder"]["backend"] \

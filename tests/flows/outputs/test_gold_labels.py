@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, experiment, pipeline, vary
 
 SPEC = experiment("gold", tier="full", split="all", seed=3, stats=FAST_STATS,
@@ -15,17 +12,11 @@ SPEC = experiment("gold", tier="full", split="all", seed=3, stats=FAST_STATS,
                   sweeps=[vary("context.budget", 200)])
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("gold"), SPEC)
-    return ctx, folder
-
-
 def test_gold_verdicts_follow_the_spans(sweep, tmp_path):
     from ablate.components.data.clusters import question_cluster
     from ablate.components.judge.labels import read_labels
     from ablate.flows.outputs.gold_labels import gold_labels
-    ctx, folder = sweep
+    ctx, folder, _ = sweep
     n = gold_labels(folder, tmp_path / "labels.jsonl", share=0.5, seed=1)
     labels = read_labels(tmp_path / "labels.jsonl", known_qids={q.qid for q in ctx.questions},
                          metrics=["judge/context_recall"])
@@ -55,7 +46,7 @@ def test_gold_verdicts_follow_the_spans(sweep, tmp_path):
 
 
 def test_cli_writes_the_file_and_refuses_a_bad_share(sweep, tmp_path, run_cli, capsys):
-    _, folder = sweep
+    _, folder, _ = sweep
     assert run_cli("judge", "gold-labels", str(folder), "--out", str(tmp_path / "l.jsonl")) == 0
     assert "gold labels of judge/context_recall written" in capsys.readouterr().out
     assert (tmp_path / "l.jsonl").read_text().count("\n") > 0

@@ -14,20 +14,15 @@ from pathlib import Path
 import pytest
 
 from ablate.components.runtime.sweep_files import SweepFolder
-from tests.flows.direct import run_direct
-from tests.flows.test_factorial_sweep import SPEC
+
+# SPEC: the shared `sweep` fixture runs it
+from tests.flows.outputs.test_factorial_sweep import SPEC  # noqa: F401
 
 DATA = ["per_query.parquet", "stats.parquet", "worth.parquet", "factorial.parquet",
         "timings.parquet", "questions.parquet", "contexts.parquet", "documents.parquet",
         "variants.json"]
 REPORT = ["report.md", "report.html", "summary.txt", "plots/worth.svg"]
 VARIANT = "chunking.size=96"
-
-
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    ctx, folder, spec = run_direct(tmp_path_factory.mktemp("damaged"), SPEC)
-    return ctx, folder, spec
 
 
 def _copy(sweep, tmp_path: Path) -> Path:

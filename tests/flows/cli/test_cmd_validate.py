@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "data"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "data"
 
 
 def test_ok_summary(run_cli, capsys):

@@ -143,7 +143,7 @@ def test_prompt_counters_count_chinese_by_tokens():
 # ---- after a run: what the cache holds is found ------------------------------------------
 
 def _judged_spec(metrics: list[str]) -> str:
-    from tests.flows.test_judge_repeats import REPEATS
+    from tests.flows.run.test_judge_repeats import REPEATS
     return experiment("judged-cost", tier="full", split="all", seed=1,
                       judge={"metrics": metrics}, baseline=judged_pipeline(generator=REPEATS))
 
@@ -155,7 +155,7 @@ def test_prompts_the_cache_holds_are_found(run_cli, capsys, tmp_path):
     verdicts), the relevance ones calls, one per distinct answer."""
     from tests.components.judge.fakes import rule_script
     from tests.flows.direct import run_judged
-    from tests.flows.test_judge_repeats import _fake_model
+    from tests.flows.run.test_judge_repeats import _fake_model
     spec = tmp_path / "exp.yaml"
     spec.write_text(_judged_spec(["faithfulness"]))
     ctx, judge = run_judged(spec, tmp_path / "cache", rule_script, _fake_model)

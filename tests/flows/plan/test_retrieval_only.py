@@ -9,9 +9,7 @@ from __future__ import annotations
 import json
 
 import polars as pl
-import pytest
 
-from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, experiment, pipeline, vary
 
 BUDGET = 40
@@ -28,14 +26,8 @@ SPEC = experiment(
             vary("context.budget", 20)])
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("retrieval-only"), SPEC)
-    return ctx, folder
-
-
 def test_plan_keeps_the_context_stage_without_generation(sweep):
-    ctx, _ = sweep
+    ctx, _, _ = sweep
     assert set(ctx.plan.count()) == {"chunk", "label", "retrieve", "fuse", "rerank",
                                      "assemble", "score"}
     base = ctx.plan.by_variant["baseline"]
@@ -46,7 +38,7 @@ def test_plan_keeps_the_context_stage_without_generation(sweep):
 
 
 def test_retrieval_metrics_at_three_stages_under_one_budget(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     per_query = pl.read_parquet(out / "per_query.parquet")
     families = {c.split("/")[0] for c in per_query.columns if "/" in c}
     assert families == {"candidates", "reranked", "final"}, families
@@ -68,7 +60,7 @@ def test_retrieval_metrics_at_three_stages_under_one_budget(sweep):
 
 
 def test_report_uses_the_retrieval_key_metrics(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     report = (out / "report.md").read_text()
     assert "| final/recall_at_5 |" in report and "| reranked/ndcg_at_5 |" in report
     assert "answer/" not in report
@@ -76,7 +68,7 @@ def test_report_uses_the_retrieval_key_metrics(sweep):
 
 
 def test_no_effect_compares_final_contexts(sweep):
-    ctx, out = sweep
+    ctx, out, _ = sweep
     from ablate.flows.outputs.write import no_effect_variants
     assert no_effect_variants(ctx) == ["rerank.weights=source:2"]
     assert json.loads((out / "manifest.json").read_text())["no_effect"] == \
@@ -85,7 +77,7 @@ def test_no_effect_compares_final_contexts(sweep):
 
 def test_export_writes_the_final_ranking(sweep, tmp_path):
     from ablate.flows.cli.export import export_sweep
-    _, out = sweep
+    _, out, _ = sweep
     names = {p.name for p in export_sweep(out, tmp_path / "trec")}
     assert {"baseline.reranked.run", "baseline.final.run"} <= names
 
@@ -93,7 +85,7 @@ def test_export_writes_the_final_ranking(sweep, tmp_path):
 def test_the_sweep_self_tests_its_statistics_on_its_own_data(sweep):
     """The manifest's self_test comes from this sweep's key comparisons (no model compute)
     and the report header quotes it."""
-    _, out = sweep
+    _, out, _ = sweep
     st = json.loads((out / "manifest.json").read_text())["self_test"]
     assert "error" not in st, st
     stats = pl.read_parquet(out / "stats.parquet")

@@ -7,7 +7,7 @@ into a key: moving a file keeps every key.
 Installed library versions (a component's `libraries`) are part of a key; here they are
 pinned to one string, so the fixture holds on any machine whatever is installed. A
 deliberate key change (a component's `version` bump, a new stage input) re-records it:
-`.venv/bin/python tests/flows/test_demo_stage_keys.py --record`.
+`.venv/bin/python tests/flows/plan/test_demo_stage_keys.py --record`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURE = ROOT / "tests" / "fixtures" / "demo_stage_keys.json"
 EXPERIMENTS = ("demo.yaml", "demo-judge.yaml", "demo-zh.yaml", "demo-robustness.yaml",
                "factorial-demo.yaml", "three-path.yaml", "worth-demo.yaml", "same-work.yaml",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.flows.test_deploy import TINY
+from tests.flows.run.test_deploy import TINY
 
 
 def test_serving_needs_prefect_yaml_or_an_experiment(tmp_path, monkeypatch, run_cli, capsys):

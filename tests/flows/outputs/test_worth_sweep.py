@@ -8,18 +8,12 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tests.flows.direct import run_direct
-from tests.flows.test_factorial_sweep import CELLS, SPEC
-
-
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("worth"), SPEC)
-    return ctx, folder
+# SPEC: the shared `sweep` fixture runs it
+from tests.flows.outputs.test_factorial_sweep import CELLS, SPEC  # noqa: F401
 
 
 def test_worth_parquet_holds_shapley_values_that_add_up(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     worth = pl.read_parquet(out / "worth.parquet")
     for col in ("factor", "metric", "kind", "value", "ci_low", "ci_high", "p_adjusted",
                 "full_minus_empty"):
@@ -46,7 +40,7 @@ def test_worth_parquet_holds_shapley_values_that_add_up(sweep):
 def test_report_shows_the_worth_section_and_plot(sweep):
     from ablate.components.report.build import build_report
     from ablate.components.report.sweep_data import load_sweep
-    _, out = sweep
+    _, out, _ = sweep
     report = (out / "report.md").read_text()
     assert "## Worth: what each part is worth" in report
     section = report.split("## Worth: what each part is worth")[1].split("\n## ")[0]
@@ -59,7 +53,7 @@ def test_report_shows_the_worth_section_and_plot(sweep):
 
 def test_worth_run_metrics_name_factor_and_metric(sweep):
     from ablate.components.stats.worth_table import worth_run_metrics
-    _, out = sweep
+    _, out, _ = sweep
     m = worth_run_metrics(pl.read_parquet(out / "worth.parquet"))
     assert "worth/chunking.size/answer/f1" in m
     assert m["worth/chunking.size/answer/f1/ci_low"] <= m["worth/chunking.size/answer/f1"]
@@ -70,7 +64,7 @@ def test_the_mlflow_parent_carries_the_worth_metrics(sweep, tmp_path):
     from mlflow.tracking import MlflowClient
 
     from ablate.flows.track.tracking import log_sweep
-    _, out = sweep
+    _, out, _ = sweep
     uri = f"sqlite:///{tmp_path}/m.db"
     ids = log_sweep(out, uri, artifact_root=str(tmp_path / "art"))
     metrics = MlflowClient(uri).get_run(ids["parent"]).data.metrics
@@ -83,7 +77,7 @@ def test_the_mlflow_parent_carries_the_worth_metrics(sweep, tmp_path):
 
 def test_check_prints_the_stages_the_cells_need(sweep):
     from ablate.flows.cli.check import plan_lines
-    ctx, out = sweep
+    ctx, out, _ = sweep
     lines = plan_lines(ctx, out.parent)
     i = next(i for i, x in enumerate(lines) if x.startswith("design:"))
     # 2 chunkings x 2 budgets: 2 chunk, 2 label, 2 retrieve, 2 rerank stages, 4 assemble ...

@@ -10,7 +10,7 @@ import sys
 
 from tests.conftest import ROOT
 from tests.flows.direct import write_spec
-from tests.flows.test_recorded_directions import PLUGIN, SPEC
+from tests.flows.outputs.test_recorded_directions import PLUGIN, SPEC
 
 # A fresh interpreter per run, as a user's next `ablate run` (plugins load once per process).
 CHILD = ("import json, sys\n"

@@ -12,15 +12,9 @@ import polars as pl
 import pytest
 
 from ablate.components.contract.errors import RunFailed
-from tests.e2e.test_console import SPEC  # a tiny sweep: BM25, extractive answers
-from tests.flows.direct import run_direct
 
-
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    """(run context, a complete sweep folder written from its stages)."""
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("analysis-any-numbers"), SPEC)
-    return ctx, folder
+# SPEC: a tiny sweep: BM25, extractive answers; the shared `sweep` fixture runs it
+from tests.e2e.test_console import SPEC  # noqa: F401
 
 
 def _write(ctx, root):
@@ -42,7 +36,7 @@ def test_ci_excluding_its_estimate_still_gets_every_output(sweep, tmp_path, monk
     """The 300-question Chinese sweep: its statistics held a CI that excluded its own
     estimate, the error bar raised, and per_query, stats and report were all lost."""
     import ablate.flows.outputs.analysis as analysis
-    ctx, _ = sweep
+    ctx, _, _ = sweep
     real = analysis.compute_stats
 
     def excluding(*args, **kwargs):
@@ -58,7 +52,7 @@ def test_ci_excluding_its_estimate_still_gets_every_output(sweep, tmp_path, monk
 
 
 def test_a_plot_that_raises_keeps_the_tables_and_is_one_line(sweep, tmp_path, monkeypatch):
-    ctx, complete = sweep
+    ctx, complete, _ = sweep
 
     def refuses(*args, **kwargs):
         raise ValueError("'yerr' must not contain negative values")
@@ -78,7 +72,7 @@ def test_statistics_failure_that_also_stops_its_command_is_one_line(sweep, tmp_p
     """What made the statistics fail (here: reading which columns to test) also stops the
     `ablate stats` command line the hint would give: the hint is then the run itself,
     never the raw exception."""
-    ctx, complete = sweep
+    ctx, complete, _ = sweep
 
     def no_cluster(*args, **kwargs):
         raise KeyError("cluster")

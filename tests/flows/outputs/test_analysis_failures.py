@@ -13,15 +13,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from ablate.components.contract.errors import RunFailed
-from tests.e2e.test_console import SPEC  # a tiny sweep: BM25, extractive answers
-from tests.flows.direct import run_direct
 
-
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    """(run context, a complete sweep folder written from its stages)."""
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("analysis-failures"), SPEC)
-    return ctx, folder
+# SPEC: a tiny sweep: BM25, extractive answers; the shared `sweep` fixture runs it
+from tests.e2e.test_console import SPEC  # noqa: F401
 
 
 def _boom(*args, **kwargs):
@@ -40,7 +34,7 @@ def _manifest(folder):
 def test_report_failure_keeps_the_tables_and_names_ablate_report(sweep, tmp_path, monkeypatch,
                                                                 run_cli):
     from ablate.flows.outputs.write import outputs_in_place
-    ctx, complete = sweep
+    ctx, complete, _ = sweep
     monkeypatch.setattr("ablate.components.report.build.build_report", _boom)
     with pytest.raises(RunFailed) as info:
         _write(ctx, tmp_path)
@@ -63,7 +57,7 @@ def test_report_failure_keeps_the_tables_and_names_ablate_report(sweep, tmp_path
 
 def test_rerun_after_a_failed_report_writes_a_complete_folder(sweep, tmp_path, monkeypatch):
     from ablate.flows.outputs.write import outputs_in_place
-    ctx, complete = sweep
+    ctx, complete, _ = sweep
     with monkeypatch.context() as patched:
         patched.setattr("ablate.components.report.build.build_report", _boom)
         with pytest.raises(RunFailed):
@@ -77,7 +71,7 @@ def test_rerun_after_a_failed_report_writes_a_complete_folder(sweep, tmp_path, m
 
 def test_statistics_failure_keeps_per_query_and_names_ablate_stats(sweep, tmp_path,
                                                                   monkeypatch, run_cli):
-    ctx, complete = sweep
+    ctx, complete, _ = sweep
     monkeypatch.setattr("ablate.flows.outputs.analysis.compute_stats", _boom)
     with pytest.raises(RunFailed, match=r"^statistics failed \(ValueError: plot backend "
                                         r"exploded\); per_query.parquet is in ") as info:
@@ -99,7 +93,7 @@ def test_statistics_failure_keeps_per_query_and_names_ablate_stats(sweep, tmp_pa
 
 
 def test_failure_before_the_per_question_table_leaves_nothing(sweep, tmp_path, monkeypatch):
-    ctx, _ = sweep
+    ctx, _, _ = sweep
     monkeypatch.setattr("ablate.flows.outputs.write.collect_per_query", _boom)
     with pytest.raises(RunFailed, match=r"^analysis failed \(ValueError: plot backend "
                                         r"exploded\); nothing new written") as info:

@@ -14,7 +14,7 @@ import polars as pl
 from ablate.components.runtime.sweep_files import SweepFolder
 from tests.conftest import registries_restored
 from tests.flows.direct import run_direct
-from tests.flows.test_recorded_directions import PLUGIN, SPEC
+from tests.flows.outputs.test_recorded_directions import PLUGIN, SPEC
 
 
 def test_real_run_against_an_edited_copy(tmp_path, run_cli, capsys):

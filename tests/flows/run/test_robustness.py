@@ -8,10 +8,8 @@ from __future__ import annotations
 import math
 
 import polars as pl
-import pytest
 
 from ablate.components.metrics.consistency import COLUMN, with_consistency
-from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, experiment, pipeline, vary
 
 SPEC = experiment(
@@ -21,15 +19,9 @@ SPEC = experiment(
     sweeps=[vary("query.perturbation", "typo", "casing")])
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("robustness"), SPEC)
-    return ctx, folder
-
-
 def test_the_perturbed_query_reaches_retrieval_not_the_labels(sweep):
     from ablate.flows.run.stages import questions_of
-    ctx, _ = sweep
+    ctx, _, _ = sweep
     base, typo = ctx.plan.by_variant["baseline"], ctx.plan.by_variant["query.perturbation=typo"]
     assert typo["chunk"] == base["chunk"] and typo["label"] == base["label"]
     assert typo["retrieve:bm25"] != base["retrieve:bm25"] and typo["generate"] != base["generate"]
@@ -44,7 +36,7 @@ def test_the_perturbed_query_reaches_retrieval_not_the_labels(sweep):
 
 
 def test_answer_consistency_is_a_rate_not_a_paired_comparison(sweep):
-    _, folder = sweep
+    _, folder, _ = sweep
     pq = pl.read_parquet(folder / "per_query.parquet")
     assert pq.filter(pl.col("variant") == "baseline")[COLUMN].to_list() == [1.0] * 20
     rate = pq.filter(pl.col("variant") == "query.perturbation=typo")[COLUMN].mean()

@@ -91,7 +91,7 @@ def test_the_judge_key_follows_the_embedder_and_a_missing_one_is_one_line(tmp_pa
 
 
 def test_check_counts_the_questions_task(run_cli, capsys, tmp_path, monkeypatch):
-    from tests.flows.test_check_judge_cost import _check, _judge_line, _questions
+    from tests.flows.cli.test_check_judge_cost import _check, _judge_line, _questions
     from tests.specs import TINY_SQUAD, data_set, pipeline, write_experiment
     monkeypatch.chdir(tmp_path)
     spec = write_experiment(tmp_path, "judge-cost", dataset=data_set(TINY_SQUAD), tier="full",

@@ -6,16 +6,11 @@ compared with. On the nested-sample sweep of test_sweep_samples (run directly: s
 from __future__ import annotations
 
 import polars as pl
-import pytest
 
 from ablate.components.report.numbers import fmt, fmt_signed
-from tests.flows.direct import run_direct
-from tests.flows.test_sweep_samples import SPEC
 
-
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    return run_direct(tmp_path_factory.mktemp("paired"), SPEC)
+# SPEC: the shared `sweep` fixture runs it
+from tests.flows.plan.test_sweep_samples import SPEC  # noqa: F401
 
 
 def _tables(report: str) -> dict[tuple[str, str], dict[str, str]]:

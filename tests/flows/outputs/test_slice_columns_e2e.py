@@ -7,10 +7,8 @@ rows are computed as with any slice."""
 from __future__ import annotations
 
 import polars as pl
-import pytest
 
 from tests.conftest import ROOT
-from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, data_set, experiment, pipeline
 
 SAMPLE = ROOT / "experiments" / "data" / "hotpotqa-sample"
@@ -24,21 +22,15 @@ SPEC = experiment(
     variants=[{"name": "graph", "set": {"retrieval.paths": ["graph"]}}])
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    _, folder, _ = run_direct(tmp_path_factory.mktemp("sliced-columns"), SPEC)
-    return folder
-
-
 def test_per_query_carries_the_file_s_column_and_the_tag(sweep):
-    per_query = pl.read_parquet(sweep / "per_query.parquet").filter(pl.col("variant") == "baseline")
+    per_query = pl.read_parquet(sweep.folder / "per_query.parquet").filter(pl.col("variant") == "baseline")
     assert per_query.group_by("level").len().sort("level").rows() == [
         ("easy", 16), ("hard", 15), ("medium", 69)]
     assert set(per_query["query_kind"]) == {"exact_match", "negation", "multi_entity", "other"}
 
 
 def test_each_value_is_a_slice(sweep):
-    sliced = pl.read_parquet(sweep / "slices.parquet")
+    sliced = pl.read_parquet(sweep.folder / "slices.parquet")
     assert set(sliced["slice"]) == {"level=easy", "level=hard", "level=medium",
                                     "query_kind=exact_match", "query_kind=negation",
                                     "query_kind=multi_entity", "query_kind=other"}

@@ -12,7 +12,6 @@ import polars as pl
 import pytest
 
 from ablate.components.metrics.citation import COLUMNS
-from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, experiment, vary
 
 KEY = ["final/recall_at_5", "answer/em", "citation/precision"]
@@ -23,14 +22,8 @@ SPEC = experiment(
 CITING = "prompt.cite=True"
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("citations"), SPEC)
-    return ctx, folder
-
-
 def test_citation_columns_in_per_query(sweep):
-    ctx, folder = sweep
+    ctx, folder, _ = sweep
     pq = pl.read_parquet(folder / "per_query.parquet")
     assert set(COLUMNS) <= set(pq.columns)
     for col in COLUMNS:
@@ -47,7 +40,7 @@ def test_citation_columns_in_per_query(sweep):
 
 
 def test_extractive_cites_the_evidence_it_copied(sweep):
-    _, folder = sweep
+    _, folder, _ = sweep
     pq = pl.read_parquet(folder / "per_query.parquet").filter(pl.col("variant") == "baseline")
     correct = pq.filter(pl.col("bucket") == "ok")  # evidence in the prompt, answer correct
     assert correct.height >= 3
@@ -57,7 +50,7 @@ def test_extractive_cites_the_evidence_it_copied(sweep):
 
 
 def test_citing_changes_the_generate_stage_not_the_answers(sweep):
-    ctx, folder = sweep
+    ctx, folder, _ = sweep
     base, cite = ctx.plan.by_variant["baseline"], ctx.plan.by_variant[CITING]
     assert base["assemble"] == cite["assemble"] and base["generate"] != cite["generate"]
     pq = pl.read_parquet(folder / "per_query.parquet")
@@ -70,7 +63,7 @@ def test_citing_changes_the_generate_stage_not_the_answers(sweep):
 
 
 def test_citation_metrics_are_compared_and_reported(sweep):
-    _, folder = sweep
+    _, folder, _ = sweep
     stats = pl.read_parquet(folder / "stats.parquet")
     assert set(COLUMNS) <= set(stats["metric"])
     assert "citation/precision" in (folder / "report.md").read_text()
@@ -79,7 +72,7 @@ def test_citation_metrics_are_compared_and_reported(sweep):
 def test_generate_frame_keeps_the_passage_numbers(sweep):
     from ablate.flows.run.frames import frame_answers
     from ablate.flows.run.stages import load
-    ctx, _ = sweep
+    ctx, _, _ = sweep
     answers = load(ctx, "generate", ctx.plan.by_variant["baseline"]["generate"], frame_answers)
     cited = [a.citations for a in answers.values() if not a.refused]
     assert cited and all(isinstance(c, tuple) and len(c) == 1 and c[0] >= 1 for c in cited)

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from ablate.components.contract.errors import InputError
-from tests.flows.direct import run_direct, write_spec
+from tests.flows.direct import write_spec
 from tests.specs import TINY_SQUAD
 
 # Inline, not tests.specs: a spec-error test below names a line of this exact layout.
@@ -37,11 +37,6 @@ sweeps:
   - variable: fusion.rrf_k    # the experiment's smoke tier (10)
     values: [10]
 """
-
-
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    return run_direct(tmp_path_factory.mktemp("samples"), SPEC)
 
 
 def _qids(ctx, name):

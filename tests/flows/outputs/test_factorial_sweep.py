@@ -10,7 +10,6 @@ import json
 import polars as pl
 import pytest
 
-from tests.flows.direct import run_direct
 from tests.specs import FAST_STATS, experiment, pipeline
 
 SPEC = experiment(
@@ -25,14 +24,8 @@ CELLS = ["baseline", "chunking.size=96", "context.budget=40",
          "chunking.size=96 × context.budget=40"]
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    ctx, folder, _ = run_direct(tmp_path_factory.mktemp("factorial"), SPEC)
-    return ctx, folder
-
-
 def test_cells_share_stages_like_one_factor_variants(sweep):
-    ctx, _ = sweep
+    ctx, _, _ = sweep
     assert [v.name for v in ctx.variants] == CELLS
     keys = ctx.plan.by_variant
     counts = ctx.plan.count()
@@ -44,7 +37,7 @@ def test_cells_share_stages_like_one_factor_variants(sweep):
 
 
 def test_variants_json_and_manifest_record_the_design(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     records = {r["name"]: r for r in json.loads((out / "variants.json").read_text())}
     assert records["baseline"]["factors"] == {"chunking.size": "48", "context.budget": "128"}
     assert records[CELLS[3]]["factors"] == {"chunking.size": "96", "context.budget": "40"}
@@ -56,7 +49,7 @@ def test_variants_json_and_manifest_record_the_design(sweep):
 
 
 def test_factorial_parquet_holds_the_effects(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     effects = pl.read_parquet(out / "factorial.parquet")
     per_query = pl.read_parquet(out / "per_query.parquet")
     stats = pl.read_parquet(out / "stats.parquet")
@@ -80,7 +73,7 @@ def test_factorial_parquet_holds_the_effects(sweep):
 
 
 def test_report_shows_the_interaction_section_and_plot(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     report = (out / "report.md").read_text()
     assert "## Factorial: interactions" in report
     section = report.split("## Factorial: interactions")[1].split("\n## ")[0]
@@ -96,7 +89,7 @@ def test_report_shows_the_interaction_section_and_plot(sweep):
 def test_report_rebuilt_from_the_folder_has_the_section(sweep):
     from ablate.components.report.build import build_report
     from ablate.components.report.sweep_data import load_sweep
-    _, out = sweep
+    _, out, _ = sweep
     res = load_sweep(out)
     assert res.factorial is not None and res.factorial.height
     files = build_report(res)
@@ -105,7 +98,7 @@ def test_report_rebuilt_from_the_folder_has_the_section(sweep):
 
 
 def test_the_combined_cell_section_labels_the_baseline(sweep):
-    _, out = sweep
+    _, out, _ = sweep
     report = (out / "report.md").read_text()
     section = report.split("## chunking.size × context.budget")[1].split("\n## ")[0]
     assert "| baseline | chunking.size=48 × context.budget=128 |" in section
@@ -115,7 +108,7 @@ def test_a_cell_has_one_name_in_findings_overview_and_heading(sweep):
     """Issue 54: the cell was `a=1 × b=2` in the findings, `a:1,b:2` in the overview and
     `a+b` in its heading; now its label is its name and its heading the same fields."""
     import json
-    _, out = sweep
+    _, out, _ = sweep
     cell = next(v for v in json.loads((out / "variants.json").read_text())
                 if " × " in v["name"])
     assert cell["value_label"] == cell["name"] == "chunking.size=96 × context.budget=40"
@@ -126,7 +119,7 @@ def test_a_cell_has_one_name_in_findings_overview_and_heading(sweep):
 
 def test_check_prints_the_design(sweep):
     from ablate.flows.cli.check import plan_lines
-    ctx, out = sweep
+    ctx, out, _ = sweep
     lines = plan_lines(ctx, out.parent)
     assert ("design:    factorial 2 × 2 (full) over chunking.size, context.budget: 4 cells, "
             "the baseline one of them") in lines
