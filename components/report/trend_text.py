@@ -42,7 +42,8 @@ def step_text(row: dict[str, Any], previous: dict[str, Any] | None) -> str:
         return f"not compared (no common question defines it); {shared}{data}"
     word = WORDS.get(str(row.get("verdict")), str(row.get("verdict")))
     mark = DISAGREE if _disagrees(row) else ""
-    return (f"Δ {fmt_signed(row['delta'])} {fmt_ci(row['delta_ci_low'], row['delta_ci_high'], row['delta'])}{mark}, "
+    interval = fmt_ci(row['delta_ci_low'], row['delta_ci_high'], row['delta'])
+    return (f"Δ {fmt_signed(row['delta'])} {interval}{mark}, "
             f"p adj {fmt_p(row['p_adjusted'])}: {word}; {shared}{data}")
 
 
@@ -69,7 +70,8 @@ def header(table: pl.DataFrame) -> str:
         return "no runs"
     first = table.row(0, named=True)
     tests = sorted({str(t) for t in table["test"].drop_nulls().to_list()})
-    how = f" ({', '.join(tests)} test over clusters, corrected over the metrics of each step)" if tests else ""
+    how = (f" ({', '.join(tests)} test over clusters, corrected over the metrics of each step)"
+           if tests else "")
     runs = table["run"].n_unique()
     return (f"{first['experiment']}: {runs} run{'s' if runs != 1 else ''} of variant {first['variant']}; "
             f"means with {100 * first['ci_level']:.0f}% cluster-robust intervals; each run against "

@@ -13,7 +13,7 @@ from ablate.flows.outputs.alert_check import AlertFired, in_deployment, metrics_
 from ablate.flows.plan.spec_alerts import AlertRule
 from ablate.flows.sweep import alerts_task
 from tests.components.report.trend_runs import series as nightly
-from tests.flows.test_alert_events import api_url, read_events
+from tests.flows.outputs.test_alert_events import api_url, read_events
 
 RECALL = "final/recall_at_5"
 
