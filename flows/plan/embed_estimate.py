@@ -8,8 +8,9 @@ that runs the dense embedder over a chunking (it reads `retrieval.dense_model` a
 chunks), the chunking's texts are made (chunking is cheap), and the texts the cache does
 not hold yet, counted once per model and backend across the variants, are priced at
 seconds per chunk: the median the cache recorded for that model and backend (measured
-on this machine), else a calibrated default per backend (CALIBRATED, from
-benchmarks/dense_backends.py on the 2-core reference machine).
+on this machine), else the rate the backend declares (`seconds_per_chunk` on its
+registration, components/retrieval/dense/backends.py, from benchmarks/dense_backends.py
+on the 2-core reference machine).
 """
 
 from __future__ import annotations
@@ -19,15 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Seconds per chunk of MiniLM (all-MiniLM-L6-v2) at the default 256-token chunks on the
-# 2-core reference machine, used until the cache has recorded this machine's own. From
-# `benchmarks/dense_backends.py --texts 300 --questions 20 --rounds 1` (2026-12-04, load
-# average 3.8-6.4): torch 6.6, onnx 7.3, onnx-int8 11.8 texts/s at 128-token chunks, i.e.
-# 0.15 / 0.14 / 0.085 s per chunk under that load; the demo's three encodings (issue 42:
-# 72 s on about 3k chunks when quiet) give about 0.025 s. A 256-token chunk costs about
-# twice a 128-token one: 0.05 s for torch, the backends scaled by their measured ratio.
-CALIBRATED = {"torch": 0.05, "onnx": 0.045, "onnx-int8": 0.028}
-FALLBACK = 0.05  # a backend not calibrated
+FALLBACK = 0.05  # a backend that declares no `seconds_per_chunk` (a plugin's)
+
+
+def calibrated_rate(backend: str) -> float:
+    """The seconds per chunk the dense backend declares (its registration's
+    `seconds_per_chunk`), FALLBACK when it declares none."""
+    from ablate.components.retrieval.dense.backends import BACKENDS
+    return float(BACKENDS.declaration(backend).info.get("seconds_per_chunk", FALLBACK))
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def embedding_costs(ctx: Any, todo_keys: set[str]) -> list[EmbedCost]:
         missing = len(texts) if cache is None else sum(not cache.has(k) for k in texts)
         recorded = math.nan if cache is None else cache.median_seconds()
         measured = math.isfinite(recorded) and recorded > 0
-        rate = recorded if measured else CALIBRATED.get(backend, FALLBACK)
+        rate = recorded if measured else calibrated_rate(backend)
         out.append(EmbedCost(model, backend, len(texts), missing, rate, measured))
     return out
 

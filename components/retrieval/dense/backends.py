@@ -28,9 +28,19 @@ BACKENDS: Registry[Loader] = Registry("dense backend", config_field="retrieval.d
 _ONNX = {"onnxruntime": "onnx", "onnx": "onnx"}  # module -> the pip extra that installs it
 # the runtime, and what made the export (transformers builds the traced model)
 _ONNX_LIBRARIES = ("onnxruntime", "onnx", "torch", "transformers")
+# `seconds_per_chunk`, declared by each backend: what `ablate check` prices a chunk the
+# embedding cache has not seen at (flows/plan/embed_estimate.py), until the cache records
+# this machine's own rate. MiniLM (all-MiniLM-L6-v2) at the default 256-token chunks on the
+# 2-core reference machine, from `benchmarks/dense_backends.py --texts 300 --questions 20
+# --rounds 1` (2026-12-04, load average 3.8-6.4): torch 6.6, onnx 7.3, onnx-int8 11.8
+# texts/s at 128-token chunks, i.e. 0.15 / 0.14 / 0.085 s per chunk under that load; the
+# demo's three encodings (issue 42: 72 s on about 3k chunks when quiet) give about 0.025 s.
+# A 256-token chunk costs about twice a 128-token one: 0.05 s for torch, the backends
+# scaled by their measured ratio.
 
 
-@BACKENDS.register("torch", libraries=("torch", "transformers", "sentence-transformers"))
+@BACKENDS.register("torch", libraries=("torch", "transformers", "sentence-transformers"),
+                   seconds_per_chunk=0.05)
 def _torch(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
     from ablate.components.retrieval.dense.bert_torch import BertEncoder, supported
     if supported(model_path):
@@ -39,14 +49,16 @@ def _torch(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
     return SentenceTransformer(str(model_path), device="cpu", local_files_only=True)
 
 
-@BACKENDS.register("onnx", requires=_ONNX, exported=True, libraries=_ONNX_LIBRARIES)
+@BACKENDS.register("onnx", requires=_ONNX, exported=True, libraries=_ONNX_LIBRARIES,
+                   seconds_per_chunk=0.045)
 def _onnx(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
     from ablate.components.retrieval.dense.onnx_encoder import OnnxEmbedder
     check_installed("onnx")
     return OnnxEmbedder(model_path, fingerprint, "onnx", export_dir)
 
 
-@BACKENDS.register("onnx-int8", requires=_ONNX, exported=True, libraries=_ONNX_LIBRARIES)
+@BACKENDS.register("onnx-int8", requires=_ONNX, exported=True, libraries=_ONNX_LIBRARIES,
+                   seconds_per_chunk=0.028)
 def _onnx_int8(model_path: Path, fingerprint: str, export_dir: Path | None) -> Any:
     from ablate.components.retrieval.dense.onnx_encoder import OnnxEmbedder
     check_installed("onnx-int8")

@@ -117,3 +117,17 @@ def test_no_embedding_line_without_a_dense_stage_to_compute(tmp_path):
     from ablate.flows.plan.embed_estimate import embedding_costs
     assert embedding_costs(ctx, todo) == []
     assert any(x.startswith("embedding:") for x in plan_lines(ctx, tmp_path / "runs"))
+
+
+def test_every_dense_backend_declares_its_rate():
+    """Issue 51.3: the calibration rates were a dict keyed by backend name in the planner,
+    so a new backend silently took the fallback; now each backend declares its
+    `seconds_per_chunk` and the planner reads the declaration."""
+    from ablate.components import catalogue
+    from ablate.components.retrieval.dense.backends import BACKENDS
+    from ablate.flows.plan.embed_estimate import calibrated_rate
+    catalogue.load()
+    for decl in BACKENDS.declarations():
+        rate = decl.info.get("seconds_per_chunk")
+        assert isinstance(rate, float) and rate > 0, decl.name
+        assert calibrated_rate(decl.name) == rate
