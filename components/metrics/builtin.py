@@ -230,7 +230,8 @@ _cost_metric("search", (), "US dollars of the vector searches (costs.vector_sear
 _cost_metric("rerank", (), "US dollars of reranking the candidates (costs.rerank_call)")
 _cost_metric("generate", ("generate",), "US dollars of the generator's tokens (its prices)")
 _cost_metric("judge", ("judge",), "US dollars of the judge's tokens (costs.judge_*_per_1k)")
-_cost_metric("total", (), "US dollars of every online stage of the question (cost/*)")
+_cost_metric("total", (), "US dollars of serving the question: embed, search, rerank and "
+             "generate (the judge's cost/judge stands beside it)")
 
 
 @metric("*", stages=("latency",), direction="lower", high=math.inf, timing=True)

@@ -16,7 +16,11 @@ Prices (`QuestionView.params["pricing"]`): `embed` per 1,000 tokens, `search` pe
 search, `rerank` per candidate, `in` / `out` per 1,000 generator tokens, `judge_in` /
 `judge_out` per 1,000 judge tokens. A price of 0 costs 0 whatever was recorded; a price
 set for a count the run did not record (a judge result stored before its tokens were) is
-NaN, undefined rather than free. `cost/total` is the sum of the stages the variant has.
+NaN, undefined rather than free. `cost/total` is what serving the question costs: the sum
+of the pipeline's stages the variant has (embed, search, rerank, generate). The judge is
+the evaluation's cost, not the pipeline's: `cost/judge` stands beside the total, outside
+it, so the trade-off front (components/report/tradeoff.py) compares what variants cost
+to serve.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ def _priced(count: float | None, price: float, per: float = 1.0) -> float:
 def stage_costs(usage: Mapping[str, float], pricing: Mapping[str, float],
                 answer: Answer | None, judged: bool) -> dict[str, float]:
     """{"cost/embed", "cost/search", "cost/rerank", "cost/generate", "cost/judge",
-    "cost/total"} of one question (module doc); `cost/generate` is NaN without an answer
+    "cost/total"} of one question (module doc; the total leaves the judge out); `cost/generate` is NaN without an answer
     (no generate stage), `cost/judge` without a judge (`judged` False)."""
     p = {k: float(v or 0.0) for k, v in pricing.items()}
     out = {
@@ -59,7 +63,6 @@ def stage_costs(usage: Mapping[str, float], pricing: Mapping[str, float],
                              + _priced(usage.get("judge_out"), p.get("judge_out", 0.0), 1000.0))
     parts = [out["cost/embed"], out["cost/search"], out["cost/rerank"]]
     parts += [out["cost/generate"]] if answer is not None else []
-    parts += [out["cost/judge"]] if judged else []
     out["cost/total"] = sum(parts)
     return out
 

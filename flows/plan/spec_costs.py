@@ -15,8 +15,9 @@ from ablate.flows.plan.spec_base import Section
 
 class CostsSpec(Section):
     """Prices (US dollars) of each online stage of a question, for the `cost/*` metrics:
-    `cost/embed`, `cost/search`, `cost/rerank`, `cost/generate`, `cost/judge` and their
-    sum `cost/total`, per question and (their means) per variant. Every price is 0 by
+    `cost/embed`, `cost/search`, `cost/rerank`, `cost/generate` and their sum
+    `cost/total` (what serving a question costs), and beside it `cost/judge` (what judging
+    it costs), per question and (their means) per variant. Every price is 0 by
     default; a price is never negative."""
 
     embed_per_1k_tokens: float = Field(0.0, ge=0)
