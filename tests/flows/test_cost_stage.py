@@ -19,12 +19,16 @@ COSTS = "costs: {judge_in_per_1k: 1000, generator_in_per_1k: 2000, rerank_call: 
 
 
 @pytest.fixture(scope="module")
-def per_query(tmp_path_factory):
+def sweep_dir(tmp_path_factory):
     from ablate.flows.outputs.write import write_outputs
     tmp = tmp_path_factory.mktemp("costed")
     ctx, _, _ = _run(_write(tmp, JUDGE + "\n" + COSTS), tmp / "cache")
-    out = write_outputs(ctx, tmp / "runs", ctx.started, dict(ctx.counters))
-    return pl.read_parquet(out / "per_query.parquet")
+    return write_outputs(ctx, tmp / "runs", ctx.started, dict(ctx.counters))
+
+
+@pytest.fixture(scope="module")
+def per_query(sweep_dir):
+    return pl.read_parquet(sweep_dir / "per_query.parquet")
 
 
 def test_the_score_stage_prices_what_the_run_recorded(per_query):
@@ -68,3 +72,15 @@ def test_a_generators_own_price_wins_over_the_costs_section():
     assert pricing(costs, own) | {} == {"in": 5.0, "out": 2.0, "embed": 0.0, "search": 3.0,
                                         "rerank": 0.0, "judge_in": 0.0, "judge_out": 0.0}
     assert pricing(costs, PipelineConfig())["in"] == 1.0
+
+
+def test_report_and_summary_show_the_judges_spend_beside_serving(sweep_dir):
+    from ablate.components.report.build import build_report
+    from ablate.components.report.sweep_data import load_sweep
+    files = build_report(load_sweep(sweep_dir), plots=False)
+    md, summary = str(files["report.md"]), str(files["summary.txt"])
+    assert "## Spend" in md and "| variant | embed | search | rerank | generate | total | judge | run |" in md
+    assert "spend (US dollars" in summary
+    spend = summary.split("spend (US dollars")[1].splitlines()
+    line = next(x for x in spend if x.startswith("baseline "))
+    assert "serving " in line and "judge " in line
