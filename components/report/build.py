@@ -22,8 +22,8 @@ from ablate.components.report.reference_summary import reference_summary
 from ablate.components.report.relevance import unaffected
 from ablate.components.report.risk_coverage import risk_coverage_plot
 from ablate.components.report.slices import requested, slice_findings, slice_section
-from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.report.spend import spend_lines, spend_section
+from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.report.tradeoff_callout import callouts
 from ablate.components.report.tradeoff_report import front_of, tradeoff_plot, tradeoff_section
 from ablate.components.report.worth import worth_plot

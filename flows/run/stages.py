@@ -35,6 +35,7 @@ from ablate.components.text.perturbation import NONE, perturb
 from ablate.flows.plan.graph import StageNode
 from ablate.flows.run import sharded
 from ablate.flows.run.context import RunContext
+from ablate.flows.run.cost_usage import pricing, usage
 from ablate.flows.run.frames import (
     answers_frame,
     contexts_frame,
@@ -45,7 +46,6 @@ from ablate.flows.run.frames import (
     rankings_frame,
 )
 from ablate.flows.run.native_probe import ensure_safe, native_libraries
-from ablate.flows.run.cost_usage import pricing, usage
 from ablate.flows.run.scoring import score_variant
 from ablate.flows.run.stage_timing import own_questions, timing_key, work_units
 
