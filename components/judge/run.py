@@ -48,6 +48,10 @@ class Judged:
     reused: int = 0  # verdicts served from the cache
     failures: int = 0  # judge failures among this question's verdicts
     errors: list[str] = field(default_factory=list)  # transport failures
+    # the judge's tokens over this item's verdicts, cached ones at what they cost when
+    # asked (the price of judging it, for cost/judge: components/metrics/cost.py)
+    tokens_in: int = 0
+    tokens_out: int = 0
 
 
 def _status(verdicts: list[Verdict]) -> dict[str, Any] | None:
@@ -131,6 +135,8 @@ def _judged(case: Case, out: dict[str, Judgment], verdicts: list[Verdict]) -> Ju
         judged.reused += v.cached
         judged.asked += not v.cached and v.error is None
         judged.failures += v.failure is not None
+        judged.tokens_in += v.tokens_in
+        judged.tokens_out += v.tokens_out
         if v.error is not None:
             judged.errors.append(v.error)
     return judged

@@ -12,6 +12,7 @@ import math
 from ablate.components.contract.records import Answer
 from ablate.components.metrics.answer import answer_metrics, resolve_normalizer
 from ablate.components.metrics.answer_content import content_metrics, longer_reference
+from ablate.components.metrics.cost import stage_costs
 from ablate.components.metrics.registry import QuestionView, metric
 from ablate.components.metrics.retrieval import group_recall, retrieval_metrics, span_coverage
 
@@ -205,11 +206,36 @@ def _tokens_out(view: QuestionView) -> dict[str, float]:
     return {"tokens/out": _answer(view)["tokens_out"]}
 
 
-@metric("usd", stages=("cost",), direction="lower", high=math.inf,
-        reads=("generator.cost_per_1k_in", "generator.cost_per_1k_out"))
+@metric("usd", stages=("cost",), direction="lower", high=math.inf, reads=("generator.cost_per_1k_in", "generator.cost_per_1k_out"))
 def _cost(view: QuestionView) -> dict[str, float]:
-    """Money spent on the answer at the configured prices."""
+    """Money spent on the answer at the generator's prices (the same as cost/generate)."""
     return {"cost/usd": _answer(view)["cost"]}
+
+
+def _stage_costs(view: QuestionView) -> dict[str, float]:
+    return view.once("costs", lambda: stage_costs(
+        view.usage, view.params.get("pricing") or {}, view.answer, view.judgments is not None))
+
+
+_GENERATOR_PRICES = ("generator.cost_per_1k_in", "generator.cost_per_1k_out")
+
+
+def _cost_metric(name: str, needs: tuple[str, ...], description: str) -> None:
+    def compute(view: QuestionView) -> dict[str, float]:
+        return {f"cost/{name}": _stage_costs(view)[f"cost/{name}"]}
+    compute.__module__ = __name__
+    reads = _GENERATOR_PRICES if name in ("generate", "total") else ()
+    metric(name, stages=("cost",), direction="lower", high=math.inf, needs={"cost": needs},
+           reads=reads, description=description)(compute)
+
+
+_cost_metric("embed", (), "US dollars of embedding the query (costs.embed_per_1k_tokens)")
+_cost_metric("search", (), "US dollars of the vector searches (costs.vector_search)")
+_cost_metric("rerank", (), "US dollars of reranking the candidates (costs.rerank_call)")
+_cost_metric("generate", ("generate",), "US dollars of the generator's tokens (its prices)")
+_cost_metric("judge", ("judge",), "US dollars of the judge's tokens (costs.judge_*_per_1k)")
+_cost_metric("total", (), "US dollars of serving the question: embed, search, rerank and "
+             "generate (the judge's cost/judge stands beside it)")
 
 
 @metric("*", stages=("latency",), direction="lower", high=math.inf, timing=True)

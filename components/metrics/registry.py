@@ -53,7 +53,7 @@ class QuestionView:
     context: PackedContext | None  # the assembled context (None when none was built)
     generator_context: PackedContext | None  # what the generator read (None: closed book)
     answer: Answer | None  # None when the pipeline has no generate stage (retrieval only)
-    params: Mapping[str, Any]  # ks, gain, label_threshold, correct_f1, pricing
+    params: Mapping[str, Any]  # ks, gain, label_threshold, correct_f1, pricing (metrics.cost)
     latency: Mapping[str, float] = field(default_factory=dict)  # stage -> seconds
     memo: dict[str, Any] = field(default_factory=dict)
     # the judge stage's judgments of this question (judged metric -> judgment), or None
@@ -61,6 +61,10 @@ class QuestionView:
     judgments: Mapping[str, Any] | None = None
     # retrieval path -> its own output for this question (before fusion)
     paths: Mapping[str, PathView] = field(default_factory=dict)
+    # what the run recorded of this question's online work, for the cost metrics
+    # (ablate.components.metrics.cost.USAGE: embed_tokens, vector_searches, rerank_calls,
+    # judge_in, judge_out)
+    usage: Mapping[str, float] = field(default_factory=dict)
 
     def once(self, name: str, make: Callable[[], Any]) -> Any:
         """A value shared by several metrics of this question, computed once."""
@@ -86,7 +90,7 @@ OPTIONAL_STAGES = ("assemble", "generate")
 SOURCES: dict[str, tuple[str, ...]] = {
     "candidates": ("label", "fuse"), "reranked": ("label", "rerank"),
     "final": ("label", "assemble"), "answer": ("generate",), "refusal": ("generate",),
-    "tokens": ("generate",), "cost": ("generate",), "judge": ("judge",),
+    "tokens": ("generate",), "cost": ("generate", "judge"), "judge": ("judge",),
     "robustness": ("generate",), "citation": ("label", "generate"),
     "dense": ("retrieve",),
 }

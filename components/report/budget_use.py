@@ -27,7 +27,7 @@ STAGE_TEXT = {
     "answer": "the generated answer",
     "refusal": "the generator's refusals",
     "tokens": "the generator's tokens",
-    "cost": "the generation's cost",
+    "cost": "the cost of the pipeline's stages (and the judge's) at the experiment's prices",
     "judge": "the judge's verdicts on the answer",
     "robustness": "the answers to the perturbed query against the baseline's",
 }

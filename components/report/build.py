@@ -22,6 +22,7 @@ from ablate.components.report.reference_summary import reference_summary
 from ablate.components.report.relevance import unaffected
 from ablate.components.report.risk_coverage import risk_coverage_plot
 from ablate.components.report.slices import requested, slice_findings, slice_section
+from ablate.components.report.spend import spend_lines, spend_section
 from ablate.components.report.sweep_data import SweepResults, report_stats, variables, variant_means
 from ablate.components.report.tradeoff_callout import callouts
 from ablate.components.report.tradeoff_report import front_of, tradeoff_plot, tradeoff_section
@@ -53,8 +54,9 @@ def _files(res: SweepResults, key_metrics: Sequence[str] | None, latex: bool,
     plot_files = [Path(p).name for p in images]
     md = render_markdown(res.manifest, res.variants, res.stats, res.per_query, key,
                          res.no_effect, plot_files=plot_files,
-                         tradeoff=tradeoff_section(front, plot_files, callouts(
+                         tradeoff=[*tradeoff_section(front, plot_files, callouts(
                              front, res.stats, res.per_query, res.manifest, key)),
+                             *_spaced(spend_section(res.per_query, order))],
                          timings=res.timings, factorial=res.factorial, worth=res.worth,
                          more_findings=slice_findings(res.slices, res.variants, key),
                          drilldown=[*slice_section(res.slices, res.variants, key,
@@ -73,14 +75,21 @@ def _files(res: SweepResults, key_metrics: Sequence[str] | None, latex: bool,
         APPENDIX_MD: appendix,
         APPENDIX_HTML: render_html(appendix, f"{title}: appendix").replace(
             'href="report.md"', 'href="report.html"'),
-        "summary.txt": (reference_summary(res.per_query, key, res.manifest)
-                        if all(v["name"] == BASELINE for v in res.variants)
-                        else terminal_summary(res.variants, res.stats, res.per_query, key)) + "\n",
+        "summary.txt": "\n".join([
+            reference_summary(res.per_query, key, res.manifest)
+            if all(v["name"] == BASELINE for v in res.variants)
+            else terminal_summary(res.variants, res.stats, res.per_query, key),
+            *_spaced(spend_lines(res.per_query, order))]) + "\n",
         **images,
     }
     if latex:
         files["report.tex"] = render_latex(res.manifest, res.variants, res.stats, res.per_query, key)
     return files
+
+
+def _spaced(lines: list[str]) -> list[str]:
+    """`lines` after a blank line (nothing when there are none)."""
+    return ["", *lines] if lines else []
 
 
 def _images(res: SweepResults, key: Sequence[str], order: Sequence[str]) -> dict[str, bytes]:

@@ -22,7 +22,9 @@ from ablate.components.report.latency import E2E, with_end_to_end
 
 LATENCY, COST = "latency", "cost"
 P95 = 0.95
-COST_COLUMN = "cost/usd"  # per question: the generator's tokens at its prices (metrics.answer)
+# per question: every online stage at the experiment's prices (components/metrics/cost.py);
+# a sweep recorded before cost/total existed has the generator's cost/usd only
+COST_COLUMN, GENERATOR_COST = "cost/total", "cost/usd"
 
 
 @dataclass(frozen=True)
@@ -83,14 +85,18 @@ def p95_latency(timings: pl.DataFrame | None) -> dict[str, float]:
 
 
 def cost_per_question(per_query: pl.DataFrame) -> dict[str, float]:
-    """Per variant, its mean cost per question (cost/usd over its finite values); empty
-    when the sweep priced nothing (no column, or every cost 0: the generator prices
-    default to 0, so a sweep of zeros recorded no cost, it did not measure a free one)."""
-    if COST_COLUMN not in per_query.columns:
-        return {}
-    x = pl.col(COST_COLUMN).cast(pl.Float64)
-    rows = per_query.select("variant", x.alias("c")).filter(pl.col("c").is_finite())
-    if not rows.height or not (rows["c"] != 0).any():
+    """Per variant, its mean cost per question (cost/total over its finite values, else
+    cost/usd: a sweep recorded before cost/total); empty when the sweep priced nothing (no
+    column, or every cost 0: prices default to 0, so a sweep of zeros recorded no cost, it
+    did not measure a free one)."""
+    for col in (COST_COLUMN, GENERATOR_COST):
+        if col not in per_query.columns:
+            continue
+        x = pl.col(col).cast(pl.Float64)
+        rows = per_query.select("variant", x.alias("c")).filter(pl.col("c").is_finite())
+        if rows.height and (rows["c"] != 0).any():
+            break
+    else:
         return {}
     means = rows.group_by("variant", maintain_order=True).agg(pl.col("c").mean())
     return {r["variant"]: float(r["c"]) for r in means.iter_rows(named=True)}

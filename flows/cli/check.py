@@ -5,7 +5,8 @@ components every variant names, the data set, the question selection), then prin
 the plan: the variants, the unique stages per kind and how many the cache already
 holds, the questions each comparison pairs, and a time estimate from earlier runs'
 manifests; with a `judge:` section, the judge's calls, the prompts the verdict cache
-already holds and the prompt tokens (ablate.flows.run.judge_cost); then a warning line for each key metric some variant's pipeline cannot
+already holds and the prompt tokens (ablate.flows.run.judge_cost); the estimated spend at
+the experiment's prices (ablate.flows.run.spend_estimate); then a warning line for each key metric some variant's pipeline cannot
 produce, and one when ranking metrics at k compare variants with different chunkings
 (ablate.flows.plan.producible). Writes nothing; exit 0, or one error line and exit 2.
 """
@@ -163,6 +164,9 @@ def register(app: typer.Typer) -> None:
             typer.echo(line)
         from ablate.flows.run.judge_cost import judge_cost_lines
         for line in judge_cost_lines(ctx):
+            typer.echo(line)
+        from ablate.flows.run.spend_estimate import spend_lines
+        for line in spend_lines(ctx):
             typer.echo(line)
         for line in warning_lines(ctx):
             typer.echo(f"warning: {line}")

@@ -35,6 +35,7 @@ from ablate.components.runtime.env_refs import refuse_env_refs
 from ablate.flows.plan.spec_alerts import AlertRule, check_alerts
 from ablate.flows.plan.spec_analysis import MetricsSpec, ReportSpec, StatsSpec
 from ablate.flows.plan.spec_base import Section
+from ablate.flows.plan.spec_costs import CostsSpec
 from ablate.flows.plan.spec_errors import did_you_mean
 
 
@@ -231,6 +232,10 @@ class ExperimentSpec(Section):
     and named variants."""
     runner: RunnerSpec = RunnerSpec()
     """Task runner."""
+    costs: CostsSpec = CostsSpec()
+    """Prices of each online stage (embedding, vector search, rerank, generator, judge) for
+    the `cost/*` metrics; all 0 by default. They change no stage's output, so no stage
+    key but the score stage's (and that one only when a price is set)."""
     judge: JudgeConfig | None = None
     """The judge of the judged metrics (`judge/...`): every variant has the same judge
     (see docs/judged-metrics.md)."""
@@ -259,6 +264,8 @@ class ExperimentSpec(Section):
         out = handler(self)
         if not self.alerts:
             out.pop("alerts", None)
+        if not self.costs.any():  # likewise: no price set, no sweep id changed
+            out.pop("costs", None)
         return out
 
     @field_validator("out", "cache_dir")

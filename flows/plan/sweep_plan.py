@@ -137,9 +137,12 @@ class PlannedSweep:
         m = self.spec.metrics
         # a TREC collection also gets trec_eval's measures (components/metrics/trec.py)
         trec = {"trec": True} if self.dataset.source.startswith("trec:") else {}
+        # the prices (costs:) change the score stage's cost/* columns only: in its key
+        # when one is set, so an experiment without prices keeps every key
+        costs = {"costs": self.spec.costs.prices()} if self.spec.costs.any() else {}
         return {"ks": list(m.ks), "gain": m.gain, "label_threshold": m.label_threshold,
                 "correct_f1": m.correct_f1, "correct_by": m.correct_by,
-                "answer_normalizer": m.answer_normalizer, **trec}
+                "answer_normalizer": m.answer_normalizer, **trec, **costs}
 
 
 

@@ -125,6 +125,7 @@ def judge_cost_lines(ctx: RunContext) -> list[str]:
         for item in items:
             cost.add_ask(ask_of(item, cfg))
     sentences = "faithfulness" in cfg.metrics and cfg.claims == "sentences"
+    ctx.memo["judge_tally"] = cost.tally  # the spend estimate prices it (spend_estimate.py)
     return _lines(cost, counter.name, stored, len(nodes), no_answers, no_contexts, passages_est,
                   per_answer, claims_from, n_items, sentences)
 

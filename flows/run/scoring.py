@@ -80,7 +80,9 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
                   context_used: bool = True,
                   judgments: Mapping[str, Mapping[str, Any] | Sequence[Mapping[str, Any]]] | None = None,
                   metric_names: Sequence[str] | None = None,
-                  paths: Mapping[str, Mapping[str, PathView]] | None = None) -> pl.DataFrame:
+                  paths: Mapping[str, Mapping[str, PathView]] | None = None,
+                  usage: Mapping[str, Mapping[str, float] | Sequence[Mapping[str, float]]] | None = None,
+                  ) -> pl.DataFrame:
     """One row per question: ids, the metrics' columns (`metric_names`, default every
     registered one) that the given inputs can feed, bucket, answer. `context_used`:
     whether the generator read the context (closed book does not), so its answer is never
@@ -91,7 +93,9 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
     question, a list with one per repeat (each repeat scored with its own, so judged
     metrics are means over repeats too) or one for every repeat (None without a judge:
     judged metrics are left out). `paths`: each retrieval path's own output per question
-    (its retrieve stage's, for the index metrics)."""
+    (its retrieve stage's, for the index metrics). `usage`: what the run recorded of each
+    question's online work (components/metrics/cost.py), one for every repeat or a list
+    with one per repeat."""
     thr = metrics["label_threshold"]
     available = tuple(s for s, given in (("assemble", contexts), ("generate", answers),
                                          ("judge", judgments)) if given is not None)
@@ -108,11 +112,12 @@ def score_variant(*, questions: Sequence[Question], labels: pl.DataFrame,
         repeats = [given] if given is None or isinstance(given, Answer) else list(given)
         lat = {stage: values.get(q.qid, math.nan) for stage, values in (latency or {}).items()}
         judged = _per_repeat(judgments, q.qid, len(repeats))
+        used = _per_repeat(usage, q.qid, len(repeats)) if usage is not None else [{}] * len(repeats)
         scored = [score_question(QuestionView(
             q, g, {"candidates": cand, "reranked": rer, "final": final}, ctx,
             ctx if context_used else None, a, params, lat, judgments=j,
-            paths={p: got[q.qid] for p, got in (paths or {}).items() if q.qid in got}),
-            metric_names, available) for a, j in zip(repeats, judged)]
+            paths={p: got[q.qid] for p, got in (paths or {}).items() if q.qid in got}, usage=u),
+            metric_names, available) for a, j, u in zip(repeats, judged, used)]
         answer = repeats[0]
         row: dict[str, Any] = {"qid": q.qid, "answerable": q.answerable, "cluster": question_cluster(q),
                                "type": q.type}

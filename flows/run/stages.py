@@ -35,6 +35,7 @@ from ablate.components.text.perturbation import NONE, perturb
 from ablate.flows.plan.graph import StageNode
 from ablate.flows.run import sharded
 from ablate.flows.run.context import RunContext
+from ablate.flows.run.cost_usage import pricing, usage
 from ablate.flows.run.frames import (
     answers_frame,
     contexts_frame,
@@ -245,6 +246,7 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
             rows.append({"qid": q.qid, "repeat": r, "lang": j.lang,
                          "judgments": json.dumps(j.judgments, ensure_ascii=False, sort_keys=True),
                          "asked": j.asked, "reused": j.reused, "failures": j.failures,
+                         "tokens_in": j.tokens_in, "tokens_out": j.tokens_out,
                          "latency_s": dt, "latency_reused": j.reused > 0,
                          "error": j.errors[0] if j.errors else None})
             ctx.count("verdicts_asked", j.asked)
@@ -260,9 +262,11 @@ def _judge(ctx: RunContext, node: StageNode) -> pl.DataFrame:
 # the judge stage's frame: a row per question and repeat of its answer (stage version 2;
 # version 1 judged repeat 0 only and had no `repeat` column). A verdict from the cache costs
 # its lookup, not its judging (the cache keeps no seconds): `latency_reused` marks it, so
-# timings.parquet's reused/judge says the figure was not the cost of computing.
+# timings.parquet's reused/judge says the figure was not the cost of computing. `tokens_in`
+# and `tokens_out` (the judge's, for cost/judge) are absent from a frame stored before them.
 JUDGE_SCHEMA = {"qid": pl.Utf8, "repeat": pl.Int64, "lang": pl.Utf8, "judgments": pl.Utf8,
                 "asked": pl.Int64, "reused": pl.Int64, "failures": pl.Int64,
+                "tokens_in": pl.Int64, "tokens_out": pl.Int64,
                 "latency_s": pl.Float64, "latency_reused": pl.Boolean, "error": pl.Utf8}
 
 
@@ -302,8 +306,9 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
     assemble or generate input) with the metrics its score stage selected."""
     i, cfg = node.inputs, node.config
     judged = "judge" in i
+    qs = questions_of(ctx, node)
     return score_variant(
-        questions=questions_of(ctx, node),
+        questions=qs,
         labels=load(ctx, "label", i["label"]),
         candidates=load(ctx, "fuse", i["fuse"], frame_rankings),
         reranked=load(ctx, "rerank", i["rerank"], frame_rankings),
@@ -314,7 +319,11 @@ def _score(ctx: RunContext, node: StageNode) -> pl.DataFrame:
         depth=cfg.rerank.depth, metrics=ctx.metrics_params(),
         context_used=(ctx.plan.nodes[i["generate"]].resolved.reads_context
                       if "generate" in i else False),
-        pricing={"in": cfg.generator.cost_per_1k_in, "out": cfg.generator.cost_per_1k_out},
+        pricing=pricing(ctx.spec.costs, cfg),
+        usage=usage(qs, ctx.tokenizer.count, cfg,
+                    {path: load(ctx, "retrieve", k) for path, k in i["retrieve"].items()},
+                    load(ctx, "fuse", i["fuse"]),
+                    load(ctx, "judge", i["judge"]) if judged else None),
         latency={f"retrieve_{path}": _latency(ctx, "retrieve", k) for path, k in i["retrieve"].items()}
         | {s: _latency(ctx, s, i[s]) for s in ("fuse", "rerank", "assemble", "generate", "judge")
            if s in i},

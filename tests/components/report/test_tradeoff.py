@@ -88,3 +88,13 @@ def test_qualities_of_a_nested_sample_are_moved_by_the_paired_delta():
     # v ran on 2 of the baseline's 4 questions: the baseline's mean (0.5) plus its Δ there
     assert got == {"baseline": pytest.approx(0.5), "v": pytest.approx(0.7), "w": pytest.approx(0.1)}
     assert "w" not in qualities(q, stats, "m", ["baseline", "v", "w"], hidden={("w", "m")})
+
+
+def test_cost_per_question_reads_the_total_over_every_stage():
+    """Issue 53.2: the front's cost is cost/total (serving: retrieval and generator), not
+    the generator's cost/usd alone; a sweep recorded before cost/total still reads cost/usd."""
+    q = pl.DataFrame({"variant": ["a", "a", "b"], "qid": ["1", "2", "1"],
+                      "cost/usd": [0.002, 0.004, 0.001], "cost/total": [0.012, 0.014, 0.001]})
+    assert cost_per_question(q) == {"a": pytest.approx(0.013), "b": pytest.approx(0.001)}
+    unpriced = q.with_columns(pl.lit(0.0).alias("cost/total"), pl.lit(0.0).alias("cost/usd"))
+    assert cost_per_question(unpriced) == {}

@@ -30,8 +30,9 @@ FROZEN = {
     "assemble": "b0fef53b93a9aa970d930a9a",
     # issue 37's group_recall and context_chunks metrics (a deliberate change of the
     # score stage's metric set) moved it from e8bbab6afc53ef31fa28372b; issue 54's bucket
-    # answer_wrong (score stage version 4) from 2954c532d7f778ca403888d1
-    "score": "451b9efca11893d9f9010692",
+    # answer_wrong (score stage version 4) from 2954c532d7f778ca403888d1; issue 53's cost/*
+    # metrics (cost/embed, search, rerank, generate, judge, total) from 451b9efca11893d9f9010692
+    "score": "352b777c6f012d2495ba1938",
 }
 
 
