@@ -206,7 +206,8 @@ def _tokens_out(view: QuestionView) -> dict[str, float]:
     return {"tokens/out": _answer(view)["tokens_out"]}
 
 
-@metric("usd", stages=("cost",), direction="lower", high=math.inf, reads=("generator.cost_per_1k_in", "generator.cost_per_1k_out"))
+@metric("usd", stages=("cost",), direction="lower", high=math.inf,
+        reads=("generator.cost_per_1k_in", "generator.cost_per_1k_out"))
 def _cost(view: QuestionView) -> dict[str, float]:
     """Money spent on the answer at the generator's prices (the same as cost/generate)."""
     return {"cost/usd": _answer(view)["cost"]}

@@ -34,7 +34,8 @@ def spend_table(per_query: pl.DataFrame, order: Sequence[str]) -> dict[str, dict
         cells: dict[str, tuple[float, float]] = {}
         for c in cols:
             x = rows[c].cast(pl.Float64).fill_nan(None).drop_nulls()
-            cells[c] = (float(x.mean()), float(x.sum())) if x.len() else (math.nan, math.nan)  # type: ignore[arg-type]
+            cells[c] = ((float(x.mean()), float(x.sum()))  # type: ignore[arg-type]
+                        if x.len() else (math.nan, math.nan))
         out[v] = cells
     return out
 

@@ -41,7 +41,8 @@ def test_retrieval_metrics_at_three_stages_under_one_budget(sweep):
     _, out, _ = sweep
     per_query = pl.read_parquet(out / "per_query.parquet")
     families = {c.split("/")[0] for c in per_query.columns if "/" in c}
-    assert families == {"candidates", "reranked", "final"}, families
+    # retrieval costs money too: cost/embed, search, rerank and total (0 without prices)
+    assert families == {"candidates", "reranked", "final", "cost"}, families
     assert "answer" not in per_query.columns
     assert set(per_query["bucket"]) <= {"retrieved", "ranking_loss", "retrieval_miss",
                                         "budget_cut", "no_evidence", "unanswerable"}
@@ -56,7 +57,7 @@ def test_retrieval_metrics_at_three_stages_under_one_budget(sweep):
     # a budget smaller than the reranked top cuts evidence it had
     assert "budget_cut" in set(per_query.filter(pl.col("variant") == "context.budget=20")["bucket"])
     stats = pl.read_parquet(out / "stats.parquet")
-    assert {m.split("/")[0] for m in stats["metric"]} == {"candidates", "reranked", "final"}
+    assert {m.split("/")[0] for m in stats["metric"]} == {"candidates", "reranked", "final", "cost"}
 
 
 def test_report_uses_the_retrieval_key_metrics(sweep):

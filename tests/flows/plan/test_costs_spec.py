@@ -13,7 +13,7 @@ from ablate.components.contract.errors import InputError
 from ablate.flows.plan.spec_load import load_spec
 from tests.conftest import FIXTURES
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BASE = f"""\
 name: t
 dataset: {{path: {FIXTURES / 'squad_tiny.json'}, format: squad}}
@@ -71,7 +71,7 @@ def test_check_exits_2_with_one_line(run_cli, capsys, tmp_path):
 
 def test_prices_move_only_the_score_stage_keys(tmp_path, monkeypatch):
     from ablate.flows.plan.sweep_plan import RunOptions, plan_sweep
-    from tests.flows.test_demo_stage_keys import _pin
+    from tests.flows.plan.test_demo_stage_keys import _pin
     _pin(monkeypatch.setattr)
     demo = (ROOT / "experiments" / "demo.yaml").read_text(encoding="utf-8")
     data = ROOT / "experiments" / "data" / "squad2-dev-half" / "dev-v2.0.json"

@@ -13,7 +13,7 @@ from ablate.components.contract.config import PipelineConfig
 from ablate.components.contract.records import Question
 from ablate.components.text.tokenizer import get_tokenizer
 from ablate.flows.run.cost_usage import pricing, usage, vector_paths
-from tests.flows.test_judge_stage import JUDGE, _run, _write
+from tests.flows.run.test_judge_stage import JUDGE, _run, _write
 
 COSTS = "costs: {judge_in_per_1k: 1000, generator_in_per_1k: 2000, rerank_call: 5}"
 
