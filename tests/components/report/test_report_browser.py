@@ -3,7 +3,6 @@ errors and a screenshot. Skipped where Debian's chromium is not installed."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from ablate.components.report.build import build_report, write_files
 from ablate.components.report.sweep_data import load_sweep
+from tests.components.report.html_check import check_html
 from tests.components.report.synthetic import make_sweep
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -21,11 +21,7 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists() and not os.environ.get("AB
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("check_report_html",
-                                                  ROOT / "scripts" / "check_report_html.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return check_html()
 
 
 def test_report_renders_without_console_errors(tmp_path):

@@ -6,7 +6,6 @@ question ids, clusters and experiment name; the page and its SVG self-contained.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -18,19 +17,11 @@ from ablate.components.report.trend import TrendRun, run_folders, trend_table
 from ablate.components.report.trend_svg import trend_page, trend_svg
 from ablate.components.report.trend_text import trend_text
 from tests.components.report.diff_folders import VARIANT
+from tests.components.report.html_check import check_html
 from tests.components.report.trend_runs import CREATED, questions, series
 
 RECALL = "final/recall_at_5"
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def check_html():
-    """scripts/check_report_html.py, the check CI runs on the report's page."""
-    spec = importlib.util.spec_from_file_location("check_report_html",
-                                                  ROOT / "scripts" / "check_report_html.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _runs(folders):

@@ -12,7 +12,7 @@ import pytest
 from ablate.components.report.sweep_data import load_sweep
 from ablate.components.report.trend import TrendRun, trend_table
 from ablate.components.report.trend_svg import trend_page
-from tests.components.report.test_trend import check_html
+from tests.components.report.html_check import check_html
 from tests.components.report.trend_runs import series
 
 pytestmark = pytest.mark.skipif(not Path("/usr/bin/chromium").exists()

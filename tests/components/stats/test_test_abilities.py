@@ -17,6 +17,7 @@ from ablate.components.stats.clusters import cluster_ttest
 from ablate.components.stats.paired_tests import TESTS
 from ablate.components.stats.self_test import self_test
 from ablate.components.stats.signflip import signflip_pvalues
+from tests.components.stats.test_self_test import _table as self_test_table
 
 PLAIN = dict(inverts=None, smallest_p=None, self_test_p="own", power="t",
              assumption="the fake test assumes nothing at all", symmetric=False,
@@ -49,17 +50,7 @@ def _never(S, N, *, resamples, seed, alpha):
 
 
 def _table(g: int, per: int = 3, shift: float = 0.15, seed: int = 0) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    rows = []
-    for c in range(g):
-        effect = rng.normal(0, 0.1)
-        for i in range(per):
-            q = f"c{c}q{i}"
-            base = float(np.clip(0.5 + effect + rng.normal(0, 0.2), 0, 1))
-            rows.append({"variant": "baseline", "qid": q, "cluster": f"d{c}", "m/x": base})
-            rows.append({"variant": "v", "qid": q, "cluster": f"d{c}",
-                         "m/x": base + shift + effect * 0.5 + rng.normal(0, 0.05)})
-    return pl.DataFrame(rows)
+    return self_test_table(seed=seed, g=g, per=per, shift=shift)
 
 
 def _compare(table, test, **kw):
