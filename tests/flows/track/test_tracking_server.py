@@ -171,7 +171,9 @@ def test_demo_sized_child_stays_within_sixty_metrics():
     """The demo's metric set (ks 1, 5, 10; every metric compared; no judge configured, so no
     judge/ columns) gave about 346 metrics per child before; a child now carries at most 70
     (62 with the three citation/ metrics, 2 more with issue 37's final/group_recall and
-    final/context_chunks, 3 more with issue 54's answer/content_f1, _precision, _recall)."""
+    final/context_chunks, 3 more with issue 54's answer/content_f1, _precision, _recall,
+    6 more with issue 53's cost/embed, _search, _rerank, _generate, _judge, _total: what each
+    variant spends, per stage, beside its quality in the MLflow UI)."""
     import numpy as np
     import polars as pl
 
@@ -190,5 +192,5 @@ def test_demo_sized_child_stays_within_sixty_metrics():
     key = ["final/recall_at_5", "final/ndcg_at_10", "answer/f1", "answer/em"]
     before = variant_metrics(pq, stats, timings, "v")  # every metric compared: the old child
     now = variant_metrics(pq, stats, timings, "v", key)
-    assert len(before) > 300 and len(now) <= 70, (len(before), len(now))
+    assert len(before) > 300 and len(now) <= 76, (len(before), len(now))
     assert {f"delta/{k}" for k in key} <= set(now) and "answer/refused" in now
